@@ -1,0 +1,72 @@
+"""ClusterQueue nominal quotas, computed from a hardware profile.
+
+Standard: node pool size times machine shape, either raw capacity (as the
+tutorial) or GKE node allocatable (what pods can actually be scheduled on, so
+Kueue never admits a pod that then sits Pending). Autopilot: the budget."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from . import facts
+from .quantity import parse
+
+GiB = Decimal(2**30)
+MiB = Decimal(2**20)
+
+# Order of resources in a ClusterQueue, as the tutorial lists them.
+RESOURCE_ORDER = ("cpu", "memory", "nvidia.com/gpu", "google.com/tpu", "ephemeral-storage")
+
+
+def _tiered(total: Decimal, tiers) -> Decimal:
+    """Sum of fraction x band over GKE's reservation bands."""
+    reserved, lower = Decimal(0), Decimal(0)
+    for upper, fraction in tiers:
+        top = total if upper is None else min(total, Decimal(upper))
+        if top > lower:
+            reserved += (top - lower) * Decimal(str(fraction))
+        if upper is None or total <= upper:
+            break
+        lower = Decimal(upper)
+    return reserved
+
+
+def node_allocatable(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
+    cpu = Decimal(machine.vcpus) - _tiered(Decimal(machine.vcpus), facts.CPU_RESERVATION_TIERS)
+    mem_gib = Decimal(machine.memory_gib)
+    memory = (mem_gib - _tiered(mem_gib, facts.MEMORY_RESERVATION_TIERS)) * GiB - facts.MEMORY_EVICTION_MIB * MiB
+    disk = Decimal(boot_disk_gi) * GiB
+    system = min(disk * Decimal("0.5"), 6 * GiB + disk * Decimal("0.35"), 100 * GiB)
+    ephemeral = disk - system - disk * Decimal(str(facts.EPHEMERAL_EVICTION_FRACTION))
+    # Round down to what Kubernetes reports: millicores and whole MiB.
+    return {
+        "cpu": (cpu * 1000).to_integral_value(rounding="ROUND_FLOOR") / 1000,
+        "memory": (memory / MiB).to_integral_value(rounding="ROUND_FLOOR") * MiB,
+        "ephemeral-storage": (ephemeral / MiB).to_integral_value(rounding="ROUND_FLOOR") * MiB,
+    }
+
+
+def node_capacity(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
+    return {
+        "cpu": Decimal(machine.vcpus),
+        "memory": Decimal(machine.memory_gib) * GiB,
+        "ephemeral-storage": Decimal(boot_disk_gi) * GiB,
+    }
+
+
+def gpu_quota(profile) -> dict[str, Decimal]:
+    """Nominal quota per resource for a GPU profile (Standard or Autopilot)."""
+    if profile.autopilot:
+        return {r: parse(v) for r, v in profile.budget.items()}
+    pool = profile.node_pool
+    machine = profile.machine
+    per_node = (node_allocatable if profile.quota_basis == "allocatable" else node_capacity)(
+        machine, pool["bootDiskGi"])
+    nodes = pool["nodes"]
+    quota = {r: v * nodes for r, v in per_node.items()}
+    quota[profile.accel.resource] = Decimal(machine.accelerators * nodes)
+    return quota
+
+
+def ordered(quota: dict) -> list[tuple[str, Decimal]]:
+    rank = {r: i for i, r in enumerate(RESOURCE_ORDER)}
+    return sorted(quota.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))

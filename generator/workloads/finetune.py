@@ -1,0 +1,116 @@
+"""Preemptible fine-tuning: an Indexed Job (one pod per machine) launched by
+`accelerate launch`, plus the headless Service that gives rank 0 a stable DNS
+name. Low priority: Kueue evicts it when inference needs the GPUs and admits
+it again later; the image (images/finetune) resumes from its checkpoint in
+the bucket.
+
+`spec.suspend` is not written: Kueue's webhook sets it, and a value in Git
+would make Argo CD fight Kueue."""
+from __future__ import annotations
+
+import cdk8s_plus_33.k8s as k8s
+
+from .. import core, kueue
+from . import WorkloadKind
+from .common import BuildContext, autopilot_requests, fits_one_node, required_values
+
+MASTER_PORT = 29500
+MOUNT = "/model-data"
+
+
+def check(w: dict, profile: dict, profile_name: str) -> list:
+    return (autopilot_requests(w, profile) + fits_one_node(w, profile, w["gpusPerNode"])
+            + required_values(profile, ("modelBucket", "hfTokenSecret"), profile_name))
+
+
+def env_for(w: dict, hf_secret: str) -> list[k8s.EnvVar]:
+    """Environment of the training container; names are the ones images/finetune reads."""
+    name = w["name"]
+    values = {
+        "EXPERIMENT": w.get("experiment", f"{name}-experiment"),
+        "MODEL_NAME": w["model"],
+        "NEW_MODEL": w.get("newModel", f"{name}-model"),
+        "MODEL_PATH": w.get("modelPath", f"{MOUNT}/{name}/experiment"),
+        "DATASET_NAME": w["dataset"],
+        "EPOCHS": w.get("epochs", 1),
+        "GRADIENT_ACCUMULATION_STEPS": w.get("gradientAccumulationSteps", 2),
+        "CHECKPOINT_SAVE_STEPS": w.get("checkpointSaveSteps", 10),
+    }
+    if "datasetLimit" in w:
+        values["DATASET_LIMIT"] = w["datasetLimit"]
+    return [core.env(k, v) for k, v in values.items()] + [core.env_secret("HF_TOKEN", hf_secret, "hf_api_token")]
+
+
+def build(ctx: BuildContext, w: dict) -> None:
+    ns, name = w["namespace"], w["name"]
+    svc = w.get("serviceName", f"{name}-headless")
+    nodes, gpus = w["nodes"], w["gpusPerNode"]
+    values = ctx.profile.values
+    launch = (
+        "accelerate launch --config_file fsdp_config.yaml"
+        f" --main_process_ip {name}-0.{svc} --main_process_port {MASTER_PORT}"
+        " --machine_rank ${JOB_COMPLETION_INDEX}"
+        f" --num_processes {nodes * gpus} --num_machines {nodes}"
+        " fine_tune.py"
+    )
+    k8s.KubeService(
+        ctx.chart, f"Service.{ns}.{svc}",
+        metadata=core.meta(svc, ns),
+        spec=k8s.ServiceSpec(cluster_ip="None", selector={"job-name": name}),
+    )
+    container = k8s.Container(
+        name="trainer",
+        image=ctx.image(w["image"]),
+        command=["bash", "-c", launch],
+        env=env_for(w, values["hfTokenSecret"]),
+        ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")],
+        resources=core.container_resources(ctx.profile, w.get("resources", {}), gpus),
+        volume_mounts=[core.shm_mount(),
+                       k8s.VolumeMount(name="model-data", mount_path=MOUNT, read_only=False)],
+    )
+    k8s.KubeJob(
+        ctx.chart, f"Job.{ns}.{name}",
+        metadata=core.meta(name, ns, labels={kueue.QUEUE_LABEL: w["queue"]}),
+        spec=k8s.JobSpec(
+            backoff_limit=w.get("backoffLimit", 4),
+            completions=nodes,
+            parallelism=nodes,
+            completion_mode="Indexed",
+            template=k8s.PodTemplateSpec(
+                metadata=k8s.ObjectMeta(
+                    labels={"app": name},
+                    # GCS FUSE sidecar; the checkpoint lives in the bucket so it survives eviction.
+                    annotations={"gke-gcsfuse/volumes": "true", "gke-gcsfuse/memory-limit": "35Gi"},
+                ),
+                spec=k8s.PodSpec(
+                    priority_class_name=ctx.spec.priority_class(w["priority"]),
+                    containers=[container],
+                    node_selector=core.accelerator_selector(ctx.profile),
+                    restart_policy="OnFailure",
+                    service_account_name=values.get("serviceAccount", "default"),
+                    subdomain=svc,
+                    # The trainer checkpoints on SIGTERM; this is its time to do so.
+                    termination_grace_period_seconds=w.get("terminationGracePeriodSeconds", 60),
+                    volumes=[
+                        core.shm_volume(),
+                        k8s.Volume(name="model-data", csi=k8s.CsiVolumeSource(
+                            driver="gcsfuse.csi.storage.gke.io",
+                            volume_attributes={"bucketName": values["modelBucket"],
+                                               "mountOptions": "implicit-dirs",
+                                               "gcsfuseLoggingSeverity": "warning"})),
+                    ],
+                ),
+            ),
+        ),
+    )
+
+
+KIND = WorkloadKind(
+    name="finetune",
+    accelerators=("nvidia-l4",),
+    priority_kind="priorityClass",
+    frameworks=("batch/job",),
+    controllers=(),
+    check=check,
+    build=build,
+)
