@@ -9,7 +9,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from generator import crds, paths, platform, spec as specmod, writer, yamlio
+from generator import crds, paths, platform, spec as specmod, writer, yamlio  # noqa: F401 (re-exported)
 from generator.schemacheck import SchemaSet
 
 ROOT = paths.ROOT

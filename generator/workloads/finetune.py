@@ -16,6 +16,7 @@ from .common import BuildContext, autopilot_requests, fits_one_node, required_va
 
 MASTER_PORT = 29500
 MOUNT = "/model-data"
+VOLUME = "gcs-fuse-csi-ephemeral"
 
 
 def check(w: dict, profile: dict, profile_name: str) -> list:
@@ -59,14 +60,14 @@ def build(ctx: BuildContext, w: dict) -> None:
         spec=k8s.ServiceSpec(cluster_ip="None", selector={"job-name": name}),
     )
     container = k8s.Container(
-        name="trainer",
+        name="gpu-job",
         image=ctx.image(w["image"]),
         command=["bash", "-c", launch],
         env=env_for(w, values["hfTokenSecret"]),
         ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")],
         resources=core.container_resources(ctx.profile, w.get("resources", {}), gpus),
         volume_mounts=[core.shm_mount(),
-                       k8s.VolumeMount(name="model-data", mount_path=MOUNT, read_only=False)],
+                       k8s.VolumeMount(name=VOLUME, mount_path=MOUNT, read_only=False)],
     )
     k8s.KubeJob(
         ctx.chart, f"Job.{ns}.{name}",
@@ -78,7 +79,7 @@ def build(ctx: BuildContext, w: dict) -> None:
             completion_mode="Indexed",
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(
-                    labels={"app": name},
+                    labels={"app": w.get("appLabel", name)},
                     # GCS FUSE sidecar; the checkpoint lives in the bucket so it survives eviction.
                     annotations={"gke-gcsfuse/volumes": "true", "gke-gcsfuse/memory-limit": "35Gi"},
                 ),
@@ -93,7 +94,7 @@ def build(ctx: BuildContext, w: dict) -> None:
                     termination_grace_period_seconds=w.get("terminationGracePeriodSeconds", 60),
                     volumes=[
                         core.shm_volume(),
-                        k8s.Volume(name="model-data", csi=k8s.CsiVolumeSource(
+                        k8s.Volume(name=VOLUME, csi=k8s.CsiVolumeSource(
                             driver="gcsfuse.csi.storage.gke.io",
                             volume_attributes={"bucketName": values["modelBucket"],
                                                "mountOptions": "implicit-dirs",

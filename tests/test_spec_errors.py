@@ -1,0 +1,113 @@
+"""A broken spec exits 2 with one path-precise line per problem and leaves
+the previous output untouched."""
+import copy
+import subprocess
+import sys
+
+import pytest
+
+from generator import paths, yamlio
+from tests import helpers
+
+
+def _profile(raw, name):
+    return raw["profiles"][name]
+
+
+def _workload(raw, name):
+    return next(w for w in raw["workloads"] if w["name"] == name)
+
+
+CASES = {
+    "wrong type": (
+        lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", "three"),
+        "profiles.l4-standard.nodePool.nodes: 'three' is not of type 'integer'"),
+    "negative node count": (
+        lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", -1),
+        "profiles.l4-standard.nodePool.nodes: -1 is less than the minimum of 1"),
+    "unknown field": (
+        lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodez", 3),
+        "profiles.l4-standard.nodePool: Additional properties are not allowed ('nodez' was unexpected) (allowed: bootDiskGi, machineType, nodes)"),
+    "unknown profile in a workload": (
+        lambda r: _workload(r, "tgi-gemma-deployment")["profiles"].append("l4-spot"),
+        "workloads[0].profiles[2]: unknown profile 'l4-spot'"),
+    "unknown machine type": (
+        lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("machineType", "g2-standard-2"),
+        "profiles.l4-standard.nodePool.machineType: unknown machine type 'g2-standard-2'"),
+    "more GPUs than a node has": (
+        lambda r: _workload(r, "tgi-gemma-deployment").__setitem__("gpus", 4),
+        "workloads[0]: a pod asks for 4 nvidia-l4 but g2-standard-24 has 2 per node"),
+    "Autopilot without explicit requests": (
+        lambda r: _workload(r, "finetune-gemma-l4").pop("resources"),
+        "workloads[1].resources: Autopilot profiles need explicit requests for cpu, memory, ephemeral-storage"),
+    "unknown priority tier": (
+        lambda r: _workload(r, "finetune-gemma-l4").__setitem__("priority", "urgent"),
+        "workloads[1].priority: unknown priority tier 'urgent'"),
+    "queue not in the namespace": (
+        lambda r: _workload(r, "finetune-gemma-l4").__setitem__("queue", "other"),
+        "workloads[1].queue: no LocalQueue 'other' in namespace 'llm' on profile 'l4-standard'"),
+    "latest tag": (
+        lambda r: r["images"]["tgi"].__setitem__("tag", "latest"),
+        "images.tgi.tag: 'latest' does not match the required format"),
+    "unknown Kueue release": (
+        lambda r: r["kueue"].__setitem__("version", "v0.99.0"),
+        "kueue.version: v0.99.0 is not a pinned Kueue release"),
+    "two global defaults": (
+        lambda r: r["priorityTiers"]["low"]["priorityClass"].__setitem__("globalDefault", True),
+        "priorityTiers: only one PriorityClass may be globalDefault, found 2"),
+}
+
+
+def _run_synth(spec_file, out):
+    return subprocess.run([sys.executable, "-m", "generator", "synth", "--spec", str(spec_file), "--out", str(out)],
+                          capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def previous_output(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    helpers.synth_into(out, helpers.raw_spec())
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_spec_exits_2_with_path(case, tmp_path, previous_output):
+    mutate, expected = CASES[case]
+    raw = copy.deepcopy(helpers.raw_spec())
+    mutate(raw)
+    spec_file = tmp_path / "bad.yaml"
+    spec_file.write_text(yamlio.dump(raw))
+    before = helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS)
+    result = _run_synth(spec_file, previous_output)
+    assert result.returncode == 2, result.stderr
+    assert f"{spec_file}: {expected}" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS) == before
+
+
+def test_several_problems_reported_together(tmp_path):
+    raw = copy.deepcopy(helpers.raw_spec())
+    _profile(raw, "l4-standard")["nodePool"]["nodes"] = 0
+    raw["images"]["tgi"]["tag"] = "latest"
+    spec_file = tmp_path / "bad.yaml"
+    spec_file.write_text(yamlio.dump(raw))
+    lines = _run_synth(spec_file, tmp_path / "out").stderr.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith(f"{spec_file}: ") for line in lines), lines
+    assert not (tmp_path / "out" / "overlays").exists()
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("specVersion: 1\nspecVersion: 1\n", "duplicate key 'specVersion'"),
+    ("name: [unclosed\n", "not valid YAML: line"),
+    ("- a list\n", "the spec must be a YAML mapping"),
+])
+def test_unreadable_spec(tmp_path, text, expected):
+    spec_file = tmp_path / "bad.yaml"
+    spec_file.write_text(text)
+    result = _run_synth(spec_file, tmp_path / "out")
+    assert result.returncode == 2 and expected in result.stderr, result.stderr
+
+
+def test_missing_spec_file(tmp_path):
+    result = _run_synth(tmp_path / "nope.yaml", tmp_path / "out")
+    assert result.returncode == 2 and "cannot read the spec" in result.stderr

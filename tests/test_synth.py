@@ -1,0 +1,133 @@
+"""Deterministic, reviewable output; quotas that follow the profile; the
+Kueue API versions the pinned release serves."""
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+
+from generator import paths, writer, yamlio
+from tests import helpers
+
+
+def _synth_cli(out, seed, spec=None):
+    env = dict(os.environ, PYTHONHASHSEED=str(seed))
+    args = [sys.executable, "-m", "generator", "synth", "--out", str(out)]
+    if spec:
+        args += ["--spec", str(spec)]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return writer.read_tree(out, paths.OUTPUT_DIRS)
+
+
+def test_two_synths_are_byte_identical(tmp_path):
+    a = _synth_cli(tmp_path / "a", seed=1)
+    b = _synth_cli(tmp_path / "b", seed=2)
+    assert a and a == b
+
+
+def test_committed_output_matches_generator():
+    r = subprocess.run([sys.executable, "-m", "generator", "check"], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_check_catches_hand_edits_and_stray_files(tmp_path):
+    _synth_cli(tmp_path, seed=0)
+    edited = tmp_path / "overlays" / "l4-standard" / "clusterqueue_cluster-queue.yaml"
+    edited.write_text(edited.read_text().replace("nominalQuota: 6", "nominalQuota: 8"))
+    (tmp_path / "base" / "configmap_extra.yaml").write_text("kind: ConfigMap\n")
+    r = subprocess.run([sys.executable, "-m", "generator", "check", "--out", str(tmp_path)],
+                       capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
+    assert r.returncode == 1
+    assert "differs: overlays/l4-standard/clusterqueue_cluster-queue.yaml" in r.stderr
+    assert "not generated (stale or hand-added): base/configmap_extra.yaml" in r.stderr
+
+
+def test_stale_files_are_removed(tmp_path, raw):
+    helpers.synth_into(tmp_path, raw)
+    stale = tmp_path / "overlays" / "l4-standard" / "job_llm_old.yaml"
+    stale.write_text("stale")
+    raw2 = copy.deepcopy(raw)
+    raw2["workloads"] = [w for w in raw2["workloads"] if w["kind"] != "finetune"]
+    helpers.synth_into(tmp_path, raw2)
+    assert not stale.exists()
+    assert not (tmp_path / "overlays" / "l4-standard" / "job_llm_finetune-gemma-l4.yaml").exists()
+    assert (tmp_path / "overlays" / "l4-standard" / "deployment_llm_tgi-gemma-deployment.yaml").exists()
+    assert not list(tmp_path.glob(".synth-*")), "staging directories left behind"
+
+
+def _quota(tree, profile):
+    cq = yamlio.load_strict(tree[f"overlays/{profile}/clusterqueue_cluster-queue.yaml"])
+    (flavor,) = cq["spec"]["resourceGroups"][0]["flavors"]
+    return {r["name"]: r["nominalQuota"] for r in flavor["resources"]}
+
+
+def test_quota_from_node_pool_matches_tutorial(raw):
+    # 3 x g2-standard-24 (24 vCPU, 96 GB, 2 L4), 100 GiB boot disks.
+    q = _quota(helpers.render(raw), "l4-standard")
+    assert q == {"cpu": 72, "memory": "288Gi", "nvidia.com/gpu": 6, "ephemeral-storage": "300Gi"}
+
+
+def test_quota_follows_node_count(raw):
+    raw["profiles"]["l4-standard"]["nodePool"]["nodes"] = 5
+    q = _quota(helpers.render(raw), "l4-standard")
+    assert q == {"cpu": 120, "memory": "480Gi", "nvidia.com/gpu": 10, "ephemeral-storage": "500Gi"}
+
+
+def test_quota_from_allocatable(raw):
+    """GKE's reservation formula, worked by hand for g2-standard-24:
+    CPU reserved 6% of core 1 + 1% of core 2 + 0.5% of cores 3-4 + 0.25% of 20 more
+      = 0.06 + 0.01 + 0.01 + 0.05 = 0.13 -> 23.87 per node -> 71.61 for 3 = 71610m.
+    Memory reserved 25% of 4 + 20% of 4 + 10% of 8 + 6% of 80 GiB = 7.4 GiB, plus
+      100 MiB eviction: 98304 MiB - 7577.6 MiB - 100 MiB = 90626.4 MiB -> 90626 MiB x 3 = 271878Mi.
+    Boot disk 100 GiB: system min(50, 6 + 35, 100) = 41 GiB, eviction 10 GiB -> 49 GiB x 3 = 147Gi."""
+    raw["profiles"]["l4-standard"]["quotaBasis"] = "allocatable"
+    q = _quota(helpers.render(raw), "l4-standard")
+    assert q == {"cpu": "71610m", "memory": "271878Mi", "nvidia.com/gpu": 6, "ephemeral-storage": "147Gi"}
+
+
+def test_autopilot_quota_is_the_budget(raw):
+    raw["profiles"]["l4-autopilot"]["budget"]["nvidia.com/gpu"] = 4
+    q = _quota(helpers.render(raw), "l4-autopilot")
+    assert q == {"cpu": 72, "memory": "288Gi", "nvidia.com/gpu": 4, "ephemeral-storage": "200Gi"}
+
+
+def test_autopilot_and_standard_differ_where_gke_does(raw):
+    tree = helpers.render(raw)
+    std = yamlio.load_strict(tree["overlays/l4-standard/deployment_llm_tgi-gemma-deployment.yaml"])
+    ap = yamlio.load_strict(tree["overlays/l4-autopilot/deployment_llm_tgi-gemma-deployment.yaml"])
+    std_res = std["spec"]["template"]["spec"]["containers"][0]["resources"]
+    ap_res = ap["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert ap_res["limits"] == ap_res["requests"], "Autopilot: limits equal requests"
+    assert "cpu" not in std_res["limits"] and std_res["requests"]["cpu"] == "4", "Standard: CPU may burst"
+    for d in (std, ap):
+        assert d["spec"]["template"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+
+
+@pytest.mark.parametrize("version,api", [("v0.12.3", "kueue.x-k8s.io/v1beta1"),
+                                         ("v0.17.4", "kueue.x-k8s.io/v1beta2"),
+                                         ("v0.19.2", "kueue.x-k8s.io/v1beta2")])
+def test_kueue_api_follows_pinned_release(tmp_path, raw, version, api):
+    raw["kueue"]["version"] = version
+    for p in raw["profiles"].values():
+        p.pop("kueueVersion", None)
+    spec = helpers.synth_into(tmp_path, raw)
+    for profile in spec.profiles:
+        objs = helpers.kustomize(tmp_path / "overlays" / profile)
+        kueue_objs = [o for o in objs if o["apiVersion"].startswith("kueue.x-k8s.io/") and o["kind"] != "Topology"]
+        assert kueue_objs and {o["apiVersion"] for o in kueue_objs} == {api}
+        helpers.assert_valid(helpers.schemas_for(spec, profile), objs, f"{version} {profile}")
+        (cm,) = yamlio.load_all((tmp_path / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
+        cfg = yamlio.load_strict(cm["data"]["controller_manager_config.yaml"])
+        assert cfg["apiVersion"] == api.replace("kueue.x-k8s.io", "config.kueue.x-k8s.io")
+
+
+def test_schema_oracle_rejects_wrong_api_version(tmp_path, raw):
+    """The v1beta2 output must NOT pass against v0.12.3's CRDs: the check can fail."""
+    spec = helpers.synth_into(tmp_path, raw)
+    objs = helpers.kustomize(tmp_path / "overlays" / "l4-standard")
+    old = helpers.SchemaSet(spec.kubernetes_version, [helpers.CRD_ROOT / "kueue" / "v0.12.3"])
+    cq = next(o for o in objs if o["kind"] == "ClusterQueue")
+    assert any("no schema" in e.message for e in old.errors(cq))
