@@ -8,6 +8,7 @@ from __future__ import annotations
 import cdk8s_plus_33.k8s as k8s
 
 from . import capacity, cdk, controllers, core, kueue, quantity, yamlio
+from .errors import Problem, SpecError
 from .spec import Profile, Spec
 from .workloads import KINDS
 from .workloads.common import BuildContext
@@ -87,10 +88,26 @@ def build(spec: Spec) -> dict[str, str]:
         queue_objects(ctx)
         workloads = spec.workloads_for(name)
         for w in workloads:
-            KINDS[w["kind"]].build(ctx, w)
+            _build_workload(ctx, w)
         _emit(tree, f"overlays/{name}", cdk.manifests(overlay), header, extra_resources=["../../base"])
         _controllers(app, tree, spec, profile, workloads, header)
     return tree
+
+
+def _build_workload(ctx: BuildContext, w: dict) -> None:
+    try:
+        KINDS[w["kind"]].build(ctx, w)
+    except RuntimeError as e:
+        # jsii refuses a second construct with the same id: two workloads
+        # would write the same object. Say which, in the spec's terms.
+        if "There is already a Construct with name" not in str(e):
+            raise
+        index = ctx.spec.workloads.index(w)
+        taken = str(e).split("'")[1].replace(".", "/").replace("/_/", "/")
+        raise SpecError(ctx.spec.source, [Problem(
+            f"workloads[{index}]",
+            f"{w['name']!r} would create {taken}, which another workload on profile "
+            f"{ctx.profile.name!r} already creates; give it a distinct name or serviceName")]) from None
 
 
 def _controllers(app, tree, spec: Spec, profile: Profile, workloads: list[dict], header: str) -> None:

@@ -52,6 +52,9 @@ CASES = {
     "unknown Kueue release": (
         lambda r: r["kueue"].__setitem__("version", "v0.99.0"),
         "kueue.version: v0.99.0 is not a pinned Kueue release"),
+    "two workloads create the same Service": (
+        lambda r: r["workloads"].insert(0, {**_workload(r, "tgi-gemma-deployment"), "name": "tgi-copy", "appLabel": "copy"}),
+        "workloads[1]: 'tgi-gemma-deployment' would create Service/llm/llm-service, which another workload on profile 'l4-autopilot' already creates"),
     "two global defaults": (
         lambda r: r["priorityTiers"]["low"]["priorityClass"].__setitem__("globalDefault", True),
         "priorityTiers: only one PriorityClass may be globalDefault, found 2"),

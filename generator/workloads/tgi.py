@@ -62,7 +62,7 @@ def build(ctx: BuildContext, w: dict) -> None:
             ),
         ),
     )
-    svc = w.get("serviceName", "llm-service")
+    svc = w.get("serviceName", name)
     k8s.KubeService(
         ctx.chart, f"Service.{ns}.{svc}",
         metadata=core.meta(svc, ns),
