@@ -5,12 +5,15 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
 IMAGE_TEST_REQS := $(sort $(wildcard images/*/requirements-test.txt))
 
-.PHONY: synth check test validate install install-test clean help
+.PHONY: synth check test validate crds install install-test clean help plan
 
 help:
 	@echo "make synth     generate base/, overlays/, controllers/ from platform.yaml"
 	@echo "make check     fail if committed output differs from what the spec generates"
 	@echo "make test      run the test suite (installs what it needs)"
+	@echo "make validate  strict schemas + cross-object checks on every overlay (CRD_DIR=... for the CRDs)"
+	@echo "make crds      download the pinned upstream CRDs into CRD_DIR (default build/crds; needs network)"
+	@echo "make plan      replay scenarios/<profile>/*.yaml against overlays/<profile> (Kueue admission)"
 
 $(VENV)/.generator: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +27,7 @@ $(VENV)/.test: $(VENV)/.generator $(IMAGE_TEST_REQS)
 	$(PIP) -e '.[test]'
 	$(PIP) torch==2.13.0
 	$(PIP) $(addprefix -r ,$(IMAGE_TEST_REQS))
+	$(PIP) matplotlib==3.11.2  # `generator plan --plot` and its tests
 	touch $@
 
 install: $(VENV)/.generator
@@ -37,6 +41,22 @@ check: $(VENV)/.generator
 
 test: $(VENV)/.test
 	$(PY) -m pytest
+
+# VALIDATE_ARGS="--format json" for CI; CRD_DIR (exported) picks the CRD root.
+validate: $(VENV)/.generator
+	$(PY) -m generator validate $(VALIDATE_ARGS)
+
+# Downloads the CRD files pinned in schemas/versions.yaml (crdFiles), sha256-checked.
+crds: $(VENV)/.generator
+	$(PY) -m generator.validate.fetch $(or $(CRD_DIR),build/crds)
+
+# PLAN_ARGS="--format markdown" for a pull-request comment; PLAN_PLOTS=DIR
+# also draws DIR/<profile>--<scenario>.png (needs matplotlib).
+plan: $(VENV)/.generator
+	@set -e; for s in $(sort $(wildcard scenarios/*/*.yaml)); do \
+	  p=$$(basename $$(dirname $$s)); n=$$(basename $$s .yaml); \
+	  $(PY) -m generator plan overlays/$$p --scenario $$s $(PLAN_ARGS) \
+	    $(if $(PLAN_PLOTS),--plot $(PLAN_PLOTS)/$$p--$$n.png); echo; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

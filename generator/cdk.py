@@ -6,11 +6,28 @@ Charts never get a namespace: cdk8s would stamp it on cluster-scoped objects.
 Every object carries an explicit metadata.name, so no hashes are added."""
 from __future__ import annotations
 
+import functools
 import os
 
 import cdk8s
+import cdk8s_plus_33.k8s as k8s
 
 _META_KEYS = ("name", "namespace", "labels", "annotations")
+
+
+def _share_values(cls) -> None:
+    """Quantity and IntOrString are immutable values, yet every from_string /
+    from_number call is a round trip to the Node process (most of all jsii calls
+    in a large synth). One object per distinct value, shared by every prop that
+    uses it; typed=True keeps 1 and 1.0 apart."""
+    for name in ("from_string", "from_number"):
+        factory = getattr(cls, name)
+        if not hasattr(factory, "cache_info"):
+            setattr(cls, name, staticmethod(functools.lru_cache(maxsize=None, typed=True)(factory)))
+
+
+_share_values(k8s.Quantity)
+_share_values(k8s.IntOrString)
 
 
 def new_app() -> cdk8s.App:

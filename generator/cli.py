@@ -38,6 +38,21 @@ def cmd_check(args) -> int:
     return EXIT_OK
 
 
+def cmd_plan(args) -> int:
+    from . import plan
+    return plan.run(args)
+
+
+def cmd_diff(args) -> int:
+    from . import diff
+    try:
+        print(diff.run(Path(args.out), args.base_ref, args.format), end="")
+    except diff.DiffError as e:
+        print(f"diff: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -52,6 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
+    p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
+    p.add_argument("--format", choices=("text", "markdown"), default="text")
+    p.add_argument("--out", default=str(paths.ROOT), help="git working tree holding base/, overlays/, controllers/, argocd/")
+    p.set_defaults(func=cmd_diff)
+    from .validate import command as validate_command  # arguments only; the checks load lazily
+    validate_command.register(sub)
+    p = sub.add_parser("plan", help="simulate Kueue admission and preemption for a built overlay")
+    p.add_argument("overlay", help="overlay directory (built with kubectl kustomize), a YAML stream file, or - for stdin")
+    p.add_argument("--scenario", help="steps to replay (schemas/scenario.schema.json); default: apply everything")
+    p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
+    p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
+    p.set_defaults(func=cmd_plan)
 
     args = parser.parse_args(argv)
     try:

@@ -1,22 +1,80 @@
 """Which upstream CRD directories hold the schemas for a profile's objects."""
 from __future__ import annotations
 
+import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import paths, versions
-from .spec import Profile, Spec
+
+if TYPE_CHECKING:  # spec imports the kubernetes client (slow); the validator never needs it
+    from .spec import Profile, Spec
 
 
 def default_root() -> Path:
-    """The CRD directory: $CRD_DIR, else ../shared/crds beside the repository."""
-    return Path(os.environ.get("CRD_DIR", paths.ROOT.parent / "shared" / "crds"))
+    """The CRD directory: $CRD_DIR, else ../shared/crds beside the repository,
+    else build/crds (where `make crds` downloads them)."""
+    if os.environ.get("CRD_DIR"):
+        return Path(os.environ["CRD_DIR"])
+    shared = paths.ROOT.parent / "shared" / "crds"
+    return shared if shared.is_dir() else paths.ROOT / "build" / "crds"
 
 
 def crd_dirs(spec: Spec, profile: Profile, root: Path | None = None) -> list[Path]:
+    return dirs_for(profile.kueue.version, spec.jobset_version, spec.lws_version, root)
+
+
+def dirs_for(kueue: str, jobset: str, lws: str, root: Path | None = None) -> list[Path]:
+    """The CRD directories of these Kueue/JobSet/LWS releases plus the `crds` of versions.yaml."""
     root = Path(root or default_root())
-    dirs = [root / "kueue" / profile.kueue.version,
-            root / "jobset" / spec.jobset_version,
-            root / "lws" / spec.lws_version]
+    dirs = [root / "kueue" / kueue,
+            root / "jobset" / jobset,
+            root / "lws" / lws]
     dirs += [root / d for d in versions.table()["crds"]]
     return dirs
+
+
+class CrdFileError(Exception):
+    """A pinned CRD file is missing, unreadable or not the pinned upstream bytes."""
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    rel: str        # path under the CRD root, e.g. kueue/v0.17.4/kueue.x-k8s.io_clusterqueues.yaml
+    url: str        # upstream raw file at the pinned tag or commit
+    sha256: str
+
+
+def pinned_files(rel_dirs: list[str]) -> list[PinnedFile]:
+    """The `crdFiles` of versions.yaml that live directly in these directories (relative to the root)."""
+    table = versions.table().get("crdFiles", {})
+    out = []
+    for d in rel_dirs:
+        files = [PinnedFile(rel, e["url"], e["sha256"]) for rel, e in sorted(table.items())
+                 if rel.rpartition("/")[0] == d]
+        if not files:
+            raise CrdFileError(f"{paths.VERSIONS.name}: no crdFiles pinned under {d}/; add each file's "
+                               f"upstream url and sha256 (sha256sum <file>) to crdFiles")
+        out += files
+    return out
+
+
+def verified(root: Path, files: list[PinnedFile]) -> tuple[tuple[str, str], ...]:
+    """(absolute path, sha256) of each file after checking its bytes against the pin."""
+    out = []
+    for f in files:
+        path = Path(root) / f.rel
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise CrdFileError(f"{path}: cannot read the pinned CRD file ({e.strerror}); "
+                               f"run `make crds CRD_DIR={root}` or pass --crd-dir") from None
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != f.sha256:
+            raise CrdFileError(f"{path}: sha256 {digest} differs from the pin {f.sha256} in "
+                               f"{paths.VERSIONS.name} (upstream {f.url}); the file was edited or "
+                               f"is another release: re-download it with `make crds`")
+        out.append((str(path), digest))
+    return tuple(out)

@@ -62,6 +62,8 @@ class TpuType:
     devices_per_chip: int       # JAX devices (TensorCores) per chip
     cube: tuple[int, int, int]  # chips per dimension of one cube
     subslice_shapes: tuple[str, ...]  # dynamic sub-slices inside one cube
+    vcpus_per_vm: int           # machine type's vCPUs (capacity, not allocatable)
+    memory_gib_per_vm: int      # machine type's memory; Compute Engine's "GB" are GiB
 
 
 TPU_TYPES = {
@@ -72,6 +74,10 @@ TPU_TYPES = {
         devices_per_chip=2,
         cube=(4, 4, 4),
         subslice_shapes=("2x2x1", "2x2x2", "2x2x4", "2x4x4"),
+        # Cloud TPU docs, "TPU7x (Ironwood)" system architecture table: 224 vCPUs
+        # and 960 GB RAM per 4-chip VM.
+        vcpus_per_vm=224,
+        memory_gib_per_vm=960,
     ),
 }
 
@@ -79,6 +85,8 @@ TPU_TYPES = {
 TPU_BLOCK_LABEL = "cloud.google.com/gce-topology-block"
 TPU_PARTITION_LABEL = "cloud.google.com/gke-tpu-partition-{shape}-id"
 TPU_SLICE_TOPOLOGY_ANNOTATION = "cloud.google.com/gke-tpu-slice-topology"
+TPU_SLICE_LABEL = "cloud.google.com/gke-tpu-slice"   # one value per formed slice (LWS exclusive topology)
+TPU_SLICE_CONTROLLER = "accelerator.gke.io/slice"    # AdmissionCheck controllerName of GKE's slice controller
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 # Namespaces Kueue must never manage: GKE's and the controllers' own. The

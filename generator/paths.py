@@ -7,4 +7,4 @@ SPEC_SCHEMA = SCHEMAS / "platform.schema.json"
 VERSIONS = SCHEMAS / "versions.yaml"
 DEFAULT_SPEC = ROOT / "platform.yaml"
 # Output trees that synth owns; everything under them is regenerated.
-OUTPUT_DIRS = ("base", "overlays", "controllers")
+OUTPUT_DIRS = ("base", "overlays", "controllers", "argocd")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import cdk8s_plus_33.k8s as k8s
 
-from . import capacity, cdk, controllers, core, kueue, quantity, yamlio
+from . import capacity, cdk, controllers, core, gitops, kueue, quantity, yamlio
 from .errors import Problem, SpecError
 from .spec import Profile, Spec
 from .workloads import KINDS
@@ -78,9 +78,13 @@ def build(spec: Spec) -> dict[str, str]:
     header = HEADER.format(source=_source_name(spec))
     tree: dict[str, str] = {}
 
+    # The objects of base/ and each overlay, as emitted: Argo CD's projects and
+    # ignore rules are derived from them (re-parsing the YAML cost seconds at scale).
+    emitted: dict[str, list[dict]] = {}
     base = cdk.chart(app, "base")
     build_base(spec, base)
-    _emit(tree, "base", cdk.manifests(base), header, extra_resources=[])
+    emitted["base"] = gitops.annotate(cdk.manifests(base))
+    _emit(tree, "base", emitted["base"], header, extra_resources=[])
 
     for name, profile in spec.profiles.items():
         overlay = cdk.chart(app, f"overlays/{name}")
@@ -89,8 +93,11 @@ def build(spec: Spec) -> dict[str, str]:
         workloads = spec.workloads_for(name)
         for w in workloads:
             _build_workload(ctx, w)
-        _emit(tree, f"overlays/{name}", cdk.manifests(overlay), header, extra_resources=["../../base"])
+        emitted[f"overlays/{name}"] = gitops.annotate(cdk.manifests(overlay))
+        _emit(tree, f"overlays/{name}", emitted[f"overlays/{name}"], header,
+              extra_resources=["../../base"])
         _controllers(app, tree, spec, profile, workloads, header)
+    gitops.build(app, spec, tree, header, _emit, emitted)   # argocd/, from the tree above
     return tree
 
 

@@ -190,8 +190,10 @@ def _cross_check(raw: dict) -> list[Problem]:
         if w["namespace"] not in namespaces:
             out.append(problem(base + ["namespace"], f"namespace {w['namespace']!r} is not declared in namespaces (declared: {', '.join(sorted(namespaces))})"))
         kind = KINDS[w["kind"]]
-        if "image" in w and w["image"] not in raw["images"]:
-            out.append(problem(base + ["image"], f"unknown image {w['image']!r} (known: {', '.join(sorted(raw['images']))})"))
+        # `image` of the workload and of its helper blocks (e.g. a web client).
+        for where, block in [([], w)] + [([k], v) for k, v in w.items() if isinstance(v, dict)]:
+            if "image" in block and block["image"] not in raw["images"]:
+                out.append(problem(base + where + ["image"], f"unknown image {block['image']!r} (known: {', '.join(sorted(raw['images']))})"))
         if "priority" in w:
             tier = tiers.get(w["priority"])
             if tier is None:
@@ -212,6 +214,8 @@ def _cross_check(raw: dict) -> list[Problem]:
                     out.append(problem(base + ["queue"], f"no LocalQueue {w['queue']!r} in namespace {w['namespace']!r} on profile {prof!r}"))
             out += [Problem(format_path(base + [pp.path]) if pp.path else format_path(base), pp.message)
                     for pp in kind.check(w, p, prof)]
+    from . import tpu  # TPU checks that need every workload of a profile (reservation fit)
+    out += tpu.check_profiles(raw)
     return out
 
 

@@ -20,9 +20,12 @@ def write_tree(tree: dict[str, str], root: Path, owned: tuple[str, ...]) -> None
     staging = Path(tempfile.mkdtemp(prefix=".synth-new-", dir=root))
     retired = Path(tempfile.mkdtemp(prefix=".synth-old-", dir=root))
     try:
+        made: set[Path] = set()
         for rel, text in tree.items():
             path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in made:   # once per directory, not once per file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
             path.write_text(text)
         for top in owned:
             (staging / top).mkdir(exist_ok=True)

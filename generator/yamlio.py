@@ -12,7 +12,8 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
     pass
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(_Loader):
+    # The C parser when present: the pure-Python one dominates loading a large spec.
     pass
 
 

@@ -16,6 +16,9 @@ NAMESPACED = {"metadata.namespace": "the tutorial relies on `kubectl -n llm`; ge
 TGI = "spec.template.spec.containers[inference-server]"
 JOB = "spec.template.spec.containers[gpu-job]"
 
+# Every object: its sync wave, and on custom resources and Jobs the sync options (tests/test_gitops.py checks the values).
+ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/gitops.py"}
+
 # (kind, name) -> {path prefix: reason}
 INTENDED = {
     ("ResourceFlavor", "default-flavor"): KUEUE_API,
@@ -70,7 +73,7 @@ def _references():
 def test_matches_tutorial_except_intended(ref, generated):
     kind, name = ref["kind"], ref["metadata"]["name"]
     (ours,) = [o for (k, _, n), o in generated.items() if (k, n) == (kind, name)]
-    intended = INTENDED.get((kind, name), {})
+    intended = {**ARGO, **INTENDED.get((kind, name), {})}
     diffs = golden.differing_paths(ref, ours)
     unexplained = sorted(p for p in diffs if not any(p.startswith(prefix) for prefix in intended))
     assert not unexplained, f"{kind}/{name}: differences without a reason: {unexplained}"

@@ -22,7 +22,7 @@ class WorkloadKind:
     build: Callable[["BuildContext", dict], None]        # noqa: F821
 
 
-_MODULES = ("tgi", "finetune")
+_MODULES = ("tgi", "finetune", "t5", "tpu_jobset", "tpu_pd_serving")
 
 KINDS: dict[str, WorkloadKind] = {}
 for _m in _MODULES:

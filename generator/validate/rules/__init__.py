@@ -1,0 +1,50 @@
+"""The rule registry. Each rule is one small function over the Model of one
+input that yields Hits; the runner turns them into Findings. Rules whose
+check is None are emitted by the loader (IN*) or the schema layer (SC*)."""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..objects import Model, Obj
+
+
+@dataclass(frozen=True)
+class Hit:
+    obj: Obj | None
+    path: tuple
+    message: str
+    severity: str | None = None   # overrides the rule's default
+    hint: str | None = None       # overrides the rule's default
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: str
+    summary: str       # one line, for the README table and --list-rules
+    hint: str
+    check: Callable[[Model], Iterable[Hit]] | None
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(rule_id: str, severity: str, summary: str, hint: str):
+    def register(fn):
+        if rule_id in RULES:
+            raise ValueError(f"rule {rule_id} registered twice")
+        RULES[rule_id] = Rule(rule_id, severity, summary, hint, fn)
+        return fn
+    return register
+
+
+def declare(rule_id: str, severity: str, summary: str, hint: str) -> None:
+    """A rule reported outside the model (input and schema layers)."""
+    RULES[rule_id] = Rule(rule_id, severity, summary, hint, None)
+
+
+_MODULES = ("inputs", "structure", "kueue", "priority", "pods", "secrets", "hpa", "selectors", "gateway", "tpu")
+for _m in _MODULES:
+    importlib.import_module(f"{__name__}.{_m}")

@@ -1,0 +1,252 @@
+"""Kueue references and quotas: what otherwise surfaces as a pod stuck
+SchedulingGated or a Workload that never admits."""
+from __future__ import annotations
+
+import json
+
+from ... import kueue as kq
+from .. import quantity
+from ..findings import ERROR, WARNING
+from ..objects import describe
+from . import Hit, rule
+
+KUEUE = "kueue.x-k8s.io"
+# Kinds whose pods carry the queue label themselves under the pod integration.
+POD_INTEGRATION = {("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")}
+QUEUE_LABEL = kq.QUEUE_LABEL
+QUEUE_ANNOTATION = kq.QUEUE_LABEL   # same key; the annotation form was removed (kueue#7271)
+
+
+def _labelled(model, key):
+    """(object, path, value) for every object that carries label `key`: on the object,
+    or on the pod template of a pod-integration kind."""
+    for o in model.objects:
+        if key in o.labels:
+            yield o, ("metadata", "labels", key), o.labels[key]
+        elif (o.group, o.kind) in POD_INTEGRATION:
+            for ps in o.podsets:
+                labels = ps.metadata.get("labels") or {}
+                if key in labels:
+                    yield o, ps.path + ("metadata", "labels", key), labels[key]
+
+
+def resolve_queue(model, o, queue):
+    """(LocalQueue, ClusterQueue) for a queue name in o's namespace; either may be None."""
+    lq = model.get(KUEUE, "LocalQueue", queue, o.namespace)
+    cq_name = lq.spec.get("clusterQueue") if lq else None
+    return lq, (model.get(KUEUE, "ClusterQueue", cq_name) if cq_name else None)
+
+
+def queued(model):
+    """(object, ClusterQueue) for every queued object whose queue resolves."""
+    seen = set()
+    for o, _, queue in _labelled(model, QUEUE_LABEL):
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        _, cq = resolve_queue(model, o, queue)
+        if cq is not None:
+            yield o, cq
+
+
+def resource_groups(cq):
+    return [g for g in cq.spec.get("resourceGroups") or [] if isinstance(g, dict)]
+
+
+def covered(cq) -> set:
+    return {r for g in resource_groups(cq) for r in g.get("coveredResources") or []}
+
+
+@rule("KQ001", ERROR, "the queue label `kueue.x-k8s.io/queue-name` names no LocalQueue in the object's namespace",
+      "create the LocalQueue in that namespace or fix the label; otherwise the workload never admits "
+      "(pods stay SchedulingGated)")
+def queue_label_resolves(model):
+    for o, path, queue in _labelled(model, QUEUE_LABEL):
+        if model.get(KUEUE, "LocalQueue", queue, o.namespace) is None:
+            yield Hit(o, path, f"no LocalQueue {queue!r} in namespace {o.namespace or '(unset)'!r} "
+                      f"(LocalQueues there: {describe(model.names(KUEUE, 'LocalQueue', o.namespace))})")
+
+
+@rule("KQ002", ERROR, "a LocalQueue's spec.clusterQueue names no ClusterQueue",
+      "create the ClusterQueue or fix the name; the LocalQueue stays inactive")
+def local_queue_target(model):
+    for lq in model.kueue("LocalQueue"):
+        name = lq.spec.get("clusterQueue")
+        if name and model.get(KUEUE, "ClusterQueue", name) is None:
+            yield Hit(lq, ("spec", "clusterQueue"), f"no ClusterQueue {name!r} "
+                      f"(ClusterQueues: {describe(model.names(KUEUE, 'ClusterQueue'))})")
+
+
+@rule("KQ003", ERROR, "a ClusterQueue flavor names no ResourceFlavor",
+      "create the ResourceFlavor (kustomize namePrefix/nameSuffix renames it but not this reference)")
+def flavors_exist(model):
+    for cq in model.kueue("ClusterQueue"):
+        for i, g in enumerate(resource_groups(cq)):
+            for j, f in enumerate(g.get("flavors") or []):
+                name = f.get("name") if isinstance(f, dict) else None
+                if name and model.get(KUEUE, "ResourceFlavor", name) is None:
+                    yield Hit(cq, ("spec", "resourceGroups", i, "flavors", j, "name"),
+                              f"no ResourceFlavor {name!r} (ResourceFlavors: "
+                              f"{describe(model.names(KUEUE, 'ResourceFlavor'))})")
+
+
+@rule("KQ004", ERROR, "a ResourceFlavor's spec.topologyName names no Topology",
+      "create the Topology (kueue.x-k8s.io, the version the pinned Kueue serves) or fix the name")
+def topology_exists(model):
+    for rf in model.kueue("ResourceFlavor"):
+        name = rf.spec.get("topologyName")
+        if name and model.get(KUEUE, "Topology", name) is None:
+            yield Hit(rf, ("spec", "topologyName"),
+                      f"no Topology {name!r} (Topologies: {describe(model.names(KUEUE, 'Topology'))})")
+
+
+def _admission_checks(cq):
+    strategy = cq.spec.get("admissionChecksStrategy") or {}
+    for i, ac in enumerate(strategy.get("admissionChecks") or []):
+        if isinstance(ac, dict) and ac.get("name"):
+            yield ("spec", "admissionChecksStrategy", "admissionChecks", i, "name"), ac["name"]
+    for i, name in enumerate(cq.spec.get("admissionChecks") or []):   # v1beta1 plain list
+        if isinstance(name, str):
+            yield ("spec", "admissionChecks", i), name
+
+
+@rule("KQ005", ERROR, "a ClusterQueue admission check names no AdmissionCheck",
+      "create the AdmissionCheck (e.g. controllerName accelerator.gke.io/slice for TPU slices); "
+      "until then no workload in the queue admits")
+def admission_checks_exist(model):
+    for cq in model.kueue("ClusterQueue"):
+        for path, name in _admission_checks(cq):
+            if model.get(KUEUE, "AdmissionCheck", name) is None:
+                yield Hit(cq, path, f"no AdmissionCheck {name!r} "
+                          f"(AdmissionChecks: {describe(model.names(KUEUE, 'AdmissionCheck'))})")
+
+
+@rule("KQ006", ERROR, "the priority label `kueue.x-k8s.io/priority-class` names no WorkloadPriorityClass",
+      "create the WorkloadPriorityClass or fix the label; Kueue does not fall back, it retries forever")
+def priority_label_resolves(model):
+    for o, path, name in _labelled(model, kq.PRIORITY_LABEL):
+        if model.get(KUEUE, "WorkloadPriorityClass", name) is None:
+            yield Hit(o, path, f"no WorkloadPriorityClass {name!r} (WorkloadPriorityClasses: "
+                      f"{describe(model.names(KUEUE, 'WorkloadPriorityClass'))})")
+
+
+@rule("KQ007", ERROR, "a queued pod requests a resource its ClusterQueue does not cover (ephemeral-storage "
+      "included; on Autopilot the injected cpu/memory/ephemeral-storage defaults count)",
+      "add the resource to coveredResources and to every flavor of that resource group")
+def resources_covered(model):
+    for o, cq in queued(model):
+        have = covered(cq)
+        for ps in o.podsets:
+            for cpath, c in ps.containers():
+                res = c.get("resources") or {}
+                asked = {}
+                for part in ("limits", "requests"):
+                    for r in res.get(part) or {}:
+                        asked[r] = cpath + ("resources", part, r)
+                for r, path in sorted(asked.items()):
+                    if r not in have:
+                        yield Hit(o, path, f"requests {r}, which ClusterQueue {cq.name!r} does not cover "
+                                  f"(covered: {describe(sorted(have))}); the workload never admits")
+                if model.autopilot:
+                    for r in ("cpu", "memory", "ephemeral-storage"):
+                        if r not in asked and r not in have:
+                            yield Hit(o, cpath + ("resources",), f"Autopilot injects a default {r} request, "
+                                      f"which ClusterQueue {cq.name!r} does not cover")
+
+
+@rule("KQ008", ERROR, "a ClusterQueue flavor does not list exactly the coveredResources of its group, in order",
+      "give every flavor one quota per covered resource, in the coveredResources order")
+def flavors_list_covered(model):
+    for cq in model.kueue("ClusterQueue"):
+        for i, g in enumerate(resource_groups(cq)):
+            want = list(g.get("coveredResources") or [])
+            for j, f in enumerate(g.get("flavors") or []):
+                if not isinstance(f, dict):
+                    continue
+                have = [r.get("name") for r in f.get("resources") or [] if isinstance(r, dict)]
+                if have != want:
+                    missing = [r for r in want if r not in have]
+                    detail = f"misses {', '.join(missing)}" if missing else f"lists {have}"
+                    yield Hit(cq, ("spec", "resourceGroups", i, "flavors", j, "resources"),
+                              f"flavor {f.get('name')!r} {detail}; coveredResources is {want}")
+
+
+def _quotas(cq):
+    """[(group index, {flavor: {resource: nominal}})]"""
+    out = []
+    for i, g in enumerate(resource_groups(cq)):
+        flavors = {}
+        for f in g.get("flavors") or []:
+            if not isinstance(f, dict):
+                continue
+            q = {}
+            for r in f.get("resources") or []:
+                try:
+                    q[r["name"]] = quantity.parse(r.get("nominalQuota", 0))
+                except (KeyError, TypeError, ValueError):
+                    pass
+            flavors[f.get("name")] = q
+        out.append((set(g.get("coveredResources") or []), flavors))
+    return out
+
+
+@rule("KQ009", ERROR, "one workload can never fit its ClusterQueue's nominal quota (pods x requests: Job "
+      "parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment pod)",
+      "raise the quota or shrink the workload; a warning when the ClusterQueue is in a cohort "
+      "and may borrow")
+def workload_fits(model):
+    for o, cq in queued(model):
+        borrow = bool(cq.spec.get("cohortName") or cq.spec.get("cohort"))
+        severity = WARNING if borrow else None
+        groups = _quotas(cq)
+        totals: dict = {}
+        for ps in o.podsets:
+            per_pod = ps.requests()
+            need = {r: v * ps.pods for r, v in per_pod.items() if v}
+            for r, v in need.items():
+                totals[r] = totals.get(r, 0) + v
+            for res, flavors in groups:
+                asked = {r: v for r, v in need.items() if r in res}
+                if not asked or not flavors:
+                    continue
+                if any(all(q.get(r, 0) >= v for r, v in asked.items()) for q in flavors.values()):
+                    continue
+                largest = {r: max(q.get(r, 0) for q in flavors.values()) for r in asked}
+                short = [r for r in sorted(asked) if largest[r] < asked[r]]
+                if short:
+                    r = short[0]
+                    yield Hit(o, ps.path, f"one workload needs {quantity.fmt(asked[r])} {r} ({ps.pods} pod(s) x "
+                              f"{quantity.fmt(per_pod[r])}; {ps.what}) but ClusterQueue {cq.name!r} has at most "
+                              f"{quantity.fmt(largest[r])} in any flavor", severity=severity)
+                else:
+                    yield Hit(o, ps.path, f"one workload needs {', '.join(f'{quantity.fmt(v)} {r}' for r, v in sorted(asked.items()))} "
+                              f"({ps.what}); no single flavor of ClusterQueue {cq.name!r} has all of it",
+                              severity=severity)
+        if len(o.podsets) > 1:
+            for res, flavors in groups:
+                for r in sorted(totals):
+                    if r in res and totals[r] > sum(q.get(r, 0) for q in flavors.values()):
+                        yield Hit(o, ("spec",), f"one workload needs {quantity.fmt(totals[r])} {r} in all, "
+                                  f"more than ClusterQueue {cq.name!r} has in all its flavors "
+                                  f"({quantity.fmt(sum(q.get(r, 0) for q in flavors.values()))})", severity=severity)
+
+
+@rule("KQ010", ERROR, "the queue name is given as an annotation, which Kueue no longer reads (kueue#7271)",
+      "use the label kueue.x-k8s.io/queue-name on the top-level object")
+def queue_annotation(model):
+    for o in model.objects:
+        if QUEUE_ANNOTATION in o.annotations:
+            yield Hit(o, ("metadata", "annotations", QUEUE_ANNOTATION), "queue name as an annotation is ignored")
+        for ps in o.podsets:
+            if QUEUE_ANNOTATION in (ps.metadata.get("annotations") or {}):
+                yield Hit(o, ps.path + ("metadata", "annotations", QUEUE_ANNOTATION),
+                          "queue name as an annotation is ignored")
+
+
+@rule("KQ011", ERROR, "a queued Job or JobSet sets spec.suspend, which Kueue owns",
+      "drop spec.suspend; Kueue's webhook suspends queued jobs, and a value in Git makes Argo CD fight "
+      "Kueue (argo-cd#10600)")
+def suspend_in_git(model):
+    for o, _ in queued(model):
+        if (o.group, o.kind) in (("batch", "Job"), ("jobset.x-k8s.io", "JobSet")) and "suspend" in o.spec:
+            yield Hit(o, ("spec", "suspend"), f"spec.suspend: {json.dumps(o.spec['suspend'])} in the manifest")

@@ -1,0 +1,152 @@
+"""Selectors that must match some pod template, and the ports they name:
+Service, PodMonitoring / ClusterPodMonitoring, InferencePool."""
+from __future__ import annotations
+
+from ..findings import ERROR
+from ..objects import Wild
+from . import Hit, rule
+
+GMP = "monitoring.googleapis.com"
+INFERENCE_GROUPS = ("inference.networking.k8s.io", "inference.networking.x-k8s.io")
+
+
+def _value_matches(have, want) -> bool:
+    return have.matches(want) if isinstance(have, Wild) else have == want
+
+
+def matches(selector: dict, labels: dict) -> bool:
+    """A LabelSelector ({matchLabels, matchExpressions}) against pod labels; labels the
+    controller sets per pod (Wild) match any value they can take."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if k not in labels or not _value_matches(labels[k], v):
+            return False
+    for e in selector.get("matchExpressions") or []:
+        k, op, values = e.get("key"), e.get("operator"), e.get("values") or []
+        have = labels.get(k)
+        if op == "In" and (k not in labels or not any(_value_matches(have, v) for v in values)):
+            return False
+        if op == "NotIn" and k in labels and not isinstance(have, Wild) and have in values:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return True
+
+
+def selected(model, selector: dict, namespace: str | None):
+    """Pod sets in the namespace (None: all) whose pods the selector matches."""
+    if not selector.get("matchLabels") and not selector.get("matchExpressions"):
+        return []   # an empty selector selects everything; nothing to check
+    return [ps for o, ps in model.workloads()
+            if (namespace is None or o.namespace == namespace) and matches(selector, ps.labels)]
+
+
+def _named_port(podsets, name) -> bool:
+    return any(p.get("name") == name for ps in podsets for p in ps.ports())
+
+
+def _numbered_port(podsets, number) -> bool:
+    return any(p.get("containerPort") == number for ps in podsets for p in ps.ports())
+
+
+def _show(selector: dict) -> str:
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    parts += [f"{e.get('key')} {e.get('operator')} {e.get('values') or ''}".strip()
+              for e in selector.get("matchExpressions") or []]
+    return ", ".join(parts)
+
+
+def _services(model):
+    for svc in model.all("", "Service"):
+        sel = svc.spec.get("selector")
+        if isinstance(sel, dict) and sel:   # no selector: endpoints are managed by hand
+            yield svc, {"matchLabels": sel}
+
+
+@rule("SV001", ERROR, "a Service selector matches no pod template in its namespace",
+      "fix the selector or the pod labels; the Service has no endpoints")
+def service_selects(model):
+    for svc, sel in _services(model):
+        if not selected(model, sel, svc.namespace):
+            yield Hit(svc, ("spec", "selector"), f"selector {_show(sel)} matches no pod template in namespace "
+                      f"{svc.namespace or '(unset)'!r}")
+
+
+@rule("SV002", ERROR, "a Service targetPort names a port no selected container declares",
+      "name the container port (ports[].name) or use the number")
+def service_ports(model):
+    for svc, sel in _services(model):
+        pods = selected(model, sel, svc.namespace)
+        if not pods:
+            continue
+        for i, p in enumerate(svc.spec.get("ports") or []):
+            target = p.get("targetPort") if isinstance(p, dict) else None
+            if isinstance(target, str) and not _named_port(pods, target):
+                yield Hit(svc, ("spec", "ports", i, "targetPort"),
+                          f"no selected container declares a port named {target!r}")
+
+
+def _monitorings(model):
+    for pm in model.all(GMP, "PodMonitoring"):
+        yield pm, pm.namespace
+    for pm in model.all(GMP, "ClusterPodMonitoring"):
+        yield pm, None
+
+
+@rule("PM001", ERROR, "a PodMonitoring / ClusterPodMonitoring selector matches no pod template",
+      "fix spec.selector; Managed Prometheus scrapes nothing and the HPA metric never appears")
+def monitoring_selects(model):
+    for pm, ns in _monitorings(model):
+        sel = pm.spec.get("selector") or {}
+        if (sel.get("matchLabels") or sel.get("matchExpressions")) and not selected(model, sel, ns):
+            where = f"namespace {ns!r}" if ns is not None else "any namespace"
+            yield Hit(pm, ("spec", "selector"), f"selector {_show(sel)} matches no pod template in {where}")
+
+
+@rule("PM002", ERROR, "a PodMonitoring endpoint port names a port no selected container declares",
+      "declare the container port with that name, or scrape by number")
+def monitoring_ports(model):
+    for pm, ns in _monitorings(model):
+        pods = selected(model, pm.spec.get("selector") or {}, ns)
+        if not pods:
+            continue
+        for i, ep in enumerate(pm.spec.get("endpoints") or []):
+            port = ep.get("port") if isinstance(ep, dict) else None
+            if isinstance(port, str) and not port.isdigit() and not _named_port(pods, port):
+                yield Hit(pm, ("spec", "endpoints", i, "port"), f"no selected container declares a port named {port!r}")
+
+
+def _pools(model):
+    for group in INFERENCE_GROUPS:
+        for pool in model.all(group, "InferencePool"):
+            sel = pool.spec.get("selector") or {}
+            # v1: a LabelSelector with matchLabels; v1alpha2: a plain label map
+            if "matchLabels" not in sel and "matchExpressions" not in sel:
+                sel = {"matchLabels": sel}
+            yield pool, sel
+
+
+@rule("IP001", ERROR, "an InferencePool selector matches no pod template in its namespace",
+      "fix spec.selector to the model server's pod labels")
+def pool_selects(model):
+    for pool, sel in _pools(model):
+        if sel.get("matchLabels") and not selected(model, sel, pool.namespace):
+            yield Hit(pool, ("spec", "selector"), f"selector {_show(sel)} matches no pod template in namespace "
+                      f"{pool.namespace or '(unset)'!r}")
+
+
+@rule("IP002", ERROR, "an InferencePool target port is not a containerPort of any selected pod",
+      "declare the model server's port (containers[].ports[].containerPort) or fix targetPorts")
+def pool_ports(model):
+    for pool, sel in _pools(model):
+        pods = selected(model, sel, pool.namespace)
+        if not pods:
+            continue
+        numbers = [(("spec", "targetPorts", i, "number"), tp.get("number"))
+                   for i, tp in enumerate(pool.spec.get("targetPorts") or []) if isinstance(tp, dict)]
+        if "targetPortNumber" in pool.spec:   # v1alpha2
+            numbers.append((("spec", "targetPortNumber"), pool.spec["targetPortNumber"]))
+        for path, number in numbers:
+            if isinstance(number, int) and not _numbered_port(pods, number):
+                yield Hit(pool, path, f"no selected container declares containerPort {number}")

@@ -1,0 +1,55 @@
+"""The schema layer: every object against its schema (core kinds at the
+pinned Kubernetes minor, custom resources at the pinned CRD, objects closed
+so unknown fields are errors), plus served/deprecated versions."""
+from __future__ import annotations
+
+from .findings import WARNING
+from .rules import Hit
+
+_MAX = 240
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX else text[:_MAX - 3] + "..."
+
+
+def _message(err) -> str:
+    if err.context:  # anyOf/oneOf: the most specific branch says what is wrong
+        from jsonschema.exceptions import best_match
+        err = best_match([err])
+    if err.validator in ("additionalProperties", "unevaluatedProperties"):
+        allowed = sorted((err.schema.get("properties") or {}))
+        if allowed:
+            return _short(f"{err.message} (allowed: {', '.join(allowed)})")
+    return _short(err.message)
+
+
+def check(schemas, obj) -> list[tuple[str, Hit]]:
+    """[(rule id, hit)] for one object."""
+    body = obj.body
+    api, kind = body.get("apiVersion"), body.get("kind")
+    validator = schemas.validator(api, kind)
+    if validator is None:
+        return [("SC002", Hit(obj, ("apiVersion",), f"no schema for {kind} {api} (Kubernetes {schemas.k8s_minor} "
+                                                   f"or the pinned CRDs)"))]
+    out = []
+    info = schemas.crd_info(api, kind)
+    if info is not None:
+        path, served, deprecated, _ = info
+        if not served:
+            out.append(("SC003", Hit(obj, ("apiVersion",), f"{api} {kind} is not served by the pinned release")))
+        elif deprecated:
+            storage = _storage_hint(schemas, api, kind)
+            out.append(("SC004", Hit(obj, ("apiVersion",), f"{api} {kind} is deprecated in the pinned release"
+                                     + (f"; use {storage}" if storage else ""), severity=WARNING)))
+    errors = sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.absolute_path])
+    for e in errors:
+        out.append(("SC001", Hit(obj, tuple(e.absolute_path), _message(e))))
+    return out
+
+
+def _storage_hint(schemas, api: str, kind: str) -> str | None:
+    """Another served, non-deprecated version of the same group and kind."""
+    group = api.rpartition("/")[0]
+    return next((v for v, served, deprecated in schemas.crd_versions(group, kind)
+                 if served and not deprecated and v != api), None)

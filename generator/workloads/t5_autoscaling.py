@@ -1,0 +1,88 @@
+"""The T5 autoscaling loop: Managed Prometheus scrapes TorchServe's metrics
+port (PodMonitoring), the Custom Metrics Stackdriver Adapter serves the
+metric to the HPA, and the HPA scales the Deployment on it.
+
+The metric name lives here and nowhere else; the HPA's external name is
+derived from it, and tests compare it with what the image's integration test
+asserts TorchServe exposes."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import cdk8s_plus_33.k8s as k8s
+
+from .. import core, versions
+
+# TorchServe's queue-latency counter (metrics_mode=prometheus in the image's
+# config.properties). Managed Prometheus exports it to Cloud Monitoring as
+# prometheus.googleapis.com/<name>/counter, which the adapter serves under
+# the '|'-separated name below.
+QUEUE_LATENCY_METRIC = "ts_queue_latency_microseconds"
+HPA_METRIC = f"prometheus.googleapis.com|{QUEUE_LATENCY_METRIC}|counter"
+
+_DURATION = re.compile(r"^([1-9][0-9]*)(ms|s|m|h)$")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def duration_ms(text: str) -> int:
+    """'60s' -> 60000. The spec schema admits only this simple form, which is
+    both a Prometheus and a Go duration (the CRD field has format: duration)."""
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"not a duration: {text!r}")
+    return int(m.group(1)) * _UNIT_MS[m.group(2)]
+
+
+@dataclass(frozen=True)
+class PodMonitoring:
+    """monitoring.googleapis.com PodMonitoring: one scrape endpoint."""
+    name: str
+    namespace: str
+    selector: dict
+    port: str
+    interval: str
+    timeout: str
+    path: str = "/metrics"
+    labels: dict | None = None
+
+    def body(self) -> dict:
+        # The CRD's CEL rule (timeout <= interval) is not evaluated by the
+        # schema validator, so the builder enforces it.
+        if duration_ms(self.timeout) > duration_ms(self.interval):
+            raise ValueError(f"PodMonitoring {self.name}: timeout {self.timeout} exceeds interval {self.interval}")
+        metadata: dict = {"name": self.name, "namespace": self.namespace}
+        if self.labels:
+            metadata["labels"] = dict(self.labels)
+        return {
+            "apiVersion": versions.table()["managedPrometheus"]["api"],
+            "kind": "PodMonitoring",
+            "metadata": metadata,
+            "spec": {
+                "selector": {"matchLabels": dict(self.selector)},
+                "endpoints": [{"port": self.port, "path": self.path,
+                               "timeout": self.timeout, "interval": self.interval}],
+            },
+        }
+
+
+def queue_latency_hpa(chart, name: str, namespace: str, deployment: str,
+                      min_replicas: int, max_replicas: int, target) -> k8s.KubeHorizontalPodAutoscalerV2:
+    """HPA on the per-pod average of the queue-latency counter's rate. The
+    target Deployment must not set spec.replicas (the HPA owns it)."""
+    return k8s.KubeHorizontalPodAutoscalerV2(
+        chart, f"HorizontalPodAutoscaler.{namespace}.{name}",
+        metadata=core.meta(name, namespace),
+        spec=k8s.HorizontalPodAutoscalerSpecV2(
+            scale_target_ref=k8s.CrossVersionObjectReferenceV2(api_version="apps/v1", kind="Deployment", name=deployment),
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            metrics=[k8s.MetricSpecV2(
+                type="Pods",
+                pods=k8s.PodsMetricSourceV2(
+                    metric=k8s.MetricIdentifierV2(name=HPA_METRIC),
+                    target=k8s.MetricTargetV2(type="AverageValue", average_value=k8s.Quantity.from_string(str(target))),
+                ),
+            )],
+        ),
+    )

@@ -1,0 +1,67 @@
+"""The hand-written corpus: every rule fires on its bad.yaml with the expected
+object and field path (and nothing else fires), and good.yaml is clean."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from generator.validate import command, validate
+from generator.validate.rules import RULES
+from tests import helpers
+
+CORPUS = Path(__file__).parent / "validate_corpus"
+RULE_DIRS = sorted(d.name for d in CORPUS.iterdir() if d.is_dir())
+
+
+def run(path: Path, extra: list[str]):
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    # No spec: the pins are versions.yaml's defaults, so platform.yaml edits cannot move the corpus.
+    args = parser.parse_args(["validate", "--crd-dir", str(helpers.CRD_ROOT), *extra, str(path)])
+    opts = command.options(args)
+    opts.spec, opts.spec_explicit = str(path.parent / "no-spec.yaml"), False
+    return validate(opts)
+
+
+def header(path: Path, key: str) -> list[str]:
+    return [line[len(f"# {key}: "):].rstrip() for line in path.read_text().splitlines()
+            if line.startswith(f"# {key}: ")]
+
+
+def expected(path: Path) -> set[tuple[str, str, str]]:
+    """`# expect: RULE OBJECT [@ PATH]` lines as (rule, object, path)."""
+    out = set()
+    for line in header(path, "expect"):
+        rule, _, rest = line.partition(" ")
+        obj, _, field = rest.partition(" @ ")
+        out.add((rule, obj, field))
+    return out
+
+
+def found(report) -> set[tuple[str, str, str]]:
+    return {(f.rule, f.object, f.path) for f in report.findings}
+
+
+def test_every_rule_has_a_corpus_entry():
+    assert sorted(RULES) == RULE_DIRS
+
+
+@pytest.mark.parametrize("rule", RULE_DIRS)
+def test_bad_fires(rule):
+    bad = CORPUS / rule / "bad.yaml"
+    want = expected(bad)
+    assert want and all(r == rule for r, _, _ in want), f"{bad}: header must expect {rule} only"
+    report = run(bad, " ".join(header(bad, "args")).split())
+    assert found(report) == want, "\n".join(f.line() for f in report.findings)
+    severity = RULES[rule].severity
+    assert all(f.severity == severity for f in report.findings if f.rule == rule)
+
+
+@pytest.mark.parametrize("rule", RULE_DIRS)
+def test_good_is_clean(rule):
+    good = CORPUS / rule / "good.yaml"
+    report = run(good, " ".join(header(good, "args") or header(CORPUS / rule / "bad.yaml", "args")).split())
+    assert report.findings == [], "\n".join(f.line() for f in report.findings)
+    assert report.sources[0]["objects"] > 0

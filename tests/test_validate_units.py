@@ -1,0 +1,140 @@
+"""Pieces of the validator: quantities, paths, the secret heuristic, TPU slice
+shapes, the CRD pins and their cache, `make crds`, and that every rule's
+corpus entry depends on that rule (switch the rule off and its test fails)."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from decimal import Decimal
+
+import pytest
+from kubernetes.utils.quantity import parse_quantity
+
+from generator import crds, facts, schemacheck, versions
+from generator.validate import quantity
+from generator.validate.fetch import FetchError, all_pinned, fetch
+from generator.validate.findings import format_path
+from generator.validate.rules import RULES
+from generator.validate.rules.secrets import looks_like_token
+from generator.validate.rules.tpu import slice_chips
+from tests import helpers
+from tests.test_validate_corpus import CORPUS, expected, found, header, run
+
+
+@pytest.mark.parametrize("q", ["0", "1", "500m", "0.5", "2.5", "1Ki", "30Gi", "999999Pi", "1e3", "1E3", "1.5e-3",
+                               "100M", "1G", "2T", "12n", "7u", "1k", "3Ei", "1E", ".5", "+4", 4, 2.5])
+def test_quantity_matches_the_kubernetes_client(q):
+    assert quantity.parse(q) == parse_quantity(q)
+
+
+@pytest.mark.parametrize("q", ["", "abc", "1.2.3", "5Gb", True, "1 Gi"])
+def test_quantity_rejects(q):
+    with pytest.raises(ValueError):
+        quantity.parse(q)
+
+
+def test_quantity_format():
+    assert [quantity.fmt(Decimal(v)) for v in (8, "0.5", 32 * 2**30, 1000)] == ["8", "0.5", "32Gi", "1000"]
+
+
+def test_format_path():
+    assert format_path(("spec", "template", "metadata", "labels", "kueue.x-k8s.io/queue-name")) == \
+        'spec.template.metadata.labels["kueue.x-k8s.io/queue-name"]'
+    assert format_path(("spec", "containers", 0, "resources", "requests", "ephemeral-storage")) == \
+        "spec.containers[0].resources.requests.ephemeral-storage"
+
+
+@pytest.mark.parametrize("value, token", [
+    ("hf_AbCdEfGh12345678", True), ("0123456789abcdef", True), ("s3cr3t-passw0rd", True),
+    ("$(HF_TOKEN)", False), ("${TOKEN}", False), ("<your token>", False), ("/var/run/secrets/key", False),
+    ("https://example.com/x", False), ("12345678", False), ("short", False), ("two words here", False), ("false", False),
+])
+def test_token_heuristic(value, token):
+    assert looks_like_token(value) is token
+
+
+def test_tpu7x_slice_shapes_come_from_facts():
+    tpu = facts.TPU_TYPES["tpu7x"]
+    for shape in tpu.subslice_shapes:
+        dims = [int(d) for d in shape.split("x")]
+        assert slice_chips(tpu, shape) == dims[0] * dims[1] * dims[2]
+    assert slice_chips(tpu, "4x4x4") == 64 and slice_chips(tpu, "4x4x8") == 128
+    assert slice_chips(tpu, "8x4x4") is None and slice_chips(tpu, "2x2x3") is None and slice_chips(tpu, "2x2") is None and slice_chips(tpu, "axbxc") is None
+    # pods per slice = chips / chips per VM: 2x2x2 is 2 pods of 4, as the dynamic-slicing codelab runs it
+    assert slice_chips(tpu, "2x2x2") // tpu.chips_per_vm == 2
+
+
+def test_every_pinned_crd_dir_has_files_and_they_match_upstream_copies():
+    """Every combination of pinned releases resolves to hash-checked files, with upstream URLs at the tag."""
+    root = helpers.CRD_ROOT
+    for kueue in versions.known("kueue"):
+        for jobset in versions.known("jobset"):
+            for lws in versions.known("lws"):
+                dirs = crds.dirs_for(kueue, jobset, lws, root)
+                files = crds.pinned_files([d.relative_to(root).as_posix() for d in dirs])
+                assert crds.verified(root, files)
+    for f in all_pinned():
+        assert f.url.startswith("https://raw.githubusercontent.com/") and f.url.endswith("/" + f.rel.rsplit("/", 1)[1])
+        assert hashlib.sha256((root / f.rel).read_bytes()).hexdigest() == f.sha256
+        doc = (root / f.rel).read_text()
+        assert "kind: CustomResourceDefinition" in doc
+
+
+def test_unpinned_dir_is_refused():
+    with pytest.raises(crds.CrdFileError, match="no crdFiles pinned under gateway-api/v1.6.1/experimental/"):
+        crds.pinned_files(["gateway-api/v1.6.1/experimental"])
+
+
+def test_index_cache_is_keyed_by_content_and_rebuilt_when_bad(tmp_path, monkeypatch):
+    monkeypatch.setenv("GENERATOR_CACHE_DIR", str(tmp_path))
+    root = helpers.CRD_ROOT
+    files = crds.verified(root, crds.pinned_files(["kueue/" + versions.default("kueue")]))
+    schemacheck._pinned_index.cache_clear()
+    first = schemacheck._pinned_index(files)
+    (cached,) = tmp_path.glob("crd-index-*.json")
+    assert json.loads(cached.read_text())
+    schemacheck._pinned_index.cache_clear()
+    assert schemacheck._pinned_index(files) == first            # from the cache
+    cached.write_text("{not json")
+    schemacheck._pinned_index.cache_clear()
+    assert schemacheck._pinned_index(files) == first            # rebuilt
+    assert json.loads(cached.read_text())
+    assert ("kueue.x-k8s.io/v1beta2", "ClusterQueue") in first
+    schemacheck._pinned_index.cache_clear()
+
+
+def test_fetch_downloads_and_checks(tmp_path):
+    pins = [f for f in all_pinned() if f.rel.startswith("argo-cd/")]
+    local = lambda f: (helpers.CRD_ROOT / f.rel).as_uri()   # noqa: E731  (no network in tests)
+    assert fetch(tmp_path, pins, local) == (len(pins), 0)
+    for f in pins:
+        assert (tmp_path / f.rel).read_bytes() == (helpers.CRD_ROOT / f.rel).read_bytes()
+    assert fetch(tmp_path, pins, local) == (0, len(pins))
+    wrong = [dataclasses.replace(pins[0], sha256="0" * 64)]
+    (tmp_path / pins[0].rel).unlink()
+    with pytest.raises(FetchError, match="differs from the pin"):
+        fetch(tmp_path, wrong, local)
+    assert not (tmp_path / pins[0].rel).exists()
+    with pytest.raises(FetchError):
+        fetch(tmp_path, [dataclasses.replace(pins[0], rel="x/missing.yaml")],
+              lambda f: (tmp_path / "nowhere.yaml").as_uri())
+
+
+@pytest.mark.parametrize("rule", sorted(r for r in RULES if RULES[r].check is not None))
+def test_each_rule_bites(rule, monkeypatch):
+    """Switch the rule off: its bad.yaml must then miss the expected findings."""
+    bad = CORPUS / rule / "bad.yaml"
+    args = " ".join(header(bad, "args")).split()
+    assert found(run(bad, args)) == expected(bad)
+    monkeypatch.setitem(RULES, rule, dataclasses.replace(RULES[rule], check=lambda model: iter(())))
+    assert not found(run(bad, args)) & expected(bad)
+
+
+@pytest.mark.parametrize("layer, rules", [("schema", ("SC001", "SC002", "SC003", "SC004"))])
+def test_schema_layer_bites(layer, rules, monkeypatch):
+    from generator.validate import schema
+    monkeypatch.setattr(schema, "check", lambda schemas, obj: [])
+    for rule in rules:
+        bad = CORPUS / rule / "bad.yaml"
+        assert not found(run(bad, [])) & expected(bad), rule
