@@ -125,16 +125,21 @@ def objects_by_dir(tree: dict[str, str]) -> dict[str, dict[Key, Located]]:
         if file == "kustomization.yaml":
             if d == "base" or _is_overlay(d):
                 continue   # lists the files beside it; the objects say it all
-            docs = [yamlio.load_all(tree[path])[0]]
-            docs[0] = {**docs[0], "metadata": {"name": d}}   # one per directory
+            # One per directory, named after it.
+            docs = [{**doc, "metadata": {"name": d}} for doc in _load(path, tree[path])[:1]]
         else:
-            try:
-                docs = [x for x in yamlio.load_all(tree[path]) if isinstance(x, dict) and "kind" in x]
-            except yaml.YAMLError as e:
-                raise DiffError(f"{path}: not valid YAML: {e}") from None
+            docs = [x for x in _load(path, tree[path])
+                    if x.get("apiVersion") and x.get("kind") and x.get("metadata", {}).get("name")]
         for obj in docs:
             out.setdefault(d, {})[_key(obj)] = Located(obj, d, path)
     return out
+
+
+def _load(path: str, text: str) -> list[dict]:
+    try:
+        return [x for x in yamlio.load_all(text) if isinstance(x, dict)]
+    except yaml.YAMLError as e:
+        raise DiffError(f"{path}: not valid YAML: {e}") from None
 
 
 def units(tree: dict[str, str]) -> dict[str, dict[Key, Located]]:

@@ -41,8 +41,8 @@ def gateway(name: str, namespace: str, class_name: str, port: int) -> dict:
 
 
 def http_route(name: str, namespace: str, gateway_name: str, pool: str) -> dict:
-    # No `timeouts`: GKE's gateway classes reject them (the llm-d gke-l7-rilb
-    # overlay removes them); the backend timeout is GCPBackendPolicy's.
+    # No `timeouts`: llm-d's gke-l7-rilb overlay removes the route's timeouts;
+    # on GKE the backend timeout is GCPBackendPolicy's timeoutSec.
     return _obj(api("gatewayApi"), "HTTPRoute", name, namespace, spec={
         "parentRefs": [{"name": gateway_name}],
         "rules": [{

@@ -289,11 +289,12 @@ def slice_name_problem(namespace: str, owner_kind: str, owner: str, podset: str,
                        shorten: str) -> str | None:
     """The longest Slice name the controller derives must stay within SLICE_NAME_MAX."""
     name = slice_name(namespace, owner_kind, owner, podset, index)
-    if len(name) <= SLICE_NAME_MAX:
+    over = len(name) - SLICE_NAME_MAX
+    if over <= 0:
         return None
     return (f"the slice controller would name this workload's Slices like {name!r} "
             f"({len(name)} characters; {WORKLOAD_HASH} is Kueue's hash), over the "
-            f"{SLICE_NAME_MAX} a Slice name may have; shorten {shorten} by {len(name) - SLICE_NAME_MAX} character{'s' if len(name) - SLICE_NAME_MAX != 1 else ''}")
+            f"{SLICE_NAME_MAX} a Slice name may have; shorten {shorten} by {over} character{'s' if over > 1 else ''}")
 
 
 def check_profiles(raw: dict) -> list[Problem]:

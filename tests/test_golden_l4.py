@@ -47,7 +47,11 @@ INTENDED = {
     ("Job", "finetune-gemma-l4"): {
         **NAMESPACED,
         "spec.suspend": "Kueue's webhook suspends the Job; a value in Git makes Argo CD fight Kueue",
-        f"{JOB}.command[2]": "the launch line is generated from nodes x GPUs; one line, without --debug",
+        f"{JOB}.command": "no `bash -c`: the image's entrypoint launch.py stays PID 1 and relays SIGTERM to the trainers only, so an eviction ends in a checkpoint and exit 0",
+        f"{JOB}.args": "the `accelerate launch` arguments, generated from nodes x GPUs, passed to the entrypoint; without --debug",
+        f"{JOB}.securityContext": "no privilege escalation, all capabilities dropped",
+        "spec.template.spec.securityContext": "runs as the image's non-root user 1000, seccomp RuntimeDefault",
+        "spec.template.spec.volumes[gcs-fuse-csi-ephemeral].csi.volumeAttributes.mountOptions": "uid/gid 1000 so the non-root trainer can write checkpoints to the bucket",
         f"{JOB}.image": "the project's own image (images/finetune) from the profile's registry, resumable after preemption",
         f"{JOB}.imagePullPolicy": "tagged images keep the default IfNotPresent; `Always` re-pulls on every re-admission",
         f"{JOB}.ports[0]": "the rendezvous port is named",

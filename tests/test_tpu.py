@@ -140,6 +140,20 @@ def test_lws_follows_the_shape_and_replicas():
     assert tpu.lint(objs) == []
 
 
+def test_engine_env_overrides_and_adds():
+    raw = helpers.raw_spec()
+    _workload(raw, "qwen")["engineEnv"] = {"VLLM_LOGGING_LEVEL": "INFO", "EXTRA": "1"}
+    lws = _one(_objects(helpers.render(raw), SUB), "LeaderWorkerSet", "qwen-prefill")
+    for t in ("leaderTemplate", "workerTemplate"):
+        env = lws["spec"]["leaderWorkerTemplate"][t]["spec"]["containers"][0]["env"]
+        names = [e["name"] for e in env]
+        assert len(names) == len(set(names))
+        values = {e["name"]: e.get("value") for e in env}
+        assert values["VLLM_LOGGING_LEVEL"] == "INFO" and values["EXTRA"] == "1"
+        assert next(e for e in env if e["name"] == "HF_TOKEN")["valueFrom"]["secretKeyRef"] == \
+            {"name": "hf-secret", "key": "hf_api_token"}
+
+
 # ---------------------------------------------------------------- the image's env contract
 
 def _image_contract():
@@ -257,6 +271,10 @@ SPEC_CASES = {
         lambda r: _workload(r, "qwen")["engineArgs"].append("--tensor-parallel-size=8"),
         ["workloads[5].engineArgs[9]: --tensor-parallel-size is set by the generator (from model, shape and port); "
          "remove it from engineArgs"]),
+    "token value in the engine env": (
+        lambda r: _workload(r, "qwen").__setitem__("engineEnv", {"HF_TOKEN": "hf_abc", "VLLM_LOGGING_LEVEL": "INFO"}),
+        ["workloads[5].engineEnv.HF_TOKEN: the token comes from the profile's hfTokenSecret by reference; "
+         "never put its value in the spec"]),
     "sidecar and engine on one port": (
         lambda r: _workload(r, "qwen").__setitem__("decodeEnginePort", 8000),
         ["workloads[5].decodeEnginePort: decode's vLLM and its routing sidecar cannot share port 8000; "

@@ -17,6 +17,7 @@ from .common import BuildContext, autopilot_requests, fits_one_node, required_va
 MASTER_PORT = 29500
 MOUNT = "/model-data"
 VOLUME = "gcs-fuse-csi-ephemeral"
+IMAGE_UID = 1000   # USER of images/finetune/Dockerfile
 
 
 def check(w: dict, profile: dict, profile_name: str) -> list:
@@ -47,13 +48,17 @@ def build(ctx: BuildContext, w: dict) -> None:
     svc = w.get("serviceName", f"{name}-headless")
     nodes, gpus = w["nodes"], w["gpusPerNode"]
     values = ctx.profile.values
-    launch = (
-        "accelerate launch --config_file fsdp_config.yaml"
-        f" --main_process_ip {name}-0.{svc} --main_process_port {MASTER_PORT}"
-        " --machine_rank ${JOB_COMPLETION_INDEX}"
-        f" --num_processes {nodes * gpus} --num_machines {nodes}"
-        " fine_tune.py"
-    )
+    # The image's entrypoint (launch.py) stays PID 1 and relays SIGTERM to the
+    # training processes only, so a Kueue eviction ends in a checkpoint and exit 0
+    # (plain `accelerate launch` would let torch's elastic agent kill them after 30 s).
+    # Kubernetes expands $(JOB_COMPLETION_INDEX) itself; no shell needed.
+    launch_args = [
+        "accelerate", "launch", "--config_file", "fsdp_config.yaml",
+        "--main_process_ip", f"{name}-0.{svc}", "--main_process_port", str(MASTER_PORT),
+        "--machine_rank", "$(JOB_COMPLETION_INDEX)",
+        "--num_processes", str(nodes * gpus), "--num_machines", str(nodes),
+        "fine_tune.py",
+    ]
     k8s.KubeService(
         ctx.chart, f"Service.{ns}.{svc}",
         metadata=core.meta(svc, ns),
@@ -62,10 +67,11 @@ def build(ctx: BuildContext, w: dict) -> None:
     container = k8s.Container(
         name="gpu-job",
         image=ctx.image(w["image"]),
-        command=["bash", "-c", launch],
+        args=launch_args,
         env=env_for(w, values["hfTokenSecret"]),
         ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")],
         resources=core.container_resources(ctx.profile, w.get("resources", {}), gpus),
+        security_context=core.container_security(),
         volume_mounts=[core.shm_mount(),
                        k8s.VolumeMount(name=VOLUME, mount_path=MOUNT, read_only=False)],
     )
@@ -88,6 +94,7 @@ def build(ctx: BuildContext, w: dict) -> None:
                     containers=[container],
                     node_selector=core.accelerator_selector(ctx.profile),
                     restart_policy="OnFailure",
+                    security_context=core.pod_security(IMAGE_UID),
                     service_account_name=values.get("serviceAccount", "default"),
                     subdomain=svc,
                     # The trainer checkpoints on SIGTERM; this is its time to do so.
@@ -97,7 +104,8 @@ def build(ctx: BuildContext, w: dict) -> None:
                         k8s.Volume(name=VOLUME, csi=k8s.CsiVolumeSource(
                             driver="gcsfuse.csi.storage.gke.io",
                             volume_attributes={"bucketName": values["modelBucket"],
-                                               "mountOptions": "implicit-dirs",
+                                               # the image runs as uid/gid 1000 and writes checkpoints here
+                                               "mountOptions": f"implicit-dirs,uid={IMAGE_UID},gid={IMAGE_UID}",
                                                "gcsfuseLoggingSeverity": "warning"})),
                     ],
                 ),

@@ -18,7 +18,7 @@ from ..errors import Problem
 from . import WorkloadKind
 from .common import BuildContext, autopilot_requests, fits_one_node
 from .t5_autoscaling import PodMonitoring, duration_ms, queue_latency_hpa
-from .t5_clients import client, container_security, load_generator, pod_security
+from .t5_clients import client, load_generator
 
 # TorchServe's listeners, as images/t5-torchserve/config.properties sets them.
 PORTS = {"http": 8080, "management": 8081, "metrics": 8082}
@@ -78,7 +78,7 @@ def build(ctx: BuildContext, w: dict) -> None:
         startup_probe=_probe("/ping", "http", period_seconds=5, failure_threshold=60),
         readiness_probe=_probe("/ping", "http", failure_threshold=10),
         liveness_probe=_probe(f"/models/{w['model']['name']}", "management", period_seconds=5),
-        security_context=container_security(),
+        security_context=core.container_security(),
     )
     k8s.KubeDeployment(
         ctx.chart, f"Deployment.{ns}.{name}",
@@ -91,7 +91,7 @@ def build(ctx: BuildContext, w: dict) -> None:
                     priority_class_name=ctx.spec.priority_class(w["priority"]),
                     containers=[container],
                     node_selector=core.accelerator_selector(ctx.profile),
-                    security_context=pod_security(RUN_AS),
+                    security_context=core.pod_security(RUN_AS),
                 ),
             ),
         ),

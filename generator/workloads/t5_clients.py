@@ -28,17 +28,6 @@ def content_name(base: str, data: dict) -> str:
     return f"{base}-{digest[:10]}"
 
 
-def container_security() -> k8s.SecurityContext:
-    return k8s.SecurityContext(allow_privilege_escalation=False, capabilities=k8s.Capabilities(drop=["ALL"]))
-
-
-def pod_security(uid: int | None = None) -> k8s.PodSecurityContext:
-    """RuntimeDefault seccomp for every pod; with a uid, also run as that
-    user and group (non-root) and give the volumes that group."""
-    ids = dict(run_as_user=uid, run_as_group=uid, fs_group=uid, run_as_non_root=True) if uid is not None else {}
-    return k8s.PodSecurityContext(seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault"), **ids)
-
-
 def _http_service(chart, name: str, ns: str, labels: dict, port: int) -> None:
     k8s.KubeService(
         chart, f"Service.{ns}.{name}",
@@ -61,7 +50,7 @@ def _deployment(chart, name: str, ns: str, labels: dict, container: k8s.Containe
             selector=k8s.LabelSelector(match_labels=labels),
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(labels=labels),
-                spec=k8s.PodSpec(containers=[container], volumes=volumes, security_context=pod_security()),
+                spec=k8s.PodSpec(containers=[container], volumes=volumes, security_context=core.pod_security()),
             ),
         ),
     )
@@ -78,7 +67,7 @@ def client(ctx, ns: str, c: dict, prediction_url: str, management_url: str) -> N
         resources=core.container_resources(ctx.profile, c["resources"]),
         ports=[k8s.ContainerPort(container_port=CLIENT_PORT, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"))),
-        security_context=container_security(),
+        security_context=core.container_security(),
     )
     _deployment(ctx.chart, name, ns, labels, container)
     _http_service(ctx.chart, name, ns, labels, CLIENT_PORT)
@@ -114,7 +103,7 @@ def load_generator(ctx, ns: str, g: dict, host: str, model: dict) -> None:
         ports=[k8s.ContainerPort(container_port=LOADGEN_PORT, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"),
                                                              scheme="HTTP")),
-        security_context=container_security(),
+        security_context=core.container_security(),
     )
     _deployment(ctx.chart, name, ns, labels, container,
                 volumes=[k8s.Volume(name="locustfile", config_map=k8s.ConfigMapVolumeSource(name=cm))])

@@ -133,6 +133,12 @@ def _check_engine(w: dict) -> list[Problem]:
         if flag in OWN_FLAGS:
             out.append(Problem(f"engineArgs[{i}]", f"{flag} is set by the generator (from model, shape and "
                                                    f"port); remove it from engineArgs"))
+    for key in sorted(w.get("engineEnv", {})):
+        if key == "HF_TOKEN":
+            out.append(Problem(f"engineEnv.{key}", "the token comes from the profile's hfTokenSecret by reference; "
+                                                   "never put its value in the spec"))
+        elif key in ("TPU_KV_TRANSFER_PORT", "TPU_SIDE_CHANNEL_PORT"):
+            out.append(Problem(f"engineEnv.{key}", f"the generator sets {key} to match the pods' container ports"))
     label = model_label(w)
     if len(label) > 63 or not label.replace("-", "").replace(".", "").replace("_", "").isalnum():
         out.append(Problem("model.servedName", f"the last part {label!r} becomes the {MODEL_LABEL} label, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 # Variables the tutorial's Job sets, in its order.
 TUTORIAL_ENV_VARS = (
@@ -112,7 +112,7 @@ class _Reader:
             self.problems.append(f"{name} must be >= {minimum}, got {value}")
         return value
 
-    def number(self, name: str, default: float, valid, requirement: str) -> float:
+    def number(self, name: str, default: float, valid: Callable[[float], bool], requirement: str) -> float:
         raw = self._raw(name, repr(default))
         try:
             value = float(raw)
@@ -150,9 +150,9 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         test_step_delay_seconds=r.number("TEST_STEP_DELAY_SECONDS", 0.0, lambda v: 0 <= v <= 60, "in [0, 60]"),
         test_hang_in_checkpoint_step=r.integer("TEST_HANG_IN_CHECKPOINT_STEP", 0, minimum=0),
     )
-    # NEW_MODEL names a directory directly under MODEL_PATH.
-    if cfg.new_model and ("/" in cfg.new_model or cfg.new_model in (".", "..")):
-        r.problems.append(f"NEW_MODEL must be a plain directory name, got {cfg.new_model!r}")
+    # NEW_MODEL names a directory directly under MODEL_PATH, beside checkpoints/.
+    if "/" in cfg.new_model or cfg.new_model in (".", "..", "checkpoints"):
+        r.problems.append(f"NEW_MODEL must be a plain directory name other than 'checkpoints', got {cfg.new_model!r}")
     if cfg.dataset_path is not None and not os.path.isfile(cfg.dataset_path):
         r.problems.append(f"DATASET_PATH {cfg.dataset_path!r} is not a file")
     if r.problems:

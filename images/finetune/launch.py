@@ -7,6 +7,9 @@ launcher never sees the signal: it goes straight to the training processes
 (the launcher's children), which agree on a step, save a checkpoint and exit
 0, so the launcher and the container exit 0 as well.
 
+It also checks the configuration first, so a bad environment variable ends
+the container at once with exit code 2 instead of failing in every process.
+
 Usage: python launch.py accelerate launch [options] fine_tune.py
 """
 

@@ -111,7 +111,11 @@ def test_hf_token_is_never_printed():
         ({"DATASET_LIMIT": "-5"}, "DATASET_LIMIT must be >= 0, got -5"),
         ({"LEARNING_RATE": "nan"}, "LEARNING_RATE must be in (0, 1], got nan"),
         ({"LORA_DROPOUT": "1"}, "LORA_DROPOUT must be in [0, 1), got 1"),
-        ({"NEW_MODEL": "a/b"}, "NEW_MODEL must be a plain directory name, got 'a/b'"),
+        ({"NEW_MODEL": "a/b"}, "NEW_MODEL must be a plain directory name other than 'checkpoints', got 'a/b'"),
+        (
+            {"NEW_MODEL": "checkpoints"},
+            "NEW_MODEL must be a plain directory name other than 'checkpoints', got 'checkpoints'",
+        ),
         ({"DATASET_PATH": "/no/such.jsonl"}, "DATASET_PATH '/no/such.jsonl' is not a file"),
     ],
 )
@@ -520,6 +524,16 @@ def test_sigkill_during_a_save_resumes_from_the_previous_checkpoint(launcher, re
     assert _losses(second) == {step: loss for step, loss in losses.items() if step > 4}
     _assert_same_weights(_adapter(launcher.model_path), weights)
     assert sorted(p.name for p in checkpoints.iterdir()) == ["checkpoint-00000008", "checkpoint-00000010"]
+
+    # A pod started again after the result exists (say, a retried index) does nothing.
+    adapter = launcher.model_path / "gemma-ft" / "adapter_model.safetensors"
+    written = adapter.stat().st_mtime_ns
+    again = subprocess.run(
+        [PYTHON, "fine_tune.py"], cwd=FINETUNE_DIR, env=launcher.env, capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.splitlines()[-1])["event"] == "already_complete"
+    assert adapter.stat().st_mtime_ns == written
 
 
 # Accelerate turns FSDP on only for accelerator devices: on CPU its state stays
