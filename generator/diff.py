@@ -124,6 +124,7 @@ def objects_by_dir(tree: dict[str, str]) -> dict[str, dict[Key, Located]]:
             continue
         if file == "kustomization.yaml":
             if d == "base" or _is_overlay(d):
+                out.setdefault(d, {})   # the overlay exists, even with no objects of its own
                 continue   # lists the files beside it; the objects say it all
             # One per directory, named after it.
             docs = [{**doc, "metadata": {"name": d}} for doc in _load(path, tree[path])[:1]]

@@ -22,6 +22,7 @@ from .errors import Problem, SpecError, problem
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
 IN_CLUSTER = "https://kubernetes.default.svc"
 PROFILE_LABEL = "gke-ml-platform.dev/profile"
 # Argo CD tracks resources by application name, which a label value must hold.
@@ -213,8 +214,12 @@ class Application:
     sync_options: tuple[str, ...] = ()
     ignore: tuple[IgnoreRule, ...] = ()
     labels: dict = field(default_factory=dict)
+    compare_options: tuple[str, ...] = ()
 
     def body(self, api: str) -> dict:
+        notes = {SYNC_WAVE: str(self.wave)}
+        if self.compare_options:
+            notes[COMPARE_OPTIONS] = ",".join(self.compare_options)
         spec: dict = {
             "project": self.project,
             "source": {"repoURL": self.repo_url, "targetRevision": self.revision, "path": self.path},
@@ -232,7 +237,7 @@ class Application:
             "apiVersion": api,
             "kind": "Application",
             "metadata": {"name": self.name, "namespace": self.namespace, "labels": dict(self.labels),
-                         "annotations": {SYNC_WAVE: str(self.wave)}},
+                         "annotations": notes},
             "spec": spec,
         }
 
@@ -393,6 +398,9 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
                 # Server-side apply: the big CRDs overflow the last-applied annotation.
                 sync_options=("ServerSideApply=true", "RespectIgnoreDifferences=true"),
                 ignore=INSTALL_IGNORES,
+                # Compare only the fields Argo CD applied: controllers rewrite parts of their own
+                # install (certificates, defaults), and a drifting install would hold the overlays back.
+                compare_options=("ServerSideDiff=true",),
                 labels={**labels, "app.kubernetes.io/component": "controller", PROFILE_LABEL: profile},
             ))
         apps.append(Application(

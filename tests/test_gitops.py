@@ -199,6 +199,7 @@ def test_drift_rules_of_the_installs(tree):
             continue
         assert {"ServerSideApply=true", "RespectIgnoreDifferences=true"} <= set(app["spec"]["syncPolicy"]["syncOptions"])
         assert app["spec"]["syncPolicy"]["automated"]["prune"] is False
+        assert app["metadata"]["annotations"][gitops.COMPARE_OPTIONS] == "ServerSideDiff=true"
         rules = {r["kind"]: r for r in app["spec"]["ignoreDifferences"]}
         for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
             assert rules[kind]["jqPathExpressions"] == [".webhooks[]?.clientConfig.caBundle"]
