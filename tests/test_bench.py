@@ -31,15 +31,17 @@ def test_quick_bench_writes_the_report(tmp_path):
     n_shipped = len(helpers.raw_spec()["workloads"])
     for label, row in rows.items():
         cells = [c.strip() for c in row.strip("|").split("|")]
-        # spec | workloads | files | synth | floor | ratio | CPU synth, floor, ratio | kustomize | validate
-        assert len(cells) == 9, row
+        # spec | workloads | files | synth | floor | ratio | synth CPU | floor CPU | user ratio | kustomize | validate
+        assert len(cells) == 11, row
         assert cells[1] == str(10 if label == "10 workloads" else n_shipped)
         assert int(cells[2]) > 0
-        for cell in (cells[3], cells[4], cells[7]):
+        for cell in (cells[3], cells[4], cells[9]):
             assert re.fullmatch(PAIR, cell), (label, cell)
-        assert re.fullmatch(r"\d+\.\d×", cells[5]), cells[5]
-        assert re.fullmatch(rf"{NUMBER}, {NUMBER}, \d+\.\d×", cells[6]), cells[6]
-        assert re.match(PAIR, cells[8]), cells[8]   # validate ran (it exists in this tree)
+        for cell in (cells[6], cells[7]):
+            assert re.fullmatch(rf"{NUMBER} \+ {NUMBER}", cell), (label, cell)
+        for cell in (cells[5], cells[8]):
+            assert re.fullmatch(r"\d+\.\d×", cell), (label, cell)
+        assert re.match(PAIR, cells[10]), cells[10]   # validate ran (it exists in this tree)
     assert re.search(r"^- shipped spec synth under 2 s: (met|NOT met) \(\d+\.\d\d s median\)$", text, re.M)
     # The floor wrote exactly the files synth wrote, so it is the same work minus the generator.
     assert "Floor output byte-identical to synth output: yes" in text
