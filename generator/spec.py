@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
-from . import facts, paths, versions, yamlio
+from . import facts, paths, userinput, versions
 from .errors import Problem, SpecError, format_path, problem
 from .quantity import parse
 
@@ -92,49 +92,17 @@ class Spec:
 
 
 def load(path: str | Path) -> Spec:
-    path = Path(path)
-    source = str(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise SpecError(source, [Problem("", f"cannot read the spec: {e.strerror}")])
-    try:
-        raw = yamlio.load_strict(text)
-    except Exception as e:  # yaml.YAMLError and DuplicateKeyError
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SpecError(source, [Problem("", f"not valid YAML: {where}{getattr(e, 'problem', e)}")])
-    if not isinstance(raw, dict):
-        raise SpecError(source, [Problem("", "the spec must be a YAML mapping")])
-    return from_dict(raw, source)
+    return from_dict(userinput.load_mapping(path, "spec"), str(path))
 
 
 def from_dict(raw: dict, source: str = "<spec>") -> Spec:
-    schema_problems = [_schema_problem(e) for e in _validator().iter_errors(raw)]
+    schema_problems = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
     if schema_problems:
         raise SpecError(source, schema_problems)
     problems = _cross_check(raw)
     if problems:
         raise SpecError(source, problems)
     return _build(raw, source)
-
-
-def _schema_problem(err: jsonschema.ValidationError) -> Problem:
-    # For if/then and oneOf failures the most specific sub-error is the useful one.
-    best = jsonschema.exceptions.best_match([err]) if err.context else err
-    path = list(best.absolute_path)
-    msg = best.message
-    if best.validator == "additionalProperties" or best.validator == "unevaluatedProperties":
-        allowed = sorted(best.schema.get("properties", {}))
-        if allowed:
-            msg += f" (allowed: {', '.join(allowed)})"
-    elif best.validator == "enum":
-        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, best.validator_value))})"
-    elif best.validator == "pattern":
-        msg = f"{best.instance!r} does not match the required format {best.validator_value}"
-    elif best.validator == "oneOf" and best.schema.get("description"):
-        msg += f" ({best.schema['description']})"
-    return problem(path, msg)
 
 
 def _cross_check(raw: dict) -> list[Problem]:
@@ -233,7 +201,7 @@ def _check_profile(name: str, p: dict, kueue_default: str) -> list[Problem]:
             out.append(problem(base + ["platform"], "TPU slicing runs on GKE Standard only"))
         for extra in ("nodePool", "budget"):
             if extra in p:
-                out.append(problem(base + [extra], f"not used by TPU profiles; size them with tpu.reservation"))
+                out.append(problem(base + [extra], "not used by TPU profiles; size them with tpu.reservation"))
         return out
     if "tpu" in p:
         out.append(problem(base + ["tpu"], f"only TPU profiles take `tpu`, this one has {p['accelerator']}"))

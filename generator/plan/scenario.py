@@ -7,12 +7,11 @@ import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from pathlib import Path
 
 import jsonschema
 
-from .. import paths, yamlio
-from ..errors import Problem, SpecError, format_path, problem
+from .. import paths, userinput
+from ..errors import Problem, SpecError, problem
 from ..quantity import parse
 from . import model
 
@@ -79,24 +78,13 @@ def default(cluster: model.Cluster) -> Scenario:
 
 
 def load(path: str, cluster: model.Cluster) -> Scenario:
-    source = str(path)
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise SpecError(source, [Problem("", f"cannot read the scenario: {e.strerror}")])
-    try:
-        raw = yamlio.load_strict(text)
-    except Exception as e:  # yaml.YAMLError and DuplicateKeyError
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SpecError(source, [Problem("", f"not valid YAML: {where}{getattr(e, 'problem', e)}")])
-    return from_dict(raw, cluster, source)
+    return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path))
 
 
 def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenario:
     if not isinstance(raw, dict):
         raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
-    errors = [_schema_problem(e) for e in _validator().iter_errors(raw)]
+    errors = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
     if errors:
         raise SpecError(source, errors)
     problems: list[Problem] = []
@@ -193,17 +181,3 @@ def _submitted(s: dict, available: dict, live: dict, path: list, problems: list)
     return owner
 
 
-def _schema_problem(err: jsonschema.ValidationError) -> Problem:
-    path = list(err.absolute_path)
-    if err.validator == "oneOf" and err.schema.get("description"):
-        got = f" (got {err.instance!r})" if not isinstance(err.instance, (dict, list)) else ""
-        return Problem(format_path(path), err.schema["description"] + got)
-    best = jsonschema.exceptions.best_match([err]) if err.context else err
-    msg = best.message
-    if best.validator == "additionalProperties":
-        allowed = sorted(best.schema.get("properties", {}))
-        if allowed:
-            msg += f" (allowed: {', '.join(allowed)})"
-    elif best.validator == "enum":
-        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, best.validator_value))})"
-    return Problem(format_path(list(best.absolute_path)), msg)

@@ -11,7 +11,6 @@ Skipped only when `java` is not on PATH.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.images.tiny_t5 import build_tiny_t5
+
 IMAGE_DIR = Path(__file__).resolve().parents[2] / "images" / "t5-torchserve"
 MODEL_NAME = "t5-small"
 MODEL_VERSION = "1.0"
@@ -37,57 +38,6 @@ pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="java not f
 
 GOOD = {"text": "this is a test sentence", "from": "en", "to": "fr"}
 
-SENTENCES = [
-    "translate English to French: this is a test sentence.",
-    "translate English to German: the house is wonderful.",
-    "translate English to Romanian: hello world, how are you?",
-    "le chat est sur la table",
-    "das Haus ist wunderbar",
-    "buna ziua lume",
-]
-
-
-def build_tiny_t5(model_dir: Path) -> Path:
-    """Tiny random T5 + real T5Tokenizer (sentencepiece-trained vocab), saved with save_pretrained."""
-    import sentencepiece as spm
-    import torch
-    from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
-
-    proto = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(SENTENCES * 10),
-        model_writer=proto,
-        vocab_size=64,
-        model_type="unigram",
-        pad_id=0,
-        eos_id=1,
-        unk_id=2,
-        bos_id=-1,
-        character_coverage=1.0,
-        hard_vocab_limit=False,
-        minloglevel=2,
-    )
-    sp = spm.SentencePieceProcessor(model_proto=proto.getvalue())
-    vocab = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
-    tokenizer = T5Tokenizer(vocab=vocab, extra_ids=4)
-    config = T5Config(
-        vocab_size=len(tokenizer),
-        d_model=32,
-        d_kv=8,
-        d_ff=64,
-        num_layers=2,
-        num_decoder_layers=2,
-        num_heads=4,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model = T5ForConditionalGeneration(config)
-    model_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
-    return model_dir
 
 
 def _venv_tool(name: str) -> str:

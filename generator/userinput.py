@@ -1,0 +1,48 @@
+"""Reading the files users write (the spec, plan scenarios): YAML that must be
+a mapping, and JSON Schema errors turned into path-precise problems."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+
+from . import yamlio
+from .errors import Problem, SpecError, format_path
+
+
+def load_mapping(path: str | Path, what: str) -> dict:
+    """The YAML mapping in `path`; any failure is a SpecError naming the file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror}")])
+    try:
+        raw = yamlio.load_strict(text)
+    except Exception as e:  # yaml.YAMLError and DuplicateKeyError
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise SpecError(source, [Problem("", f"not valid YAML: {where}{getattr(e, 'problem', e)}")])
+    if not isinstance(raw, dict):
+        raise SpecError(source, [Problem("", f"the {what} must be a YAML mapping")])
+    return raw
+
+
+def schema_problem(err: jsonschema.ValidationError) -> Problem:
+    """One problem per schema error, worded for the user: the field path, what
+    is wrong and, where the schema knows it, what is allowed."""
+    if err.validator == "oneOf" and err.schema.get("description"):
+        got = f" (got {err.instance!r})" if not isinstance(err.instance, (dict, list)) else ""
+        return Problem(format_path(list(err.absolute_path)), err.schema["description"] + got)
+    # For if/then failures the most specific sub-error is the useful one.
+    best = jsonschema.exceptions.best_match([err]) if err.context else err
+    msg = best.message
+    if best.validator in ("additionalProperties", "unevaluatedProperties"):
+        allowed = sorted(best.schema.get("properties", {}))
+        if allowed:
+            msg += f" (allowed: {', '.join(allowed)})"
+    elif best.validator == "enum":
+        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, best.validator_value))})"
+    elif best.validator == "pattern":
+        msg = f"{best.instance!r} does not match the required format {best.validator_value}"
+    return Problem(format_path(list(best.absolute_path)), msg)
