@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from ... import facts
+from ...tpu import Shape
 from ..findings import ERROR
 from . import Hit, rule
 
@@ -25,16 +26,12 @@ def slice_chips(tpu: facts.TpuType, shape: str) -> int | None:
     """Chips in a slice of this shape, or None if the type has no such slice:
     a dynamic sub-slice of one cube, or whole cubes in every dimension listed
     in non-decreasing order (GKE's slice controller takes 4x4x8, not 8x4x4).
-    generator/tpu.Shape says the same for the generator; it imports cdk8s,
-    which the validator must not load."""
+    The rule is the generator's own (generator/tpu.Shape)."""
     try:
-        dims = [int(d) for d in shape.split("x")]
+        s = Shape.parse(shape, tpu)
     except ValueError:
         return None
-    if len(dims) != len(tpu.cube) or min(dims) < 1:
-        return None
-    whole_cubes = all(d % c == 0 for d, c in zip(dims, tpu.cube)) and dims == sorted(dims)
-    return prod(dims) if shape in tpu.subslice_shapes or whole_cubes else None
+    return s.chips if s.is_subslice or s.is_whole_cubes else None
 
 
 def _placed_annotations(o):
