@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -53,12 +54,18 @@ def cmd_diff(args) -> int:
     return EXIT_OK
 
 
+def _shown(path: Path) -> str:
+    """The path as messages should show it: relative when under the working directory."""
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
-        p.add_argument("--spec", default=str(paths.DEFAULT_SPEC), help="platform spec (default: platform.yaml)")
+        p.add_argument("--spec", default=_shown(paths.DEFAULT_SPEC), help="platform spec (default: platform.yaml)")
         p.add_argument("--out", default=str(paths.ROOT), help="directory holding base/, overlays/, controllers/")
 
     p = sub.add_parser("synth", help="generate base/, overlays/ and controllers/ from the spec")
