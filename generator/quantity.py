@@ -1,18 +1,44 @@
-"""Kubernetes quantities: parsing is the validator's parser (the same grammar
-as the `kubernetes` client's, checked against it in tests/test_validate_units.py,
-without the client's 0.2-0.9 s import on every synth); formatting picks the
-shortest exact unit so quotas read like hand-written ones."""
+"""Kubernetes quantities. Parsing is the `kubernetes` client's parse_quantity,
+loaded from its module file alone: importing the client package (0.2-0.9 s)
+on every synth and validate would cost more than the rest of a small run.
+Formatting picks the shortest exact unit so quotas read like hand-written ones."""
 from __future__ import annotations
 
+import importlib.util
+import re
 from decimal import Decimal
+from pathlib import Path
 
-from .validate.quantity import parse as parse_quantity
 
-_BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+def _client_parse_quantity():
+    pkg = importlib.util.find_spec("kubernetes")   # finds the package without importing it
+    path = Path(pkg.submodule_search_locations[0]) / "utils" / "quantity.py"
+    spec = importlib.util.spec_from_file_location("_kubernetes_quantity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.parse_quantity
+
+
+_parse_quantity = _client_parse_quantity()
+# The client is lax where the API server is not (Decimal takes spaces, NaN and
+# Infinity; a bool is an int): only the Kubernetes quantity form gets through.
+_FORM = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$")
 
 
 def parse(q) -> Decimal:
-    return parse_quantity(q)
+    """'500m' -> 0.5, '30Gi' -> 32212254720, 4 -> 4; ValueError when it is not a quantity."""
+    if isinstance(q, bool):
+        raise ValueError(f"{q!r} is not a quantity")
+    if isinstance(q, float):
+        q = repr(q)   # 0.3, not the binary float's 0.29999...
+    if isinstance(q, int):
+        return Decimal(q)
+    if not _FORM.match(str(q)):
+        raise ValueError(f"{q!r} is not a quantity")
+    return _parse_quantity(str(q))
+
+
+_BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
 def fmt_cpu(value: Decimal) -> int | str:
