@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from math import prod
 
 from ..facts import TPU_PARTITION_LABEL, TpuType
+from ..tpu import Shape as TpuShape
 
 Shape = tuple[int, int, int]
 
@@ -77,12 +78,11 @@ class Reservation:
     # -- shapes ---------------------------------------------------------
     def kind(self, shape: Shape) -> str:
         """'sub' (inside one cube) or 'super' (whole cubes); ShapeError otherwise."""
-        if shape in self.sub_shapes:
+        rule = TpuShape(shape, self.tpu)   # the generator's own sub-slice / whole-cube rule
+        if rule.is_subslice:
             self._need_level(shape, "sub-slices")
             return "sub"
-        whole = all(s % c == 0 for s, c in zip(shape, self.cube))
-        # The slice controller wants super-slice sides in non-decreasing order (4x4x8, not 8x4x4).
-        if whole and list(shape) == sorted(shape):
+        if rule.is_whole_cubes:
             self._need_level(self.cube, "slices of whole cubes")
             return "super"
         allowed = ", ".join(self.tpu.subslice_shapes)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import versions, yamlio
+from .. import userinput, versions
+from ..errors import SpecError
 
 
 class UsageError(Exception):
@@ -38,14 +39,9 @@ def read_spec(path: Path, explicit: bool) -> dict | None:
     if not path.exists() and not explicit:
         return None
     try:
-        raw = yamlio.load_strict(path.read_text())
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read the spec ({e.strerror})") from None
-    except Exception as e:  # yaml.YAMLError, DuplicateKeyError
-        raise UsageError(f"{path}: not valid YAML ({e}); run `python -m generator check`") from None
-    if not isinstance(raw, dict):
-        raise UsageError(f"{path}: the spec must be a YAML mapping")
-    return raw
+        return userinput.load_mapping(path, "spec")
+    except SpecError as e:   # problems of the whole file: no field path to show
+        raise UsageError("\n".join(f"{e.source}: {p.message}" for p in e.problems)) from None
 
 
 def _pick(kind: str, value, known: list[str], source: str) -> str:
