@@ -8,29 +8,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .. import demand
+from ..apiscope import CORE_CLUSTER_SCOPED
 from ..demand import PodSet
 
-# Core kinds without a namespace, as (API group, kind). Custom resources get
-# their scope from their CRD instead.
-CORE_CLUSTER_SCOPED = frozenset({
-    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"), ("", "ComponentStatus"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
-    ("storage.k8s.io", "VolumeAttachment"), ("storage.k8s.io", "VolumeAttributesClass"),
-    ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
-    ("node.k8s.io", "RuntimeClass"), ("networking.k8s.io", "IngressClass"),
-    ("networking.k8s.io", "IPAddress"), ("networking.k8s.io", "ServiceCIDR"),
-    ("certificates.k8s.io", "CertificateSigningRequest"), ("certificates.k8s.io", "ClusterTrustBundle"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("resource.k8s.io", "DeviceClass"), ("resource.k8s.io", "ResourceSlice"),
-})
 
 def group_of(obj: dict) -> str:
     return demand.api_group(obj)
