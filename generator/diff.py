@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from . import facts, kueue, paths, quantity, writer, yamlio
+from . import demand, facts, kueue, paths, quantity, writer, yamlio
 
 MISSING = object()
 ACCELERATOR_RESOURCES = tuple(sorted({a.resource for a in facts.ACCELERATORS.values()}))
@@ -427,61 +427,22 @@ def _hpa_ranges(objs: dict[Key, Located]) -> dict[tuple, tuple[int, int]]:
     return out
 
 
-def pod_groups(obj: dict, hpa: dict) -> list[tuple[dict, int, int]]:
-    """(pod template, fewest pods, most pods) of a workload."""
-    kind, spec = obj["kind"], obj.get("spec", {})
+def pod_ranges(obj: dict, hpa: dict) -> list[tuple[demand.PodSet, int, int]]:
+    """(pod set, fewest pods, most pods) of a workload object, all its Workloads
+    together: the demand module's counts, scaled by an HPA's range where one targets it."""
+    d = demand.of(obj)
     meta = obj["metadata"]
-    scaled = hpa.get((kind, meta.get("namespace"), meta["name"]))
-
-    def replicas(default=1):
-        if scaled:
-            return scaled
-        n = spec.get("replicas", default)
-        return (n, n)
-
-    if kind in ("Deployment", "StatefulSet"):
-        lo, hi = replicas()
-        return [(spec.get("template", {}), lo, hi)]
-    if kind == "Job":
-        n = spec.get("parallelism", 1)
-        return [(spec.get("template", {}), n, n)]
-    if kind == "CronJob":
-        job = spec.get("jobTemplate", {}).get("spec", {})
-        n = job.get("parallelism", 1)
-        return [(job.get("template", {}), n, n)]
-    if kind == "JobSet":
-        out = []
-        for rj in spec.get("replicatedJobs", []):
-            job = rj.get("template", {}).get("spec", {})
-            n = rj.get("replicas", 1) * job.get("parallelism", 1)
-            out.append((job.get("template", {}), n, n))
-        return out
-    if kind == "LeaderWorkerSet":
-        lo, hi = replicas()
-        lwt = spec.get("leaderWorkerTemplate", {})
-        size = lwt.get("size", 1)
-        worker = lwt.get("workerTemplate", {})
-        leader = lwt.get("leaderTemplate")
-        if leader is None:
-            return [(worker, lo * size, hi * size)]
-        return [(leader, lo, hi), (worker, lo * (size - 1), hi * (size - 1))]
-    if kind == "Pod":
-        return [({"spec": spec}, 1, 1)]
-    return []
-
-
-def per_pod(template: dict, resource: str) -> int:
-    pod = template.get("spec", {})
-    containers = list(pod.get("containers", []))
-    # Native sidecars (init containers that keep running) count like containers.
-    containers += [c for c in pod.get("initContainers", []) if c.get("restartPolicy") == "Always"]
-    total = Decimal(0)
-    for c in containers:
-        res = c.get("resources", {})
-        v = res.get("requests", {}).get(resource, res.get("limits", {}).get(resource))
-        if v is not None:
-            total += quantity.parse(v)
-    return int(total)
+    scaled = hpa.get((d.kind, meta.get("namespace"), meta["name"])) if d.scalable else None
+    out = []
+    for ps in d.podsets:
+        if scaled is None:
+            n = ps.count * d.copies
+            out.append((ps, n, n))
+        elif d.kind == "StatefulSet":          # one pod group whose size is the replica count
+            out.append((ps, scaled[0], scaled[1]))
+        else:                                  # one Workload per replica
+            out.append((ps, ps.count * scaled[0], ps.count * scaled[1]))
+    return out
 
 
 def _pods(lo: int, hi: int, scaled: bool) -> str:
@@ -499,8 +460,8 @@ def accelerator_summary(obj: dict, hpa: dict, resource: str) -> tuple[str, int, 
     meta = obj["metadata"]
     scaled = (obj["kind"], meta.get("namespace"), meta["name"]) in hpa
     parts, lo_total, hi_total = [], 0, 0
-    for template, lo, hi in pod_groups(obj, hpa):
-        n = per_pod(template, resource)
+    for ps, lo, hi in pod_ranges(obj, hpa):
+        n = int(ps.requests.get(resource, 0))
         if n and hi:
             parts.append(f"{n} × {_pods(lo, hi, scaled)}")
             lo_total, hi_total = lo_total + n * lo, hi_total + n * hi
@@ -509,14 +470,13 @@ def accelerator_summary(obj: dict, hpa: dict, resource: str) -> tuple[str, int, 
     return f"{' + '.join(parts)} = {_range(lo_total, hi_total)}", lo_total, hi_total
 
 
-def _priorities(obj: dict, hpa: dict) -> dict[str, str]:
+def _priorities(obj: dict) -> dict[str, str]:
+    d = demand.of(obj)
     out = {}
-    names = sorted({t.get("spec", {}).get("priorityClassName") for t, _, _ in pod_groups(obj, hpa)} - {None})
-    if names:
-        out["priorityClassName"] = ", ".join(names)
-    wpc = obj["metadata"].get("labels", {}).get(kueue.PRIORITY_LABEL)
-    if wpc:
-        out[kueue.PRIORITY_LABEL] = wpc
+    if d.priority_class_name:
+        out["priorityClassName"] = d.priority_class_name
+    if d.workload_priority_class:
+        out[kueue.PRIORITY_LABEL] = d.workload_priority_class
     return out
 
 
@@ -563,8 +523,8 @@ def capacity_changes(old: dict[Key, Located], new: dict[Key, Located]) -> list[C
 
     # Priorities: workloads' classes and the classes' values.
     for key in workloads:
-        a = _priorities(old[key].obj, hpa_a) if key in old else None
-        b = _priorities(new[key].obj, hpa_b) if key in new else None
+        a = _priorities(old[key].obj) if key in old else None
+        b = _priorities(new[key].obj) if key in new else None
         for item in sorted(set(a or {}) | set(b or {})):
             va = (a or {}).get(item, "(new)" if a is None else "(unset)")
             vb = (b or {}).get(item, "(removed)" if b is None else "(unset)")

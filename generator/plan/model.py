@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from .. import facts, yamlio
+from .. import demand, facts, yamlio
 from ..errors import Problem, SpecError
-from ..kueue import PRIORITY_LABEL, QUEUE_LABEL
+from ..kueue import PRIORITY_LABEL
 from ..quantity import parse
 from . import packer
 
@@ -315,66 +315,35 @@ def _cluster_queue(name: str, spec: dict) -> ClusterQueue:
 # ---------------------------------------------------------------- owners -> workloads
 def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
     """The Workload for one unit of an owner: a Deployment pod / LWS group
-    (index 1..), or the whole Job / JobSet / Pod (index None)."""
+    (index 1..), or the whole Job / JobSet / Pod (index None). Pod sets, counts
+    and requests come from the demand module."""
     o = owner.obj
-    meta, spec = o["metadata"], o.get("spec") or {}
-    labels = dict(meta.get("labels") or {})
+    labels = dict(o["metadata"].get("labels") or {})
     notes: list[str] = []
     key = f"{owner.namespace}/{owner.name}" + (f"#{index}" if index is not None else "")
-    if owner.kind == "Deployment":
-        tmpl = spec.get("template") or {}
-        tlabels = (tmpl.get("metadata") or {}).get("labels") or {}
-        # Kueue's Deployment webhook copies the queue label to the pods; the
-        # priority-class label is read from the pod only.
-        queue = labels.get(QUEUE_LABEL) or tlabels.get(QUEUE_LABEL)
-        wpc = tlabels.get(PRIORITY_LABEL)
-        if labels.get(PRIORITY_LABEL) and not wpc:
-            notes.append(f"{PRIORITY_LABEL} on the Deployment is not copied to its pods; Kueue ignores it")
-        podsets = [_podset("main", 1, tmpl, 1)]
-    elif owner.kind == "Pod":
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        podsets = [_podset("main", 1, {"metadata": meta, "spec": spec}, 1)]
-    elif owner.kind == "Job":
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        n = _job_pods(spec)
-        podsets = [_podset("main", n, spec.get("template") or {}, n)]
-    elif owner.kind == "JobSet":
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        podsets = []
-        for rj in spec.get("replicatedJobs") or []:
-            jspec = (rj.get("template") or {}).get("spec") or {}
-            per_job = _job_pods(jspec)
-            podsets.append(_podset(rj["name"], per_job * int(rj.get("replicas", 1)),
-                                   jspec.get("template") or {}, per_job))
-    else:  # LeaderWorkerSet: one group
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        lwt = spec.get("leaderWorkerTemplate") or {}
-        size = int(lwt.get("size", 1))
-        worker = lwt.get("workerTemplate") or {}
-        leader = lwt.get("leaderTemplate") or worker
-        podsets = [_podset("leader", 1, leader, size)]
-        if size > 1:
-            podsets.append(_podset("workers", size - 1, worker, size))
-    priority, prio_problem = _priority(cluster, wpc, _pc_name(owner, spec))
+    d = demand.of(o)
+    if owner.kind == "Deployment" and labels.get(PRIORITY_LABEL) and not d.workload_priority_class:
+        notes.append(f"{PRIORITY_LABEL} on the Deployment is not copied to its pods; Kueue ignores it")
+    podsets = [_podset(ps, d.podsets) for ps in d.podsets]
+    priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
-    return Workload(key, owner.ref, owner.namespace, queue, priority, tuple(podsets),
+    return Workload(key, owner.ref, owner.namespace, d.queue, priority, tuple(podsets),
                     tuple(problems), tuple(notes))
 
 
-def _pc_name(owner: Owner, spec: dict) -> str | None:
-    if owner.kind == "Pod":
-        return spec.get("priorityClassName")
-    if owner.kind in ("Deployment", "Job"):
-        return ((spec.get("template") or {}).get("spec") or {}).get("priorityClassName")
-    if owner.kind == "JobSet":
-        for rj in spec.get("replicatedJobs") or []:
-            name = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec", {}).get("priorityClassName")
-            if name:
-                return name
-        return None
-    lwt = spec.get("leaderWorkerTemplate") or {}
-    tmpl = lwt.get("leaderTemplate") or lwt.get("workerTemplate") or {}
-    return (tmpl.get("spec") or {}).get("priorityClassName")
+def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
+    # Pods of one slice group (a Job of a JobSet, an LWS group: leader and workers
+    # together) share slices.
+    unit = sum(s.slice_pods for s in siblings if s.slice_group == ps.slice_group)
+    return PodSet(
+        name=ps.name,
+        count=ps.count,
+        requests=dict(ps.requests),
+        node_selector=dict(ps.spec.get("nodeSelector") or {}),
+        tolerations=tuple(ps.spec.get("tolerations") or ()),
+        slice_topology=ps.annotations.get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION),
+        unit=unit,
+    )
 
 
 def _priority(cluster: Cluster, wpc: str | None, pc: str | None) -> tuple[Priority, str | None]:
@@ -393,77 +362,6 @@ def _priority(cluster: Cluster, wpc: str | None, pc: str | None) -> tuple[Priori
         name, value = cluster.default_priority_class
         return Priority(value, f"globalDefault PriorityClass {name}"), None
     return Priority(0, "no priority class (0)"), None
-
-
-def _job_pods(jspec: dict) -> int:
-    parallelism = int(jspec.get("parallelism", 1))
-    completions = jspec.get("completions")
-    return min(parallelism, int(completions)) if completions is not None else parallelism
-
-
-def _podset(name: str, count: int, template: dict, unit: int) -> PodSet:
-    meta = template.get("metadata") or {}
-    spec = template.get("spec") or {}
-    return PodSet(
-        name=name,
-        count=count,
-        requests=pod_requests(spec),
-        node_selector=dict(spec.get("nodeSelector") or {}),
-        tolerations=tuple(spec.get("tolerations") or ()),
-        slice_topology=(meta.get("annotations") or {}).get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION),
-        unit=unit,
-    )
-
-
-def pod_requests(spec: dict) -> dict[str, Decimal]:
-    """Effective requests of one pod, as the scheduler and Kueue count them:
-    containers (and sidecars) add up, ordinary init containers take the max,
-    pod overhead is added. A limit without a request is the request."""
-    def one(c: dict) -> dict[str, Decimal]:
-        res = c.get("resources") or {}
-        out = {r: parse(v) for r, v in (res.get("limits") or {}).items()}
-        out.update({r: parse(v) for r, v in (res.get("requests") or {}).items()})
-        return out
-
-    def add(a: dict, b: dict) -> dict:
-        return {r: a.get(r, Decimal(0)) + b.get(r, Decimal(0)) for r in set(a) | set(b)}
-
-    def maximum(a: dict, b: dict) -> dict:
-        return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in set(a) | set(b)}
-
-    total: dict[str, Decimal] = {}
-    for c in spec.get("containers") or []:
-        total = add(total, one(c))
-    sidecars: dict[str, Decimal] = {}
-    init_peak: dict[str, Decimal] = {}
-    for c in spec.get("initContainers") or []:
-        if c.get("restartPolicy") == "Always":
-            sidecars = add(sidecars, one(c))
-        else:
-            init_peak = maximum(init_peak, add(sidecars, one(c)))
-    total = maximum(add(total, sidecars), init_peak)
-    total = add(total, {r: parse(v) for r, v in (spec.get("overhead") or {}).items()})
-    return {r: v for r, v in sorted(total.items()) if v > 0}
-
-
-def selector_matches(selector: dict | None, labels: dict) -> bool:
-    """A metav1.LabelSelector; None matches nothing, {} matches everything."""
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for e in selector.get("matchExpressions") or []:
-        key, op, values = e["key"], e["operator"], e.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def namespace_labels(cluster: Cluster, ns: str) -> dict:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from .. import facts
+from ..labels import selector_matches
 from ..errors import Problem, SpecError
 from ..quantity import fmt
 from . import model, packer
@@ -227,7 +228,7 @@ class Simulator:
         elif cq is None:
             never.append(f"ClusterQueue {cq_name} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist")
         else:
-            if not model.selector_matches(cq.namespace_selector, model.namespace_labels(c, wl.namespace)):
+            if not selector_matches(cq.namespace_selector, model.namespace_labels(c, wl.namespace)):
                 never.append(f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector")
             for ac in cq.admission_checks:
                 if ac not in c.admission_checks:

@@ -68,7 +68,7 @@ def _tpu_pods(model):
         shape = (ps.metadata.get("annotations") or {}).get(SLICE_ANNOTATION)
         selector = ps.spec.get("nodeSelector") or {}
         accel = next((selector[label] for label in TPU_LABELS if label in selector), None)
-        asks = any(r in ps.requests() for r in TPU_RESOURCES)
+        asks = any(r in ps.requests for r in TPU_RESOURCES)
         if shape is not None or accel is not None or asks:
             yield o, ps, shape, accel
 
@@ -130,14 +130,14 @@ def chip_counts(model):
         if chips is None:
             continue
         resource = TPU_ACCELERATORS[accel].resource
-        per_pod = ps.requests().get(resource, 0)
+        per_pod = ps.requests.get(resource, 0)
         if per_pod != tpu.chips_per_vm:
             yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {accel} "
                       f"slice pod takes a whole VM: {tpu.chips_per_vm}")
-        g = groups.setdefault((id(o), ps.group), {"obj": o, "ps": ps, "shape": shape, "chips": chips,
+        g = groups.setdefault((id(o), ps.slice_group), {"obj": o, "ps": ps, "shape": shape, "chips": chips,
                                                   "have": 0, "what": []})
-        g["have"] += ps.group_pods * per_pod
-        g["what"].append(f"{ps.group_pods} pod(s) x {per_pod}")
+        g["have"] += ps.slice_pods * per_pod
+        g["what"].append(f"{ps.slice_pods} pod(s) x {per_pod}")
     for g in groups.values():
         if g["have"] != g["chips"]:
             ps = g["ps"]
