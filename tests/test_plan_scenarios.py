@@ -98,11 +98,11 @@ def test_l4_autopilot_budget_cut():
     assert states(s[3])["llm/finetune-gemma-l4"] == "admitted" and _quota(plan, GPU, 3) == 3
     # 4: the Job finishes: 3/3.  5: resubmitted, 4 > 3 for ever: short by 1.
     assert states(s[5])["llm/finetune-gemma-l4"] == "never"
-    asse("can never be admitted: pod set main: requests 4 nvidia.com/gpu, more than ClusterQueue cluster-queue's "
+    assert ("can never be admitted: pod set main: requests 4 nvidia.com/gpu, more than ClusterQueue cluster-queue's "
             "maximum capacity 3 in flavor default-flavor: short by 1") in detail(s[5], "llm/finetune-gemma-l4")
     # 6: TGI#2 needs 2 of the 0 free; the never-admissible Job holds nothing to preempt.
     assert states(s[6])["llm/tgi-gemma-deployment#2"] == "pending"
-    assert "requests 2, 0 of 3 free" in detail(s[6], "llm/tgi-gemma-deployment#2")
+    assert "nvidia.com/gpu in flavor default-flavor, 2 more needed" in detail(s[6], "llm/tgi-gemma-deployment#2")
     assert gpus == [7, 7, 7, 7, 3, 3, 3]
 
 
