@@ -931,7 +931,7 @@ def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
             detail += " (" + "; ".join(notes) + ")"
         rows.append(Row(wl.key, wl.owner[0], st.cluster_queue, wl.priority.value, wl.priority.source, state, detail,
                         {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items()))))
-    rows.sort(key=lambda r: (STATES.index(r.state), -r.priority, r.workload))
+    rows.sort(key=lambda r: (STATES.index(r.state), -r.priority, _natural(r.workload)))
     cubes = []
     for flavor, res in sorted(sim.reservations.items()):
         per = []
@@ -940,6 +940,12 @@ def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
             per.append((res.used(i), res.cube_chips, holders))
         cubes.append(Cubes(flavor, tuple(per)))
     return StepResult(index, title, action, tuple(sim.events), tuple(rows), tuple(usage_rows(sim)), tuple(cubes))
+
+
+def _natural(name: str) -> tuple:
+    """team-a/job-2 before team-a/job-10."""
+    import re
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
 def _unmodelled(st: State) -> list[str]:
