@@ -73,13 +73,27 @@ def _max(a: Requests, b: Requests) -> Requests:
     return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in a.keys() | b.keys()}
 
 
+# Kubernetes keeps quantities in int64 (milli-units for CPU); larger values would
+# only overflow later sums (Decimal's context) and make no sense as requests.
+MAX_QUANTITY = Decimal(2**63 - 1)
+
+
+def _bounded(q: Decimal) -> Decimal:
+    if not q.is_finite() or abs(q) > MAX_QUANTITY:
+        raise OverflowError(q)
+    return q
+
+
 def _container_requests(c: Mapping, path: tuple, problems: list[Problem]) -> Requests:
     res = _dict(c.get("resources"))
     out: Requests = {}
     for part in ("limits", "requests"):   # requests override the limits they default from
         for r, v in _dict(res.get(part)).items():
             try:
-                out[r] = quantity.parse(v)
+                out[r] = _bounded(quantity.parse(v))
+            except OverflowError:
+                problems.append(Problem(format_path(path + ("resources", part, r)),
+                                        f"{v!r} is larger than Kubernetes can count (at most 2^63-1)"))
             except (ValueError, ArithmeticError):
                 problems.append(Problem(format_path(path + ("resources", part, r)),
                                         f"{v!r} is not a quantity (e.g. 500m, 2, 16Gi)"))
@@ -108,8 +122,8 @@ def pod_requests(pod_spec: Mapping, path: tuple = (), problems: list[Problem] | 
     overhead: Requests = {}
     for r, v in _dict(pod_spec.get("overhead")).items():
         try:
-            overhead[r] = quantity.parse(v)
-        except (ValueError, ArithmeticError):
+            overhead[r] = _bounded(quantity.parse(v))
+        except (ValueError, ArithmeticError, OverflowError):
             problems.append(Problem(format_path(path + ("overhead", r)), f"{v!r} is not a quantity"))
     total = _add(total, overhead)
     return {r: v for r, v in sorted(total.items()) if v > 0}
