@@ -142,6 +142,11 @@ class Reservation:
         self._grid, self._held = trial._grid, trial._held
         return done
 
+    def hold(self, owner: str, placements: list[Placement]) -> None:
+        """Occupy placements found on a copy of this reservation (a scheduling snapshot)."""
+        for p in placements:
+            self._occupy(owner, p)
+
     def fits(self, shapes: list[Shape]) -> bool:
         return self.copy().place("\0probe", shapes) is not None
 
