@@ -177,6 +177,12 @@ class SchemaSet:
         return sorted((api, e[2], e[3]) for (api, k), e in _index(self._source).items()
                       if k == kind and api.rpartition("/")[0] == group)
 
+    def crd_schema(self, api_version: str, kind: str) -> dict | None:
+        """The upstream openAPIV3Schema of a custom resource version, as written
+        (x-kubernetes-validations included), or None when no pinned CRD serves it."""
+        entry = _index(self._source).get((api_version, kind))
+        return None if entry is None else entry[1]
+
     def validator(self, api_version: str, kind: str):
         v = _core_validator(self.k8s_minor, api_version, kind)
         if v is None:
