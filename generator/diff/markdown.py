@@ -18,12 +18,13 @@ from .phrases import (
     quota_cell,
     rollout_lines,
     spec_line,
-    stale_lines,
+    stale_blocks,
     why_line,
 )
 from .report import Report
 
 LIMIT = 65_000
+RESERVE = 1_000    # the closing note and the "left out" lines
 FULL_REVIEW = "run `python -m generator diff` locally for the full review"
 
 
@@ -52,11 +53,10 @@ def _header(r: Report) -> list[str]:
         line = spec_line(r.stale)
         if line:
             out += [line, ""]
-        stale = stale_lines(r.stale)
-        if stale:
-            out += [f"> **{stale[0]}**", *(f"> - {code(x)}" for x in stale[1:21])]
-            if len(stale) > 21:
-                out.append(f"> - … and {len(stale) - 21} more")
+        for head, *details in stale_blocks(r.stale):
+            out += [f"> **{head}**", *(f"> - {code(x)}" for x in details[:20])]
+            if len(details) > 20:
+                out.append(f"> - … and {len(details) - 20} more")
             out.append("")
     out += [f"> note: {n}" for n in r.notes] + ([""] if r.notes else [])
     return out
@@ -66,26 +66,24 @@ def _profile(unit: str) -> str:
     return unit.split("/", 1)[1]
 
 
-def _capacity(r: Report) -> list[list[str]]:
-    """Blocks: the queue table, the never-admitted list, the per-workload table."""
-    if not r.capacity:
-        return [["#### Capacity", "", "No change.", ""]]
+def _capacity(r: Report) -> dict[str, list[str]]:
+    """The capacity blocks: the queue table, the never-admitted list, the per-workload table."""
     rows = [f"| {_profile(u)} | {cell(row.queue)} | {cell(row.resource)} | {cell(quota_cell(row))} | "
             f"{cell(demand_cell(row))} | {cell(headroom_cell(row))} |"
             for u, impact in r.capacity.items() for row in impact.rows]
-    blocks = [["#### Capacity", ""]]
-    if rows:
-        blocks.append(["| profile | queue | resource | quota | demand (fewest–most replicas) | headroom at most |",
-                       "|---|---|---|---|---|---|", *rows, ""])
     never = [f"- **{_profile(u)}**: {never_line(n)}" for u, impact in r.capacity.items() for n in impact.never]
-    if never:
-        blocks.append([*never, ""])
     lines = [f"| {_profile(u)} | {x.what} | {cell(x.subject)} | {cell(x.item)} | {cell(x.old)} | {cell(x.new)} |"
              for u, impact in r.capacity.items() for x in impact.lines]
+    out = {"capacity": ["#### Capacity", ""] + ([] if r.capacity else ["No change.", ""])}
+    if rows:
+        out["queues"] = ["| profile | queue | resource | quota | demand (fewest–most replicas) | headroom at most |",
+                         "|---|---|---|---|---|---|", *rows, ""]
+    if never:
+        out["never"] = [*never, ""]
     if lines:
-        blocks.append(["| profile | what | object | resource / field | before | after |",
-                       "|---|---|---|---|---|---|", *lines, ""])
-    return blocks
+        out["workloads"] = ["| profile | what | object | resource / field | before | after |",
+                            "|---|---|---|---|---|---|", *lines, ""]
+    return out
 
 
 def _immutable(r: Report) -> list[str]:
@@ -141,25 +139,38 @@ def _fit(block: list[str], budget: int, what: str) -> tuple[list[str], str | Non
     return kept + ["", f"_… {cut} left out._", ""], cut
 
 
+# Display order, and the order in which blocks get room when the review is too long:
+# what can break the cluster first, the per-workload detail and the object list last.
+ORDER = ("capacity", "queues", "never", "workloads", "immutable", "objects")
+PRIORITY = ("capacity", "queues", "never", "immutable", "workloads", "objects")
+NAMES = {"queues": "the capacity table", "never": "never-admitted workloads", "immutable": "immutable changes",
+         "workloads": "the per-workload table", "objects": "the object table"}
+
+
+def _compact(r: Report, head: list[str]) -> str:
+    blocks = {**_capacity(r), "immutable": _immutable(r), "objects": _objects_table(r)}
+    budget = LIMIT - RESERVE - sum(len(x) + 1 for x in head)
+    kept: dict[str, list[str]] = {}
+    cuts = ["the field-level changes of each object"]
+    for name in PRIORITY:
+        if name not in blocks:
+            continue
+        # Per-workload rows may take a third of what is left: the object list needs room too.
+        room = budget // 3 if name == "workloads" else budget
+        kept[name], cut = _fit(blocks[name], max(room, 0), NAMES.get(name, name))
+        budget -= sum(len(x) + 1 for x in kept[name])
+        if cut:
+            cuts.append(cut)
+    out = head + [line for name in ORDER for line in kept.get(name, [])]
+    out.append(f"_Left out to stay under GitHub's comment limit: {'; '.join(cuts)}; {FULL_REVIEW}._")
+    return "\n".join(out) + "\n"
+
+
 def render(r: Report) -> str:
     head = _header(r)
     if not any(r.objects.counts().values()):
         return "\n".join(head + ["No changes to generated objects.", ""])
     head += [counts_text(r.objects, len(r.immutable), r.never, bold=True), ""]
-    summary = [line for block in _capacity(r) for line in block] + _immutable(r)
+    summary = [line for block in _capacity(r).values() for line in block] + _immutable(r)
     full = "\n".join(head + summary + _objects_full(r))
-    if len(full) <= LIMIT:
-        return full
-    reserve = 1000     # the closing note and the "left out" lines
-    budget = LIMIT - reserve - sum(len(x) + 1 for x in head)
-    out, cuts = list(head), []
-    for block, what in [(b, "capacity") for b in _capacity(r)] + [(_immutable(r), "immutable changes"),
-                                                                    (_objects_table(r), "the object table")]:
-        kept, cut = _fit(block, max(budget, 0), what)
-        out += kept
-        budget -= sum(len(x) + 1 for x in kept)
-        if cut:
-            cuts.append(cut)
-    cuts.insert(0, "the field-level changes of each object")
-    out.append(f"_Left out to stay under GitHub's comment limit: {'; '.join(cuts)}; {FULL_REVIEW}._")
-    return "\n".join(out) + "\n"
+    return full if len(full) <= LIMIT else _compact(r, head)

@@ -87,13 +87,14 @@ def rollout_lines(r: Rollout) -> list[str]:
     return out + [argocd_line(r), f"by hand: {r.command}"]
 
 
-def stale_lines(s: Staleness) -> list[str]:
-    """Headline and details when the output is stale or could not be checked; [] when fresh."""
+def stale_blocks(s: Staleness) -> list[list[str]]:
+    """[headline, details...] when the output is stale, and when it could not be regenerated."""
+    out = []
     if s.stale:
-        return [f"STALE: {HEADLINE}; {REMEDY}", *s.files]
+        out.append([f"STALE: {HEADLINE}; {REMEDY}", *s.files])
     if s.error:
-        return [f"Stale check not done: {s.error.splitlines()[0]}", *s.error.splitlines()[1:]]
-    return []
+        out.append([f"Stale check not done: {s.error.splitlines()[0]}", *s.error.splitlines()[1:]])
+    return out
 
 
 def spec_line(s: Staleness) -> str | None:

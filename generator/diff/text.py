@@ -13,7 +13,7 @@ from .phrases import (
     queue_line,
     rollout_lines,
     spec_line,
-    stale_lines,
+    stale_blocks,
     why_line,
 )
 from .report import Report
@@ -44,9 +44,8 @@ def _header(r: Report) -> list[str]:
         line = spec_line(r.stale)
         if line:
             out.append(line)
-        stale = stale_lines(r.stale)
-        if stale:
-            out += ["", stale[0], *(f"  {x}" for x in stale[1:])]
+        for head, *details in stale_blocks(r.stale):
+            out += ["", head, *(f"  {x}" for x in details)]
     out += [f"note: {n}" for n in r.notes]
     return out
 
