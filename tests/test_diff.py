@@ -236,7 +236,7 @@ def test_job_template_change_is_immutable_and_replaced_by_argocd(repo, capsys):
             "      restarts: Job llm/ft",
             "      Argo CD: handled: its sync options Force=true,Replace=true make Argo CD delete and recreate it",
             f"      by hand: kubectl replace --force -f overlays/{profile}/job_llm_ft.yaml",
-            *([f"  Job llm/ft (overlays/std)"] if profile == "auto" else []),
+            *(["  Job llm/ft (overlays/std)"] if profile == "auto" else []),
         ]
 
 

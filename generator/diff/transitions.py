@@ -5,7 +5,8 @@ custom resource (Kubernetes docs, "Transition rules").
 Until the validator's CEL evaluation is on main, this module evaluates only
 two forms, behind the one function `transition_violations`:
   - `self == oldSelf` (the field may never change), and
-  - a guard `!has(oldSelf.f) || ...`, which passes when the old value has no `f`.
+  - a guard `!has(oldSelf.f) || ...`, which passes when the old value has no `f`;
+and skips a rule that reads only fields equal on both sides (a no-op to it).
 Any other rule whose value changed is reported as "may be refused": it is not
 evaluated here. Swap `transition_violations` for
 generator.validate.cel.transition_violations(old, new, crd_root) when that lands.
@@ -92,6 +93,16 @@ def _correlated(old, new, steps: tuple, path: str):
 
 
 _GUARD = re.compile(r"^!has\(oldSelf\.([A-Za-z0-9_]+)\) \|\| ")
+_FIELD = re.compile(r"\b(?:self|oldSelf)\.([A-Za-z_][A-Za-z0-9_]*)")
+_WHOLE = re.compile(r"\b(?:self|oldSelf)\b(?!\.)")
+
+
+def _same_fields(rule: str, self_value, old_value) -> bool:
+    """The rule reads only fields (`self.f`, `oldSelf.f`) that are equal on both sides: it
+    cannot tell the update from a no-op one, which the API server accepts."""
+    fields = set(_FIELD.findall(rule))
+    return (bool(fields) and not _WHOLE.search(rule) and isinstance(self_value, dict)
+            and isinstance(old_value, dict) and all(self_value.get(f) == old_value.get(f) for f in fields))
 
 
 def evaluate(rule: str, self_value, old_value) -> bool | None:
@@ -100,6 +111,8 @@ def evaluate(rule: str, self_value, old_value) -> bool | None:
         return self_value == old_value
     m = _GUARD.match(rule)
     if m and isinstance(old_value, dict) and m.group(1) not in old_value:
+        return True
+    if _same_fields(rule, self_value, old_value):
         return True
     return None
 
