@@ -298,14 +298,15 @@ def test_invalid_spec_is_said_and_the_diff_still_runs(repo, capsys):
     raw["profiles"]["std"]["nodePool"]["nodes"] = 0
     write_spec(root, raw)
     lines = run_diff(root, capsys)
-    assert lines[3:8] == [
+    assert lines[3:7] == [
         "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
         "and commit the regenerated files",
         "  no generated file differs from the base, though the spec does",
         "",
         "Stale check not done: the spec does not build:",
-        f"  {root / 'platform.yaml'}: profiles.std.nodePool.nodes: 0 is less than the minimum of 1",
     ]
+    # The spec's own message is generator/spec's business; the line names the file and field.
+    assert lines[7].startswith(f"  {root / 'platform.yaml'}: profiles.std.nodePool.nodes: ")
     assert lines[-1] == "No changes to generated objects."
 
 

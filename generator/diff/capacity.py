@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import demand, facts, quantity
+from .. import catalog, demand, quantity
 from .objects import Key, Unit, sort_key
 
-ACCELERATOR_RESOURCES = tuple(sorted({a.resource for a in facts.ACCELERATORS.values()}))
+ACCELERATOR_RESOURCES = tuple(sorted({d.resource for d in catalog.DEVICES.values()}))
 Requests = dict[str, Decimal]
 ZERO = Decimal(0)
 
