@@ -145,6 +145,14 @@ def test_removing_one_item_of_a_list_is_one_removal():
     assert field_changes({"x": old}, {"x": new}) == [Change("x[1].port", 2, MISSING)]
 
 
+def test_a_long_argument_list_shows_the_argument_that_changed():
+    old = [f"--flag-{i}=value-{i}" for i in range(15)]
+    new = [*old[:11], "--flag-11=other", *old[12:]]
+    assert field_changes({"args": old}, {"args": new}) == [Change("args[11]", "--flag-11=value-11", "--flag-11=other")]
+    short_old, short_new = ["a", "b"], ["a", "b", "c"]     # a short list is shown whole
+    assert field_changes({"args": short_old}, {"args": short_new}) == [Change("args", short_old, short_new)]
+
+
 def test_a_replaced_release_url_shows_both_in_full():
     a = {"resources": ["https://example.com/a/very/long/release/path/v1.0.0/manifests.yaml", "patch.yaml"]}
     b = {"resources": ["patch.yaml", "https://example.com/a/very/long/release/path/v1.1.0/manifests.yaml"]}

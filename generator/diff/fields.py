@@ -152,7 +152,7 @@ def _list_changes(old: list, new: list, path: str, kind: str) -> list[Change]:
     if a is not None and b is not None:
         keys = list(a) + [k for k in b if k not in a]
         return [c for k in keys for c in field_changes(a.get(k, MISSING), b.get(k, MISSING), f"{path}[{k}]", kind)]
-    if all(_scalar(x) for x in old + new) and len(show(old)) <= SHORT_LIST and len(show(new)) <= SHORT_LIST:
+    if all(_scalar(x) for x in old + new) and len(json.dumps(old)) <= SHORT_LIST >= len(json.dumps(new)):
         return [Change(path, old, new)]   # a short list (command, args): both in full
     return _aligned_changes(old, new, path, kind)
 
