@@ -92,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     from .validate import command as validate_command  # arguments only; the checks load lazily
     validate_command.register(sub)
     p = sub.add_parser("plan", help="simulate Kueue admission and preemption for a built overlay")
-    p.add_argument("overlay", help="overlay directory (built with kubectl kustomize), a YAML stream file, or - for stdin")
+    p.add_argument("overlay", nargs="+", help="overlay directory (built with kubectl kustomize), YAML stream files "
+                   "(read in order as one), or - for stdin")
     p.add_argument("--scenario", help="steps to replay (schemas/scenario.schema.json); default: apply everything")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
+    p.add_argument("--kueue-version", default="v0.17.4", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
+                   help="Kueue release whose scheduler to follow (default v0.17.4)")
     p.set_defaults(func=cmd_plan)
 
     args = parser.parse_args(argv)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from math import prod
 
-from ... import facts
-from ...tpu import Shape
+from ... import catalog, facts
 from ..findings import ERROR
 from . import Hit, rule
 
@@ -26,12 +25,13 @@ def slice_chips(tpu: facts.TpuType, shape: str) -> int | None:
     """Chips in a slice of this shape, or None if the type has no such slice:
     a dynamic sub-slice of one cube, or whole cubes in every dimension listed
     in non-decreasing order (GKE's slice controller takes 4x4x8, not 8x4x4).
-    The rule is the generator's own (generator/tpu.Shape)."""
+    The rule is the device catalog's (its TPU7x dynamic slicing mode)."""
+    gen = catalog.tpu_generation(tpu.accelerator)
     try:
-        s = Shape.parse(shape, tpu)
+        s = gen.shape(shape)
     except ValueError:
         return None
-    return s.chips if s.is_subslice or s.is_whole_cubes else None
+    return s.chips if gen.dynamic is not None and gen.dynamic.kind(s) else None
 
 
 def _placed_annotations(o):
