@@ -178,8 +178,7 @@ class SchemaSet:
                       if k == kind and api.rpartition("/")[0] == group)
 
     def crd_schema(self, api_version: str, kind: str) -> dict | None:
-        """The upstream openAPIV3Schema of a custom resource version, as written
-        (x-kubernetes-validations included), or None when no pinned CRD serves it."""
+        """The CRD's own openAPIV3Schema for this version (not closed), or None for core kinds."""
         entry = _index(self._source).get((api_version, kind))
         return None if entry is None else entry[1]
 
