@@ -17,6 +17,12 @@ def _spec_rel(root: Path, spec: Path) -> str | None:
     return None if rel.startswith("..") else Path(rel).as_posix()
 
 
+def _shown(path: Path) -> str:
+    """The path as messages show it: relative when under the working directory."""
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
+
+
 def review(root: Path, base_ref: str | None, spec: str | Path | None = None, regenerate: bool = True,
            crd_root: Path | None = None) -> Report:
     root = Path(root)
@@ -29,6 +35,7 @@ def review(root: Path, base_ref: str | None, spec: str | Path | None = None, reg
         result = stale.check(spec_path, root)
     else:
         result = stale.Staleness(str(spec_path), error="regeneration skipped (--no-regenerate)")
+    result.spec = _shown(spec_path)
     rel = _spec_rel(root, spec_path)
     at_base = gitio.file_at(root, commit, rel) if rel else None
     now = spec_path.read_text() if spec_path.is_file() else None
