@@ -118,8 +118,12 @@ def evaluate(rule: str, self_value, old_value) -> bool | None:
 
 
 def violations_in(schema: dict, old: dict, new: dict) -> list[Violation]:
+    return _check(rules_of(schema), old, new)
+
+
+def _check(rules: tuple[TransitionRule, ...], old: dict, new: dict) -> list[Violation]:
     out = []
-    for r in rules_of(schema):
+    for r in rules:
         for path, a, b in _correlated(old, new, r.steps, ""):
             ok = evaluate(r.rule, b, a)
             if ok is False or (ok is None and a != b):
@@ -146,5 +150,11 @@ def transition_violations(old: dict, new: dict, crd_root: Path,
     if old.get("apiVersion") != new.get("apiVersion"):
         return []     # a version change goes through conversion; nothing to correlate here
     r = {**default_releases(), **(releases or {})}
-    schema = _schemas(str(crd_root), r["kueue"], r["jobset"], r["lws"]).crd_schema(new["apiVersion"], new["kind"])
-    return violations_in(schema, old, new) if schema else []
+    rules = _rules(str(crd_root), r["kueue"], r["jobset"], r["lws"], new["apiVersion"], new["kind"])
+    return _check(rules, old, new)
+
+
+@lru_cache(maxsize=None)
+def _rules(crd_root: str, kueue: str, jobset: str, lws: str, api: str, kind: str) -> tuple[TransitionRule, ...]:
+    schema = _schemas(crd_root, kueue, jobset, lws).crd_schema(api, kind)
+    return rules_of(schema) if schema else ()
