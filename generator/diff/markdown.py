@@ -94,7 +94,7 @@ def _immutable(r: Report) -> list[str]:
         out.append(f"- **{ic.key[1]}** {code(label(ic.key).split(' ', 1)[1])} ({', '.join(ic.sections)})")
         for f in ic.fields:
             out += [line for c in field_changes(f) for line in change_lines(c)]
-            out.append(f"    - {why_line(f)}")
+            out.append(f"  - why: {why_line(f)}")
         out += [f"  - {x}" for x in rollout_lines(ic.rollout)]
     return out + [""]
 
