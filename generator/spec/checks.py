@@ -101,6 +101,10 @@ def _profile(prof: Profile) -> list[Problem]:
             out.append(Problem("", "Autopilot profiles need `budget` (cpu, memory, nvidia.com/gpu, ephemeral-storage)"))
         if prof.accelerator is None:
             out.append(Problem("", "Autopilot profiles name the `accelerator` their budget buys"))
+        elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "autopilot", None) is False:
+            offered = sorted(d.accelerator for d in catalog.DEVICES.values() if d.autopilot)
+            out.append(Problem("accelerator", f"Autopilot does not offer {prof.accelerator} (it offers "
+                                              f"{', '.join(offered)})"))
         if prof.quota_basis == "allocatable":
             out.append(Problem("quotaBasis", "Autopilot quotas come from `budget`; `allocatable` applies to "
                                              "Standard node pools"))
@@ -131,6 +135,13 @@ def _standard(prof: Profile) -> list[Problem]:
                                            "Kueue ResourceFlavor's name)"))
         if pool.name is not None and pool.name in names[:i]:
             out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
+    kinds = [(pool.machine_type, pool.capacity, pool.topology) for pool in prof.pools]
+    for i, k in enumerate(kinds):
+        if k in kinds[:i]:
+            out.append(Problem(f"nodePools[{i}]", f"looks the same to Kueue as nodePools[{kinds.index(k)}] (same "
+                                                  "machine type, capacity and topology): their nodes carry the same "
+                                                  "labels, so one flavor could not be told from the other; make them "
+                                                  "one pool with the nodes of both"))
     return out
 
 
