@@ -68,6 +68,7 @@ workloads:
     model: google/gemma-2-9b-it
     gpus: 2
     resources: {cpu: "4", memory: 30Gi, ephemeral-storage: 30Gi}
+    security: {runAsRoot: true}
   - name: ft
     kind: finetune
     profiles: [std, auto]
