@@ -144,3 +144,25 @@ def test_cpu_overlay_builds_and_validates(tmp_path):
     f.write_text(yamlio.dump_all(objs))
     report = validate_run(f, [])
     assert report.errors == 0, [x.line() for x in report.findings]
+
+
+def test_teams_share_cpu_pools_through_a_cohort():
+    # The cohort tutorial's shape: two teams with a share of the on-demand CPU pool,
+    # the Spot pool left with the profile's queue. 4 x e2-standard-4 = 16 vCPUs, 64 GiB
+    # per pool; each team holds 6 vCPUs and 50% of the memory (32Gi); the profile's
+    # queue keeps the rest of on-demand (4 vCPUs, 0 memory) and all of Spot.
+    pools = [{"name": "on-demand", "machineType": "e2-standard-4", "nodes": 4},
+             {"name": "spot", "machineType": "e2-standard-4", "nodes": 4, "capacity": "spot"}]
+    raw = _raw(pools)
+    raw["namespaces"].append({"name": "team-b"})
+    raw["queues"][0].update(clusterQueue="platform", cohort="all-teams", localQueues=[])
+    raw["teams"] = [{"name": t, "namespaces": [t], "profiles": {PROFILE: {"quotas": {
+        "on-demand": {"cpu": 6, "memory": "50%"}}}}} for t in ("team-a", "team-b")]
+    objs = _objects(raw)
+    for team in ("cq-team-a", "cq-team-b"):
+        covered, flavors = _quotas(objs[("ClusterQueue", team)])
+        assert covered == ["cpu", "memory", "ephemeral-storage"]
+        assert {r: flavors["on-demand"][r] for r in ("cpu", "memory")} == {"cpu": 6, "memory": "32Gi"}
+    _, platform = _quotas(objs[("ClusterQueue", "platform")])
+    assert {r: platform["on-demand"][r] for r in ("cpu", "memory")} == {"cpu": 4, "memory": 0}
+    assert {r: platform["spot"][r] for r in ("cpu", "memory")} == {"cpu": 16, "memory": "64Gi"}
