@@ -126,7 +126,7 @@ def _standard(prof: Profile) -> list[Problem]:
         m = hardware.machine(pool)
         if m is None:
             out.append(Problem(f"{where}.machineType", _known("machine type", pool.machine_type, catalog.MACHINE_TYPES)))
-        elif prof.accelerator is not None and m.accelerator != prof.accelerator:
+        elif prof.accelerator is not None and m.accelerator is not None and m.accelerator != prof.accelerator:
             out.append(Problem(f"{where}.machineType", f"{m.name} carries {m.accelerator}, the profile says "
                                                        f"{prof.accelerator}"))
         else:
