@@ -103,10 +103,11 @@ def _children(node: yaml.Node) -> list:
     return []
 
 
-def load_all_bounded(text: str) -> Iterator:
-    """The documents of a text from outside the project, one at a time, duplicate keys
-    refused and within the limits above. Raises yaml.YAMLError (LimitError for a limit) at
-    the first bad document; the documents before it have been yielded."""
+def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
+    """(document, first line, last line) of each document of a text from outside the
+    project, one at a time, duplicate keys refused and within the limits above (lines count
+    from 1, for comments that belong to a document). Raises yaml.YAMLError (LimitError for a
+    limit) at the first bad document; the documents before it have been yielded."""
     if len(text) > MAX_BYTES:
         raise LimitError(None, None, f"the input is over {MAX_BYTES // 2**20} MiB")
     loader = _StrictLoader(text)
@@ -118,7 +119,7 @@ def load_all_bounded(text: str) -> Iterator:
             _bounds(node)
             doc = loader.construct_document(node)
             if doc is not None:
-                yield doc
+                yield doc, node.start_mark.line + 1, node.end_mark.line + 1
     finally:
         loader.dispose()
 
