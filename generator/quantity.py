@@ -25,17 +25,32 @@ _parse_quantity = _client_parse_quantity()
 _FORM = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$")
 
 
+# "No quantity may represent a number greater than 2^63-1 in magnitude ... Numbers
+# larger or more precise will be capped or rounded up" (Kubernetes API reference,
+# Quantity). Capping here also keeps `1e999999999` from costing a giant integer later.
+MAX = Decimal(2**63 - 1)
+
+
+def _capped(value: Decimal) -> Decimal:
+    return value if abs(value) <= MAX else MAX.copy_sign(value)
+
+
 def parse(q) -> Decimal:
     """'500m' -> 0.5, '30Gi' -> 32212254720, 4 -> 4; ValueError when it is not a quantity."""
     if isinstance(q, bool):
         raise ValueError(f"{q!r} is not a quantity")
     if isinstance(q, float):
+        if q != q or q in (float("inf"), float("-inf")):
+            raise ValueError(f"{q!r} is not a quantity")
         q = repr(q)   # 0.3, not the binary float's 0.29999...
     if isinstance(q, int):
-        return Decimal(q)
-    if not _FORM.match(str(q)):
+        return _capped(Decimal(q))
+    if not isinstance(q, str) or not _FORM.match(q):
         raise ValueError(f"{q!r} is not a quantity")
-    return _parse_quantity(str(q))
+    try:
+        return _capped(_parse_quantity(q))
+    except ArithmeticError:   # an exponent past Decimal's range: far beyond the cap
+        return MAX.copy_sign(Decimal(-1 if q.startswith("-") else 1))
 
 
 _BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -57,6 +72,21 @@ def fmt_bytes(value: Decimal) -> str:
             return f"{value // size}{unit}"
     mi = value // 2**20
     return f"{mi}Mi" if mi else str(value)
+
+
+_SUFFIX = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def fmt_plain(value: Decimal) -> str:
+    """Shortest exact rendering for messages, whatever the resource: 8, 0.5, 34359738368 -> 32Gi."""
+    value = Decimal(value)
+    if value == value.to_integral_value():
+        n = int(value)
+        for unit, size in _SUFFIX:
+            if n >= size and n % size == 0:
+                return f"{n // size}{unit}"
+        return str(n)
+    return f"{value.normalize():f}"
 
 
 def fmt(resource: str, value: Decimal):
