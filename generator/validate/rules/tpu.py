@@ -6,7 +6,7 @@ from math import prod
 
 from ... import facts
 from ...tpu import Shape
-from ..findings import ERROR
+from ..findings import ERROR, INFO
 from . import Hit, rule
 
 SLICE_ANNOTATION = facts.TPU_SLICE_TOPOLOGY_ANNOTATION
@@ -94,8 +94,11 @@ def tpu_selector(model):
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in facts.TPU_TYPES:
             label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
+            # Not necessarily wrong: the TPU catalog here knows only some generations, so this
+            # is a note and the slice checks skip the pod.
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
-                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(facts.TPU_TYPES))})")
+                      f"{accel!r} is not in this validator's TPU catalog (known: {', '.join(sorted(facts.TPU_TYPES))}); "
+                      f"its slices are not checked", severity=INFO)
 
 
 def _tolerates(tolerations, key) -> bool:
@@ -107,13 +110,20 @@ def _tolerates(tolerations, key) -> bool:
     return False
 
 
-@rule("TP004", ERROR, f"a TPU pod template does not tolerate the {TPU_TAINTS[0]} taint of TPU nodes",
-      f"add a toleration {{key: {TPU_TAINTS[0]}, operator: Exists, effect: NoSchedule}}")
+@rule("TP004", ERROR, f"a pod template aimed at TPU nodes neither requests {TPU_RESOURCES[0]} nor tolerates the "
+      f"{TPU_TAINTS[0]} taint of TPU nodes (pods that request it get the toleration from the cluster)",
+      f"request {TPU_RESOURCES[0]}, or add a toleration {{key: {TPU_TAINTS[0]}, operator: Exists, effect: NoSchedule}}")
 def tpu_toleration(model):
+    # GKE runs Kubernetes' ExtendedResourceToleration admission plugin, which adds a
+    # toleration for the taint named like each extended resource a pod requests
+    # (Kubernetes docs, Admission Controllers; GKE docs on GPUs say the same for
+    # nvidia.com/gpu). So only pods that do not request the TPU resource need their own.
     for o, ps, shape, accel in _tpu_pods(model):
+        resource = (TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))).resource
         taint = (TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))).taint_key
-        if not _tolerates(ps.spec.get("tolerations"), taint):
-            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU nodes")
+        if resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), taint):
+            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU nodes, "
+                      f"and no {resource} request that would make the cluster add one")
 
 
 @rule("TP005", ERROR, f"TPU chips do not add up: {TPU_RESOURCES[0]} per pod must be the chips of one VM, and the "
