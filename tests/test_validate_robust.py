@@ -364,3 +364,53 @@ def test_fuzz_yaml_documents(text, tmp_path_factory, capsys):
 
 def test_fuzz_is_seeded():
     assert sys.modules["hypothesis"]   # the seeds above keep the examples the same from run to run
+
+
+# ------------------------------------------------------------------ classes of wrong findings seen on upstream files
+# (bench/corpus.yaml); each written here as a small input of our own.
+
+def test_sed_placeholders_are_templating(capsys, tmp_path):
+    """Tutorials ship `name: PV_NAME` and `storage: STORAGE_SIZE` for sed to replace."""
+    pvc = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: PVC_NAME, namespace: team}\nspec:\n"
+           "  accessModes: [ReadWriteMany]\n  resources: {requests: {storage: STORAGE_SIZE}}\n")
+    code, out, _ = validate(capsys, "--format", "json", str(write(tmp_path, "pvc.yaml", pvc)))
+    assert code == 0 and [f["rule"] for f in json.loads(out)["findings"]] == ["IN004"]
+    code, out, _ = validate(capsys, str(write(tmp_path, "pvc.yaml", pvc.replace("STORAGE_SIZE", "lots"))))
+    assert code == 1 and "SC001" in out and "'lots' is not a quantity" in out
+
+
+def test_kustomize_patches_and_kustomizations_are_not_objects(capsys, tmp_path):
+    write(tmp_path, "kustomization.yaml", "resources: [../base.yaml]\npatches:\n- path: patch.yaml\n")
+    patch = write(tmp_path, "patch.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 2\n")
+    for f in (patch, tmp_path / "kustomization.yaml"):
+        code, out, _ = validate(capsys, str(f))
+        assert code == 0 and "IN006 info: not checked" in out and "SC001" not in out
+    other = write(tmp_path, "other.yaml", patch.read_text())   # not listed: checked, and broken
+    code, out, _ = validate(capsys, str(other))
+    assert code == 1 and "'selector' is a required property" in out
+
+
+def test_resources_kueue_config_may_transform_are_notes_alone(capsys, tmp_path):
+    """HAMi's nvidia.com/gpucores is transformed by Kueue's Configuration, which a file alone does not show."""
+    cq = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n"
+          "  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors:\n    - name: f\n      resources:\n"
+          "      - {name: cpu, nominalQuota: 8}\n      - {name: memory, nominalQuota: 8Gi}\n---\n")
+    job = JOB.replace('cpu: "1", memory: 1Gi', 'cpu: "1", memory: 1Gi, RESOURCE: "1"')
+    for resource, rule_line in (("nvidia.com/gpucores", "KQ007 info"), ("ephemeral-storage", "KQ007 error")):
+        text = cq + LOCAL_QUEUE + "---\n" + job.replace("RESOURCE", resource)
+        _, out, _ = validate(capsys, str(write(tmp_path, "q.yaml", text)))
+        assert rule_line in out, out
+
+
+def test_credential_stand_ins_without_digits_are_not_credentials():
+    from generator.validate.rules.secrets import looks_like_token
+    assert not looks_like_token("nvapi-NVKEY") and not looks_like_token("HF_TOKEN")
+    assert looks_like_token("nvapi-7f3KxQ9") and looks_like_token("hf_AbCdEfGh12345678")
+
+
+def test_namespace_on_a_cluster_scoped_object_is_a_warning(capsys, tmp_path):
+    crb = ("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b, namespace: default}\n"
+           "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+           "subjects: [{kind: ServiceAccount, name: sa, namespace: team}]\n")
+    code, out, _ = validate(capsys, str(write(tmp_path, "crb.yaml", crb)))
+    assert code == 0 and "ST001 warning" in out and "drops it" in out

@@ -31,12 +31,16 @@ YAML_SUFFIXES = (".yaml", ".yml")
 # Placeholders of the usual template tools: Go templates and Helm ({{ .Values.x }}),
 # envsubst and shell (${VAR}, $VAR). Kubernetes' own $(VAR) expansion is not one.
 PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+# A whole value like PV_NAME or STORAGE_SIZE: what tutorials replace with sed before applying.
+SED_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 # `# validate: ignore=KQ001,SV001 the reason` inside a document silences those rules on its objects.
 IGNORE = re.compile(r"#\s*validate:\s*ignore=([A-Za-z0-9_,]+)[ \t]*(.*)$", re.MULTILINE)
 
 
 def placeholders(value) -> list[str]:
-    return PLACEHOLDER.findall(value) if isinstance(value, str) else []
+    if not isinstance(value, str):
+        return []
+    return [value] if SED_PLACEHOLDER.match(value) else PLACEHOLDER.findall(value)
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,28 @@ def _read(path: Path, stream: Stream, source: str) -> str | None:
         return None
 
 
+def kustomize_role(path: Path) -> str | None:
+    """Why a file is not a set of objects for kustomize: it is a kustomization, or a patch one
+    in its directory applies (patches, patchesStrategicMerge, patchesJson6902)."""
+    if path.name in KUSTOMIZATION_FILES:
+        return "a kustomization: validate its directory (kustomize builds it) instead"
+    for name in KUSTOMIZATION_FILES:
+        k = path.parent / name
+        if not k.is_file():
+            continue
+        try:
+            docs = list(yamlio.load_all_bounded(k.read_text()))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
+        spec = docs[0][0] if docs and isinstance(docs[0][0], dict) else {}
+        listed = list(spec.get("patchesStrategicMerge") or [])
+        for key in ("patches", "patchesJson6902"):
+            listed += [p.get("path") for p in spec.get(key) or [] if isinstance(p, dict)]
+        if path.name in [str(p).removeprefix("./") for p in listed if p]:
+            return f"a patch that {name} applies: validate its directory (kustomize builds it) instead"
+    return None
+
+
 class Pending:
     """An input being read; kustomize builds run in parallel until collected."""
 
@@ -158,6 +184,10 @@ class Pending:
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
             self._parse_bytes(data, stream, self.name)
         elif self.kind == "file":
+            role = kustomize_role(Path(self.arg))
+            if role:
+                stream.problems.append(InputProblem("IN006", self.name, Problem("", f"not checked: {role}")))
+                return stream
             text = _read(Path(self.arg), stream, self.name)
             if text is not None:
                 parse(text, stream, self.name)
@@ -167,6 +197,11 @@ class Pending:
                 raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
             for p in files:
                 source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
+                role = kustomize_role(p)
+                if role:
+                    stream.problems.append(InputProblem("IN006", source, Problem("", f"not checked: {role}"),
+                                                        len(stream.docs)))
+                    continue
                 text = _read(p, stream, source)
                 if text is not None:
                     parse(text, stream, source)

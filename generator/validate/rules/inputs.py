@@ -12,6 +12,8 @@ declare("IN002", ERROR, "a document is not a Kubernetes object (not a mapping, n
 declare("IN004", INFO, "templated input: placeholders ($VAR, ${VAR}, {{ }}) are reported once per document and "
         "their values are not checked; a file that is a template rather than YAML is a warning",
         "render the template (envsubst, helm template, kustomize) and validate the result")
+declare("IN006", INFO, "a kustomization file, or a patch its kustomization applies, given as a plain file: not "
+        "checked on its own", "validate the directory, which kustomize builds")
 declare("IN005", WARNING, "an inline `# validate: ignore=RULE` has no reason",
         "write why after the rule ids: `# validate: ignore=SV001 pods come from the operator`")
 declare("IE001", ERROR, "the validator failed on this input (a bug in the validator, not in the input)",

@@ -18,6 +18,8 @@ QUEUE_ANNOTATION = kq.QUEUE_LABEL   # same key; the annotation form was removed 
 
 
 CRONJOB = ("batch", "CronJob")
+# Resources Kueue counts as they are: an uncovered one always blocks admission.
+STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "pods", "nvidia.com/gpu", "google.com/tpu", "amd.com/gpu"}
 JOB_TEMPLATE_LABELS = ("spec", "jobTemplate", "metadata", "labels")
 
 
@@ -159,8 +161,13 @@ def resources_covered(model):
                         asked[r] = cpath + ("resources", part, r)
                 for r, path in sorted(asked.items()):
                     if r not in have:
+                        # Kueue's Configuration can exclude or transform resources (resources.
+                        # excludeResourcePrefixes, transformations: HAMi's gpucores, for example);
+                        # without it in the input, such a resource is a note in an open world.
                         yield Hit(o, path, f"requests {r}, which ClusterQueue {cq.name!r} does not cover "
-                                  f"(covered: {describe(sorted(have))}); the workload never admits")
+                                  f"(covered: {describe(sorted(have))}); the workload never admits",
+                                  missing=None if r in STANDARD_RESOURCES else
+                                  f"a Kueue Configuration that excludes or transforms {r}")
                 if model.autopilot:
                     for r in ("cpu", "memory", "ephemeral-storage"):
                         if r not in asked and r not in have:

@@ -19,7 +19,9 @@ def looks_like_token(value: str) -> bool:
         return False
     if v.startswith(("$(", "${", "<", "/")) or "://" in v or v.lower() in ("true", "false"):
         return False
-    return not re.fullmatch(r"[0-9.]+", v)
+    # Generated credentials mix letters and digits; a value without a digit ("nvapi-NVKEY",
+    # "my-secret-here") is a stand-in that a tutorial asks you to replace.
+    return not re.fullmatch(r"[0-9.]+", v) and any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v)
 
 
 @rule("SE001", WARNING, "a Secret carries data or stringData in the manifests",
