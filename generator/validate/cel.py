@@ -28,9 +28,33 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import cel as celengine
-
 from .findings import format_path
+
+
+def _engine():
+    """The package's compiled extension alone: `import cel` also loads its command-line
+    front end (typer, rich, prompt_toolkit), 0.18 s that every validate run would pay."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    if "cel.cel" in sys.modules:
+        return sys.modules["cel.cel"]
+    spec = importlib.util.find_spec("cel")
+    for directory in spec.submodule_search_locations or []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(directory) / f"cel{suffix}"
+            if path.is_file():
+                loader = importlib.machinery.ExtensionFileLoader("cel.cel", str(path))
+                module = importlib.util.module_from_spec(importlib.util.spec_from_loader("cel.cel", loader))
+                loader.exec_module(module)
+                sys.modules["cel.cel"] = module
+                return module
+    import cel   # a layout without the extension beside the package: the ordinary import
+    return cel
+
+
+celengine = _engine()
 
 
 @dataclass(frozen=True)
