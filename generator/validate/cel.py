@@ -50,7 +50,7 @@ def _engine():
                 loader.exec_module(module)
                 sys.modules["cel.cel"] = module
                 return module
-    import cel   # a layout without the extension beside the package: the ordinary import
+    import cel  # a layout without the extension beside the package: the ordinary import
     return cel
 
 
