@@ -53,18 +53,27 @@ def node_capacity(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, De
     }
 
 
-def gpu_quota(profile) -> dict[str, Decimal]:
-    """Nominal quota per resource for a GPU profile (Standard or Autopilot)."""
-    if profile.autopilot:
-        return {r: parse(v) for r, v in profile.budget.items()}
-    pool = profile.node_pool
-    machine = profile.machine
-    per_node = (node_allocatable if profile.quota_basis == "allocatable" else node_capacity)(
-        machine, pool["bootDiskGi"])
-    nodes = pool["nodes"]
-    quota = {r: v * nodes for r, v in per_node.items()}
-    quota[profile.accel.resource] = Decimal(machine.accelerators * nodes)
+def pool_quota(pool, basis: str) -> dict[str, Decimal]:
+    """What a node pool gives its flavor: nodes x the machine's shape (capacity or
+    GKE allocatable), and its accelerators."""
+    machine = facts.MACHINE_TYPES[pool.machine_type]
+    per_node = (node_allocatable if basis == "allocatable" else node_capacity)(machine, pool.boot_disk_gi)
+    quota = {r: v * pool.nodes for r, v in per_node.items()}
+    quota[facts.ACCELERATORS[machine.accelerator].resource] = Decimal(machine.accelerators * pool.nodes)
     return quota
+
+
+def budget_quota(profile) -> dict[str, Decimal]:
+    """Autopilot: the budget, as given."""
+    return {r: parse(v) for r, v in profile.budget.quotas().items()}
+
+
+def capacity_sources(profile) -> list[tuple[object, dict[str, Decimal]]]:
+    """(node pool or None, quota) per capacity source of a GPU or CPU profile:
+    each Standard node pool, or the Autopilot budget."""
+    if profile.autopilot:
+        return [(None, budget_quota(profile))] if profile.budget else []
+    return [(pool, pool_quota(pool, profile.quota_basis)) for pool in profile.pools]
 
 
 def ordered(quota: dict) -> list[tuple[str, Decimal]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cdk8s_plus_33.k8s as k8s
 
+from . import facts
 from .spec import Profile
 
 
@@ -30,7 +31,7 @@ def env_secret(name: str, secret: str, key: str) -> k8s.EnvVar:
         secret_key_ref=k8s.SecretKeySelector(name=secret, key=key)))
 
 
-def container_resources(profile: Profile, requests: dict, accelerators: int = 0) -> k8s.ResourceRequirements:
+def container_resources(profile: Profile, requests: dict, accelerators: dict[str, int] | None = None) -> k8s.ResourceRequirements:
     """Requests and limits by the profile's rules.
 
     Autopilot sets limits equal to requests for every resource, so we write
@@ -38,8 +39,7 @@ def container_resources(profile: Profile, requests: dict, accelerators: int = 0)
     (no CPU limit, no CFS throttling of tokenizer and data-loader threads);
     memory, ephemeral storage and accelerators keep limit = request."""
     reqs = {r: requests[r] for r in ("cpu", "memory", "ephemeral-storage") if r in requests}
-    if accelerators:
-        reqs[profile.accel.resource] = str(accelerators)
+    reqs.update({r: str(n) for r, n in (accelerators or {}).items() if n})
     limits = dict(reqs) if profile.autopilot else {r: v for r, v in reqs.items() if r != "cpu"}
     return k8s.ResourceRequirements(
         requests={r: qty(v) for r, v in reqs.items()} or None,
@@ -47,10 +47,15 @@ def container_resources(profile: Profile, requests: dict, accelerators: int = 0)
     )
 
 
-def accelerator_selector(profile: Profile) -> dict:
+def accelerator_selector(accelerator: str) -> dict:
     # Autopilot needs it to pick the Accelerator compute class; on Standard it
-    # keeps the pod off other GPU pools.
-    return {profile.accel.node_label: profile.accel.name}
+    # keeps the pod off other accelerators' pools (and Kueue off their flavors).
+    a = facts.ACCELERATORS[accelerator]
+    return {a.node_label: a.name}
+
+
+def accelerator_request(accelerator: str, count: int) -> dict[str, int]:
+    return {facts.ACCELERATORS[accelerator].resource: count}
 
 
 def shm_volume() -> k8s.Volume:

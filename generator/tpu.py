@@ -1,6 +1,7 @@
 """TPU slicing: slice shapes and what they imply, the Kueue objects of a TPU
-profile (Topology, flavor, slice AdmissionCheck, ClusterQueue), the spec
-checks that need a whole profile, and a lint of the generated slice workloads.
+profile (Topology, flavor, slice AdmissionCheck, ClusterQueue), and the sums
+the spec checks need (chips of a demand against a reservation, VM fit, the
+names the slice controller derives).
 
 Shapes follow GKE's slice controller (AI-Hypercomputer/xpk, slice/, branch
 slice-main): a sub-slice is one of the dynamic partitions inside a cube; a
@@ -12,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable
 
-from . import facts, kueue, quantity, versions
-from .errors import Problem, problem
+from . import facts, kueue, quantity
+from .errors import Problem
 
 TPU_ACCELERATORS = tuple(facts.TPU_TYPES)
 SUBSLICE, SUPERSLICE = "subslice", "superslice"
@@ -162,16 +162,15 @@ class Reservation:
         return f"{self.chips} chips ({self.cubes} cube{'s' if self.cubes != 1 else ''}, {self.vms} VMs)"
 
 
-def reservation(accelerator: str, tpu_spec: dict) -> Reservation:
-    """The reservation of a profile's `tpu` block; per-VM CPU and memory default to
-    the machine type's (tpu.reservation.cpuPerVm/memoryPerVm override, e.g. allocatable)."""
+def reservation(accelerator: str, cubes: int, cpu_per_vm=None, memory_per_vm=None) -> Reservation:
+    """A reservation of `cubes` cubes; per-VM CPU and memory default to the machine
+    type's (tpu.reservation.cpuPerVm/memoryPerVm override, e.g. allocatable)."""
     t = facts.TPU_TYPES[accelerator]
-    r = tpu_spec["reservation"]
     return Reservation(
         tpu=t,
-        cubes=r["cubes"],
-        cpu_per_vm=quantity.parse(r.get("cpuPerVm", t.vcpus_per_vm)),
-        memory_per_vm=quantity.parse(r.get("memoryPerVm", f"{t.memory_gib_per_vm}Gi")),
+        cubes=cubes,
+        cpu_per_vm=quantity.parse(cpu_per_vm if cpu_per_vm is not None else t.vcpus_per_vm),
+        memory_per_vm=quantity.parse(memory_per_vm if memory_per_vm is not None else f"{t.memory_gib_per_vm}Gi"),
     )
 
 
@@ -203,7 +202,7 @@ def queue_objects(ctx, queue) -> None:
     profile = ctx.profile
     tpu = facts.TPU_TYPES[profile.accelerator]
     accel = facts.ACCELERATORS[profile.accelerator]
-    slicing = profile.tpu["slicing"]
+    slicing = profile.tpu.slicing
     ctx.add_custom(kueue.topology(profile.kueue, TOPOLOGY_NAME, topology_levels(tpu, slicing)))
     # The toleration sits on the flavor too: TAS cannot see tolerations the
     # cloud injects into pods, and would place no pod on the tainted TPU nodes.
@@ -211,13 +210,14 @@ def queue_objects(ctx, queue) -> None:
                                          node_labels={accel.node_label: tpu.accelerator},
                                          topology=TOPOLOGY_NAME, tolerations=[toleration(tpu)]))
     ctx.add_custom(kueue.admission_check(profile.kueue, ADMISSION_CHECK_NAME, facts.TPU_SLICE_CONTROLLER))
-    res = reservation(profile.accelerator, profile.tpu)
-    quotas = quota(res, profile.tpu.get("unlimitedQuota", False))
+    r = profile.tpu.reservation
+    res = reservation(profile.accelerator, r.cubes, r.cpu_per_vm, r.memory_per_vm)
+    quotas = quota(res, profile.tpu.unlimited_quota)
     ctx.add_custom(kueue.ClusterQueue(
         name=queue.cluster_queue,
         covered=QUOTA_RESOURCES,
         flavors=(kueue.FlavorQuota(queue.resource_flavor, tuple(quotas)),),
-        preemption=queue.preemption,
+        preemption=queue.preemption.body(),
         admission_checks=(ADMISSION_CHECK_NAME,),
     ).body(profile.kueue))
 
@@ -231,12 +231,6 @@ class Demand:
     unit_chips: int
     slice_chips: int
     what: str           # e.g. "6 slices of 2x2x2"
-
-
-# Workload kinds that take slices register how to count their chips (kind name -> fn),
-# and checks that need every workload of the spec (raw spec -> problems).
-DEMANDS: dict[str, Callable[[dict, facts.TpuType], Demand | None]] = {}
-PROFILE_CHECKS: list[Callable[[dict], list[Problem]]] = []
 
 
 def vm_fit_problems(pod: list[tuple[str, dict]], res: "Reservation") -> list[Problem]:
@@ -254,18 +248,15 @@ def vm_fit_problems(pod: list[tuple[str, dict]], res: "Reservation") -> list[Pro
     return out
 
 
-def tpu_type_of(profile: dict) -> facts.TpuType | None:
-    return facts.TPU_TYPES.get(profile["accelerator"]) if "tpu" in profile else None
-
-
-def fit_problem(demand: Demand, profile: dict, profile_name: str) -> tuple[str, str] | None:
+def fit_problem(demand: Demand, res: Reservation, slicing: str, profile_name: str) -> tuple[str, str] | None:
     """What one Kueue admission takes must fit the reservation, or it is never admitted.
     Returns (what to change: "shape" or "count", message)."""
-    res = reservation(profile["accelerator"], profile["tpu"])
-    cubes_for = lambda chips: -(-chips // cube_chips(res.tpu))  # noqa: E731
+    def cubes_for(chips: int) -> int:
+        return -(-chips // cube_chips(res.tpu))
+
     if demand.slice_chips > res.chips:
         return "shape", (f"one slice has {demand.slice_chips} chips, but profile {profile_name!r} reserves "
-                         f"{res.describe()}; {_what_fits(res, profile['tpu']['slicing'])}, or raise "
+                         f"{res.describe()}; {_what_fits(res, slicing)}, or raise "
                          f"tpu.reservation.cubes to {cubes_for(demand.slice_chips)}")
     if demand.unit_chips > res.chips:
         return "count", (f"{demand.what} are admitted together ({demand.unit_chips} chips), but profile "
@@ -297,140 +288,3 @@ def slice_name_problem(namespace: str, owner_kind: str, owner: str, podset: str,
             f"{SLICE_NAME_MAX} a Slice name may have; shorten {shorten} by {over} character{'s' if over > 1 else ''}")
 
 
-def check_profiles(raw: dict) -> list[Problem]:
-    """Per TPU profile: a Kueue the slice controller works with, and the
-    highest-priority tier's workloads fitting the reservation all at once (they
-    can preempt everything below them, but not each other)."""
-    out: list[Problem] = []
-    default_kueue = raw.get("kueue", {}).get("version", versions.default("kueue"))
-    for name, p in sorted(raw["profiles"].items()):
-        tpu = tpu_type_of(p)
-        if tpu is None:
-            continue
-        version = p.get("kueueVersion", default_kueue)
-        if version in versions.known("kueue") and not versions.kueue_release(version).is_v1beta2:
-            where = ["profiles", name, "kueueVersion"] if "kueueVersion" in p else ["kueue", "version"]
-            out.append(problem(where, f"TPU profile {name!r} needs a Kueue serving kueue.x-k8s.io/v1beta2 "
-                                      f"(the slice controller's API), {version} does not; use "
-                                      f"{', '.join(v for v in versions.known('kueue') if versions.kueue_release(v).is_v1beta2)}"))
-        out += _tier_fit(raw, name, p, tpu)
-    for fn in PROFILE_CHECKS:
-        out += fn(raw)
-    return out
-
-
-def _tier_fit(raw: dict, name: str, p: dict, tpu: facts.TpuType) -> list[Problem]:
-    tiers = raw["priorityTiers"]
-    res = reservation(p["accelerator"], p["tpu"])
-    by_tier: dict[str, list[tuple[str, Demand]]] = {}
-    for w in raw["workloads"]:
-        fn = DEMANDS.get(w["kind"])
-        tier = tiers.get(w.get("priority", ""), {}).get("workloadPriorityClass")
-        if fn is None or name not in w["profiles"] or tier is None:
-            continue
-        demand = fn(w, tpu)
-        # None: the shape is invalid. A workload that never fits is reported on itself.
-        if demand is not None and demand.unit_chips <= res.chips:
-            by_tier.setdefault(w["priority"], []).append((w["name"], demand))
-    if not by_tier:
-        return []
-    top = max(by_tier, key=lambda t: tiers[t]["workloadPriorityClass"]["value"])
-    total = sum(d.total_chips for _, d in by_tier[top])
-    if total <= res.chips:
-        return []
-    parts = "; ".join(f"{n}: {d.what} = {d.total_chips} chips" for n, d in by_tier[top])
-    return [problem(["profiles", name, "tpu", "reservation", "cubes"],
-                    f"the {top!r} tier, the highest on profile {name!r}, needs {total} chips at once "
-                    f"({parts}), but the reservation holds {res.describe()}; raise cubes to "
-                    f"{-(-total // cube_chips(tpu))} or give those workloads fewer slices")]
-
-
-# ---------------------------------------------------------------- lint of generated objects
-
-_TAS_PREFIX = "kueue.x-k8s.io/podset-"
-_TPU_RESOURCES = tuple(sorted({facts.ACCELERATORS[t].resource for t in facts.TPU_TYPES}))
-
-
-def _pod_groups(obj: dict) -> list[tuple[str, list[tuple[dict, int]]]]:
-    """(where, [(pod template, pods from it)]) per slice-forming unit of a JobSet or LWS."""
-    spec = obj.get("spec", {})
-    if obj["kind"] == "JobSet":
-        out = []
-        for rj in spec.get("replicatedJobs", []):
-            job = rj["template"]["spec"]
-            out.append((f"replicatedJobs[{rj['name']}]", [(job["template"], job.get("parallelism", 1))]))
-        return out
-    if obj["kind"] == "LeaderWorkerSet":
-        lwt = spec["leaderWorkerTemplate"]
-        size = lwt.get("size", 1)
-        if "leaderTemplate" in lwt:
-            return [("leaderWorkerTemplate", [(lwt["leaderTemplate"], 1), (lwt["workerTemplate"], size - 1)])]
-        return [("leaderWorkerTemplate", [(lwt["workerTemplate"], size)])]
-    return []
-
-
-def lint(objs: list[dict]) -> list[str]:
-    """Problems of generated TPU slice workloads: slice and TAS annotations only on
-    pod templates; each pod template asking for TPUs has the shape, the
-    accelerator node selector and the TPU toleration; pods x chips per pod is
-    the shape's chips; each pod takes a whole VM."""
-    out = []
-    for o in objs:
-        name = f"{o['kind']}/{o['metadata']['name']}"
-        groups = _pod_groups(o)
-        if not groups:
-            continue
-        annotated = [k for k in o["metadata"].get("annotations", {})
-                     if k == facts.TPU_SLICE_TOPOLOGY_ANNOTATION or k.startswith(_TAS_PREFIX)]
-        out += [f"{name}: {k} belongs on the pod template, not on the {o['kind']}" for k in annotated]
-        for rj in o["spec"].get("replicatedJobs", []):
-            job = rj["template"]["spec"]
-            if job.get("completions", job.get("parallelism", 1)) != job.get("parallelism", 1):
-                out.append(f"{name}: replicatedJobs[{rj['name']}]: completions {job.get('completions')} != "
-                           f"parallelism {job.get('parallelism')}: every pod of a slice runs at once")
-            for k in rj["template"].get("metadata", {}).get("annotations", {}):
-                if k == facts.TPU_SLICE_TOPOLOGY_ANNOTATION or k.startswith(_TAS_PREFIX):
-                    out.append(f"{name}: replicatedJobs[{rj['name']}]: {k} belongs on the pod template, not on the Job template")
-        for where, templates in groups:
-            out += _lint_group(name, where, templates)
-    return out
-
-
-def _lint_group(name: str, where: str, templates: list[tuple[dict, int]]) -> list[str]:
-    out, chips, shapes = [], 0, set()
-    for t, pods in templates:
-        pod = t.get("spec", {})
-        tpus = sum(int(c.get("resources", {}).get("requests", {}).get(r, 0))
-                   for c in pod.get("containers", []) for r in _TPU_RESOURCES)
-        shape = t.get("metadata", {}).get("annotations", {}).get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION)
-        if not tpus:
-            if shape:
-                out.append(f"{name}: {where}: a slice shape on a pod template that asks for no TPU")
-            continue
-        if not shape:
-            out.append(f"{name}: {where}: pods ask for TPUs but the pod template has no {facts.TPU_SLICE_TOPOLOGY_ANNOTATION}")
-            continue
-        selector = pod.get("nodeSelector", {})
-        accel = next((a for a in facts.ACCELERATORS.values()
-                      if a.name in facts.TPU_TYPES and selector.get(a.node_label) == a.name), None)
-        if accel is None:
-            out.append(f"{name}: {where}: no TPU accelerator node selector (the slice controller would ignore the pods)")
-            continue
-        tpu = facts.TPU_TYPES[accel.name]
-        if not any(tol.get("key") == accel.taint_key and tol.get("operator") == "Exists"
-                   for tol in pod.get("tolerations", [])):
-            out.append(f"{name}: {where}: no toleration for the {accel.taint_key} taint")
-        if tpus != tpu.chips_per_vm:
-            out.append(f"{name}: {where}: a pod asks for {tpus} {accel.resource}, a {tpu.machine_type} VM has {tpu.chips_per_vm}")
-        try:
-            shapes.add(Shape.parse(shape, tpu))
-        except ValueError as e:
-            out.append(f"{name}: {where}: {e}")
-        chips += tpus * pods
-    if len(shapes) > 1:
-        out.append(f"{name}: {where}: pod templates of one slice disagree on the shape: {sorted(s.text for s in shapes)}")
-    elif shapes:
-        (shape,) = shapes
-        if chips != shape.chips:
-            out.append(f"{name}: {where}: pods x chips per pod = {chips}, but a {shape.text} slice has {shape.chips} chips")
-    return out

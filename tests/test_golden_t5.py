@@ -20,7 +20,8 @@ from tests import helpers
 
 REF = "kubernetes-engine-samples/ai-ml/t5-model-serving/kubernetes"
 SPEC = helpers.shipped_spec()
-W = next(w for w in SPEC.workloads if w["kind"] == "t5-inference")
+RAW = helpers.raw_spec()
+W = next(w for w in RAW["workloads"] if w["kind"] == "t5-inference")
 NS = W["namespace"]
 ABSENT = "<absent>"
 LOCUSTFILE = (paths.ROOT / "images" / "t5-loadgen" / "locustfile.py").read_text()
@@ -53,10 +54,10 @@ C = "spec.template.spec.containers"
 
 
 def expected_differences(profile) -> dict:
-    registry = profile.values["registry"]
-    t5_image = f"{registry}/{SPEC.images[W['image']]['name']}:{SPEC.images[W['image']]['tag']}"
-    fastdash = f"{registry}/{SPEC.images['fastdash']['name']}:{SPEC.images['fastdash']['tag']}"
-    locust = f"{SPEC.images['locust']['repository']}:{SPEC.images['locust']['tag']}"
+    registry = profile.values.registry
+    t5_image = f"{registry}/{RAW['images'][W['image']]['name']}:{RAW['images'][W['image']]['tag']}"
+    fastdash = f"{registry}/{RAW['images']['fastdash']['name']}:{RAW['images']['fastdash']['tag']}"
+    locust = f"{RAW['images']['locust']['repository']}:{RAW['images']['locust']['tag']}"
     env = reference(("loadgenerator.yaml", "ConfigMap", "loadgenerator-env"))["data"]
     diffs = {
         ("serving-gpu.yaml", "Deployment", "t5-inference"): {

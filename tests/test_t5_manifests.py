@@ -26,7 +26,8 @@ from generator.workloads import t5, t5_autoscaling, t5_clients
 from tests import helpers
 
 SPEC = helpers.shipped_spec()
-T5 = [w for w in SPEC.workloads if w["kind"] == "t5-inference"]
+RAW = helpers.raw_spec()
+T5 = [w for w in RAW["workloads"] if w["kind"] == "t5-inference"]
 PROFILES = sorted({p for w in T5 for p in w["profiles"]})
 IMAGE_DIR = paths.ROOT / "images" / "t5-torchserve"
 LOADGEN_DIR = paths.ROOT / "images" / "t5-loadgen"
@@ -245,11 +246,11 @@ def test_images_come_from_the_spec_and_are_pinned(profile):
     text = "".join(p.read_text() for p in sorted((paths.ROOT / "overlays" / profile).glob("*.yaml")))
     assert "PROJECT_ID" not in text
     o = t5_objects(overlay(profile), T5[0])
-    registry = SPEC.profiles[profile].values["registry"]
+    registry = SPEC.profiles[profile].values.registry
     images = {k: pod_spec(o[k])["containers"][0]["image"] for k in ("deployment", "client", "loadgen")}
     assert images["deployment"] == f"{registry}/t5-small:1.0-gpu"
-    assert images["client"] == f"{registry}/fastdash:{SPEC.images['fastdash']['tag']}"
-    assert images["loadgen"] == f"docker.io/locustio/locust:{SPEC.images['locust']['tag']}"
+    assert images["client"] == f"{registry}/fastdash:{RAW['images']['fastdash']['tag']}"
+    assert images["loadgen"] == f"docker.io/locustio/locust:{RAW['images']['locust']['tag']}"
     for image in images.values():
         tag = image.rsplit(":", 1)[1]
         assert tag and tag != "latest"
@@ -293,7 +294,7 @@ def test_ports_model_and_user_match_the_serving_image():
     assert f"--model-name {w['model']['name']}" in dockerfile
     assert f"--version {w['model']['version']}" in dockerfile
     assert f"USER {t5.RUN_AS}:{t5.RUN_AS}" in dockerfile
-    assert SPEC.images[w["image"]]["name"] == w["model"]["name"]
+    assert RAW['images'][w["image"]]["name"] == w["model"]["name"]
 
 
 # ---------------------------------------------------------------- locustfile
@@ -316,7 +317,7 @@ def test_locustfile_configmap_is_the_project_file_and_named_by_content():
 
 def test_locust_image_and_test_pin_are_the_same_release():
     pins = [l for l in (LOADGEN_DIR / "requirements-test.txt").read_text().splitlines() if l.startswith("locust==")]
-    assert pins == [f"locust=={SPEC.images['locust']['tag']}"]
+    assert pins == [f"locust=={RAW['images']['locust']['tag']}"]
 
 
 def _translation_module():
@@ -424,12 +425,12 @@ def _t5(raw: dict) -> dict:
 @pytest.mark.parametrize("edit, path, fragment", [
     (lambda w: w["autoscaling"].update(minReplicas=6, maxReplicas=5), "autoscaling.minReplicas", "more than maxReplicas"),
     (lambda w: w["monitoring"].update(timeout="2m"), "monitoring.timeout", "longer than the scrape interval"),
-    (lambda w: w["monitoring"].update(interval="1d"), "monitoring.interval", "does not match"),
+    (lambda w: w["monitoring"].update(interval="1d"), "monitoring.interval", "use a duration such as 30s"),
     (lambda w: w["client"].update(image="nope"), "client.image", "unknown image 'nope'"),
     (lambda w: w["loadGenerator"]["resources"].pop("ephemeral-storage"), "loadGenerator.resources", "ephemeral-storage"),
-    (lambda w: w["autoscaling"].update(targetValue=1), "autoscaling", "targetValue"),
-    (lambda w: w.pop("monitoring"), "", "'monitoring' is a required property"),
-    (lambda w: w["model"].update(version="v1"), "model.version", "does not match"),
+    (lambda w: w["autoscaling"].update(targetValue=1), "autoscaling.targetValue", "unknown field 'targetValue'"),
+    (lambda w: w.pop("monitoring"), "monitoring", "is required but missing"),
+    (lambda w: w["model"].update(version="v1"), "model.version", "use a version such as 1.0"),
 ])
 def test_bad_t5_input_is_refused_with_its_path(raw, edit, path, fragment):
     edit(_t5(raw))

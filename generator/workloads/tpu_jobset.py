@@ -11,11 +11,9 @@ from __future__ import annotations
 import cdk8s_plus_33.k8s as k8s
 
 from .. import core, embed, facts, kueue, tpu, versions
-from ..errors import Problem
-from . import WorkloadKind
+from ..spec.kinds import TpuJobset
 from .common import BuildContext
 
-DEFAULT_JOB = "job-jax"
 CONTAINER = "slice-check"
 
 # The image's environment contract (images/jax-slice-check/slice_check_config.py).
@@ -23,43 +21,6 @@ ENV_TOPOLOGY = "SLICE_TOPOLOGY"
 ENV_GLOBAL = "SLICE_EXPECTED_GLOBAL_DEVICES"
 ENV_LOCAL = "SLICE_EXPECTED_LOCAL_DEVICES"
 ENV_DISTRIBUTED = "SLICE_CHECK_DISTRIBUTED"
-
-
-def _tpu_type(profile: dict) -> facts.TpuType:
-    return facts.TPU_TYPES[profile["accelerator"]]
-
-
-def demand(w: dict, tpu_type: facts.TpuType) -> tpu.Demand | None:
-    try:
-        shape = tpu.Shape.parse(w["shape"], tpu_type)
-    except ValueError:
-        return None
-    # Kueue admits a JobSet whole: every slice at once.
-    chips = w["slices"] * shape.chips
-    return tpu.Demand(chips, chips, shape.chips, f"{w['slices']} slice{'s' if w['slices'] != 1 else ''} of {shape.text}")
-
-
-tpu.DEMANDS["tpu-jobset"] = demand
-
-
-def check(w: dict, profile: dict, profile_name: str) -> list[Problem]:
-    if "tpu" not in profile:
-        return []   # reported on the profile
-    t = _tpu_type(profile)
-    bad = tpu.shape_problem(w["shape"], profile["tpu"]["slicing"], t, profile_name)
-    if bad:
-        return [Problem("shape", bad)]
-    out = []
-    misfit = tpu.fit_problem(demand(w, t), profile, profile_name)
-    if misfit:
-        out.append(Problem("shape" if misfit[0] == "shape" else "slices", misfit[1]))
-    job = w.get("replicatedJobName", DEFAULT_JOB)
-    long_name = tpu.slice_name_problem(w["namespace"], "JobSet", w["name"], job, w["slices"] - 1,
-                                       "the namespace, the workload name or replicatedJobName")
-    if long_name:
-        out.append(Problem("name", long_name))
-    out += tpu.vm_fit_problems([("resources", w["resources"])], tpu.reservation(profile["accelerator"], profile["tpu"]))
-    return out
 
 
 def slice_env(shape: tpu.Shape) -> dict[str, str]:
@@ -73,17 +34,19 @@ def slice_env(shape: tpu.Shape) -> dict[str, str]:
     }
 
 
-def build(ctx: BuildContext, w: dict) -> None:
+def build(ctx: BuildContext, w: TpuJobset) -> None:
     profile = ctx.profile
-    t = facts.TPU_TYPES[profile.accelerator]
-    accel = profile.accel
-    shape = tpu.Shape.parse(w["shape"], t)
-    ns, name = w["namespace"], w["name"]
+    accel_name = ctx.accelerator(w)
+    t = facts.TPU_TYPES[accel_name]
+    accel = facts.ACCELERATORS[accel_name]
+    shape = tpu.Shape.parse(w.shape, t)
+    ns, name = w.namespace, w.name
     container = k8s.Container(
         name=CONTAINER,
-        image=ctx.image(w["image"]),
+        image=ctx.image(w.image),
         env=[core.env(k, v) for k, v in slice_env(shape).items()],
-        resources=core.container_resources(profile, w["resources"], shape.tpus_per_pod),
+        resources=core.container_resources(profile, w.resources.requests(),
+                                           core.accelerator_request(accel_name, shape.tpus_per_pod)),
     )
     pod = k8s.PodTemplateSpec(
         # The shape on the pod template only: the slice controller's webhook
@@ -91,7 +54,7 @@ def build(ctx: BuildContext, w: dict) -> None:
         metadata=k8s.ObjectMeta(annotations={facts.TPU_SLICE_TOPOLOGY_ANNOTATION: shape.text}),
         spec=k8s.PodSpec(
             containers=[container],
-            node_selector=core.accelerator_selector(profile),
+            node_selector=core.accelerator_selector(accel_name),
             tolerations=[k8s.Toleration(key=accel.taint_key, operator="Exists", effect="NoSchedule")],
             restart_policy="Never",
         ),
@@ -101,34 +64,21 @@ def build(ctx: BuildContext, w: dict) -> None:
         completions=shape.pods,
         # JobSet defaults it too; GKE derives TPU_WORKER_ID from the completion index.
         completion_mode="Indexed",
-        backoff_limit=w.get("backoffLimit", 10),
+        backoff_limit=w.backoff_limit,
         template=pod,
     ))
     body = {
-        "apiVersion": versions.release("jobset", ctx.spec.jobset_version)["api"],
+        "apiVersion": versions.release("jobset", ctx.spec.jobset.version)["api"],
         "kind": "JobSet",
         "metadata": {"name": name, "namespace": ns, "labels": {
-            kueue.QUEUE_LABEL: w["queue"],
-            kueue.PRIORITY_LABEL: ctx.spec.workload_priority_class(w["priority"]),
+            kueue.QUEUE_LABEL: w.queue,
+            kueue.PRIORITY_LABEL: ctx.spec.workload_priority_class(w.priority),
         }},
         "spec": {"replicatedJobs": [{
-            "name": w.get("replicatedJobName", DEFAULT_JOB),
-            "replicas": w["slices"],
+            "name": w.replicated_job_name,
+            "replicas": w.slices,
             "template": job,
         }]},
     }
-    problems = tpu.lint([body])
-    if problems:  # the checks above should make this impossible: a generator bug
-        raise AssertionError("; ".join(problems))
     ctx.add_custom(body)
 
-
-KIND = WorkloadKind(
-    name="tpu-jobset",
-    accelerators=tpu.TPU_ACCELERATORS,
-    priority_kind="workloadPriorityClass",
-    frameworks=("jobset.x-k8s.io/jobset",),
-    controllers=("jobset",),
-    check=check,
-    build=build,
-)
