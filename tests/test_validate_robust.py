@@ -249,12 +249,16 @@ def test_placeholders_are_templating_not_credentials(capsys, tmp_path):
     assert "SE002" not in rules and rules.count("IN004") <= 1
 
 
-def test_unknown_tpu_generation_is_a_note(capsys, tmp_path):
+@pytest.mark.parametrize("accelerator, known", [("tpu-v6e-slice", True), ("tpu-v5-lite-podslice", True),
+                                                 ("tpu-v5p-slice", True), ("tpu7x", True), ("tpu-v9-slice", False)])
+def test_tpu_generations_come_from_the_catalog(capsys, tmp_path, accelerator, known):
+    """v5e and v6e pods are known (GKE's accelerator label values, generator/catalog); the TPU
+    toleration GKE adds to pods requesting google.com/tpu is not asked for; an unknown value is a note."""
     text = JOB.replace("      restartPolicy: Never", "      restartPolicy: Never\n      nodeSelector:\n"
-                       "        cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice")
+                       f"        cloud.google.com/gke-tpu-accelerator: {accelerator}")
     text = text.replace('cpu: "1", memory: 1Gi', 'cpu: "1", memory: 1Gi, google.com/tpu: "4"')
-    code, out, _ = validate(capsys, str(write(tmp_path, "v6e.yaml", text)))
-    assert code == 0 and "TP003 info" in out and "TP004" not in out
+    code, out, _ = validate(capsys, str(write(tmp_path, "tpu.yaml", text)))
+    assert code == 0 and ("TP003 info" in out) is not known and "TP004" not in out, out
 
 
 def test_disable_enable_and_config(capsys, tmp_path, monkeypatch):
