@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from . import facts
+from . import catalog, facts
 from .quantity import parse
 
 GiB = Decimal(2**30)
@@ -30,9 +30,9 @@ def _tiered(total: Decimal, tiers) -> Decimal:
     return reserved
 
 
-def node_allocatable(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
+def node_allocatable(machine: catalog.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
     cpu = Decimal(machine.vcpus) - _tiered(Decimal(machine.vcpus), facts.CPU_RESERVATION_TIERS)
-    mem_gib = Decimal(machine.memory_gib)
+    mem_gib = Decimal(machine.memory_gb)   # Compute Engine "GB", used as GiB (as the tutorials' quotas do)
     memory = (mem_gib - _tiered(mem_gib, facts.MEMORY_RESERVATION_TIERS)) * GiB - facts.MEMORY_EVICTION_MIB * MiB
     disk = Decimal(boot_disk_gi) * GiB
     system = min(disk * Decimal("0.5"), 6 * GiB + disk * Decimal("0.35"), 100 * GiB)
@@ -45,10 +45,10 @@ def node_allocatable(machine: facts.MachineType, boot_disk_gi: int) -> dict[str,
     }
 
 
-def node_capacity(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
+def node_capacity(machine: catalog.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
     return {
         "cpu": Decimal(machine.vcpus),
-        "memory": Decimal(machine.memory_gib) * GiB,
+        "memory": Decimal(machine.memory_gb) * GiB,
         "ephemeral-storage": Decimal(boot_disk_gi) * GiB,
     }
 
@@ -56,10 +56,10 @@ def node_capacity(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, De
 def pool_quota(pool, basis: str) -> dict[str, Decimal]:
     """What a node pool gives its flavor: nodes x the machine's shape (capacity or
     GKE allocatable), and its accelerators."""
-    machine = facts.MACHINE_TYPES[pool.machine_type]
+    machine = catalog.machine(pool.machine_type)
     per_node = (node_allocatable if basis == "allocatable" else node_capacity)(machine, pool.boot_disk_gi)
     quota = {r: v * pool.nodes for r, v in per_node.items()}
-    quota[facts.ACCELERATORS[machine.accelerator].resource] = Decimal(machine.accelerators * pool.nodes)
+    quota[machine.resource] = Decimal(machine.accelerators * pool.nodes)
     return quota
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import cdk8s_plus_33.k8s as k8s
 
-from . import facts
+from . import catalog
 from .spec import Profile
 
 
@@ -50,12 +50,11 @@ def container_resources(profile: Profile, requests: dict, accelerators: dict[str
 def accelerator_selector(accelerator: str) -> dict:
     # Autopilot needs it to pick the Accelerator compute class; on Standard it
     # keeps the pod off other accelerators' pools (and Kueue off their flavors).
-    a = facts.ACCELERATORS[accelerator]
-    return {a.node_label: a.name}
+    return catalog.accelerator(accelerator).node_labels()
 
 
 def accelerator_request(accelerator: str, count: int) -> dict[str, int]:
-    return {facts.ACCELERATORS[accelerator].resource: count}
+    return {catalog.accelerator(accelerator).resource: count}
 
 
 def shm_volume() -> k8s.Volume:

@@ -18,6 +18,8 @@ pkg/controller/jobs/*):
   Deployment          pod integration: one Workload per pod (replicas of them)
   StatefulSet         one Workload, a pod group of replicas pods
   Pod                 one Workload
+  kueue Workload      itself: its pod sets (count, minCount, template), as a
+                      `kubectl get workloads -o yaml` dump or a hand-made one shows them
 
 A pod's request is what the scheduler counts (k8s component-helpers
 PodRequests, which Kueue's workload.totalRequestsFromPodSets calls): regular
@@ -71,13 +73,27 @@ def _max(a: Requests, b: Requests) -> Requests:
     return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in a.keys() | b.keys()}
 
 
+# Kubernetes keeps quantities in int64 (milli-units for CPU); larger values would
+# only overflow later sums (Decimal's context) and make no sense as requests.
+MAX_QUANTITY = Decimal(2**63 - 1)
+
+
+def _bounded(q: Decimal) -> Decimal:
+    if not q.is_finite() or abs(q) > MAX_QUANTITY:
+        raise OverflowError(q)
+    return q
+
+
 def _container_requests(c: Mapping, path: tuple, problems: list[Problem]) -> Requests:
     res = _dict(c.get("resources"))
     out: Requests = {}
     for part in ("limits", "requests"):   # requests override the limits they default from
         for r, v in _dict(res.get(part)).items():
             try:
-                out[r] = quantity.parse(v)
+                out[r] = _bounded(quantity.parse(v))
+            except OverflowError:
+                problems.append(Problem(format_path(path + ("resources", part, r)),
+                                        f"{v!r} is larger than Kubernetes can count (at most 2^63-1)"))
             except (ValueError, ArithmeticError):
                 problems.append(Problem(format_path(path + ("resources", part, r)),
                                         f"{v!r} is not a quantity (e.g. 500m, 2, 16Gi)"))
@@ -106,8 +122,8 @@ def pod_requests(pod_spec: Mapping, path: tuple = (), problems: list[Problem] | 
     overhead: Requests = {}
     for r, v in _dict(pod_spec.get("overhead")).items():
         try:
-            overhead[r] = quantity.parse(v)
-        except (ValueError, ArithmeticError):
+            overhead[r] = _bounded(quantity.parse(v))
+        except (ValueError, ArithmeticError, OverflowError):
             problems.append(Problem(format_path(path + ("overhead", r)), f"{v!r} is not a quantity"))
     total = _add(total, overhead)
     return {r: v for r, v in sorted(total.items()) if v > 0}
@@ -177,6 +193,7 @@ class Demand:
     workload_priority_class: str | None  # kueue.x-k8s.io/priority-class where Kueue reads it
     priority_class_name: str | None      # the first pod set's priorityClassName (jobframework)
     problems: tuple[Problem, ...] = ()   # unreadable counts or quantities, with field paths
+    priority: int | None = None          # a Workload object's own spec.priority, which Kueue uses as is
 
     @property
     def pods(self) -> int:
@@ -333,6 +350,45 @@ def _pod_template(obj: Mapping, problems: list[Problem]) -> list[PodSet]:
     return [_podset("main", ("template",), obj.get("template"), 1, None, "pod", 1, "one pod", {}, problems)]
 
 
+def _workload(obj: Mapping, problems: list[Problem]) -> list[PodSet]:
+    """A kueue.x-k8s.io Workload: pod sets as written (count defaults to 1; minCount is
+    the partial-admission minimum)."""
+    out = []
+    for i, ps in enumerate(_list(_dict(obj.get("spec")).get("podSets"))):
+        ps = _dict(ps)
+        where = ("spec", "podSets", i)
+        count = ps.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            problems.append(Problem(format_path(where + ("count",)), f"{count!r} is not a pod count (a whole number, 0 or more)"))
+            count = 1
+        minimum = ps.get("minCount")
+        if minimum is not None and (not isinstance(minimum, int) or isinstance(minimum, bool) or not 0 <= minimum <= count):
+            problems.append(Problem(format_path(where + ("minCount",)), f"{minimum!r} is not a pod count from 0 to count ({count})"))
+            minimum = None
+        name = str(ps.get("name") or f"podSets[{i}]")
+        out.append(_podset(name, where + ("template",), ps.get("template"), count, minimum, name, count,
+                           f"Workload pod set {name}: {count} pod(s)", {}, problems))
+    return out
+
+
+def _workload_priority(obj: Mapping) -> tuple[str | None, str | None, int | None]:
+    """(WorkloadPriorityClass, PriorityClass, explicit priority) of a Workload object:
+    v1beta2 priorityClassRef, v1beta1 priorityClassName + priorityClassSource, spec.priority."""
+    spec = _dict(obj.get("spec"))
+    ref = _dict(spec.get("priorityClassRef"))
+    name, group = ref.get("name"), ref.get("group")
+    if not ref:
+        name = spec.get("priorityClassName")
+        group = "kueue.x-k8s.io" if spec.get("priorityClassSource") == "kueue.x-k8s.io/workloadpriorityclass" \
+            else "scheduling.k8s.io"
+    name = name if isinstance(name, str) and name else None
+    priority = spec.get("priority")
+    priority = priority if isinstance(priority, int) and not isinstance(priority, bool) else None
+    if group == "kueue.x-k8s.io":
+        return name, None, priority
+    return None, name, priority
+
+
 def _replicas(spec: Mapping, problems: list[Problem]) -> int:
     replicas = spec.get("replicas", 1)   # API-server default; an HPA target may leave it out
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
@@ -353,6 +409,7 @@ _INTEGRATIONS = {
     ("apps", "DaemonSet"): _replicated,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,
+    ("kueue.x-k8s.io", "Workload"): _workload,
 }
 # Kinds whose spec.replicas counts Workloads (Deployment: one per pod; LWS: one per group).
 _COPIES_FOLLOW_REPLICAS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")}
@@ -384,11 +441,15 @@ def of(obj: Mapping) -> Demand:
         scalable = True
     queue, wpc = _labels(obj, key, sets)
     pc = next((ps.spec.get("priorityClassName") for ps in sets if ps.spec.get("priorityClassName")), None)
+    explicit = None
+    if key == ("kueue.x-k8s.io", "Workload"):
+        queue = spec.get("queueName") if isinstance(spec.get("queueName"), str) else None
+        wpc, pc, explicit = _workload_priority(obj)
     return Demand(
         kind=str(obj.get("kind")), group=key[0], namespace=str(meta.get("namespace") or ""),
         name=str(meta.get("name") or ""), podsets=sets, copies=copies, scalable=scalable,
         queue=queue, workload_priority_class=wpc, priority_class_name=pc,
-        problems=tuple(dict.fromkeys(problems)))
+        problems=tuple(dict.fromkeys(problems)), priority=explicit)
 
 
 def _labels(obj: Mapping, key: tuple, sets: tuple[PodSet, ...]) -> tuple[str | None, str | None]:

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import yaml
 
-from . import demand, facts, kueue, paths, quantity, writer, yamlio
+from . import catalog, demand, kueue, paths, quantity, writer, yamlio
 
 MISSING = object()
-ACCELERATOR_RESOURCES = tuple(sorted({a.resource for a in facts.ACCELERATORS.values()}))
+ACCELERATOR_RESOURCES = tuple(sorted({d.resource for d in catalog.DEVICES.values()}))
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "CronJob", "JobSet", "LeaderWorkerSet", "Pod")
 SYMBOLS = {"added": "+", "removed": "-", "changed": "~", "moved": ">", "renamed": ">"}
 MAX_VALUE = 80   # longer values are summarized as "(changed)"

@@ -115,3 +115,33 @@ def describe(selector: Mapping) -> str:
     parts += [f"{e.get('key')} {e.get('operator')} {e.get('values') or ''}".strip()
               for e in selector.get("matchExpressions") or [] if isinstance(e, dict)]
     return ", ".join(parts)
+
+
+def tolerates(toleration: Mapping, taint: Mapping) -> bool:
+    """core/v1 Toleration.ToleratesTaint: effect (empty matches all), key (empty matches all),
+    then Exists, or Equal (the default operator) with the same value."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    operator = toleration.get("operator") or "Equal"
+    if key and key != taint.get("key"):
+        return False
+    if operator == "Exists":
+        return True
+    if operator != "Equal":
+        return False
+    return (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def untolerated_taint(taints, tolerations) -> Mapping | None:
+    """The first NoSchedule or NoExecute taint no toleration tolerates (the scheduler's
+    TaintToleration filter, as Kueue's flavor assigner applies it to a flavor's nodeTaints);
+    None when all are tolerated. Malformed entries are skipped."""
+    tols = [t for t in tolerations or () if isinstance(t, dict)]
+    for taint in taints or ():
+        if not isinstance(taint, dict) or taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(tolerates(t, taint) for t in tols):
+            return taint
+    return None

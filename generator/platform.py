@@ -9,7 +9,7 @@ from pathlib import Path
 
 import cdk8s_plus_33.k8s as k8s
 
-from . import apiscope, capacity, cdk, controllers, core, gitops, kueue, paths, quantity, tpu, yamlio
+from . import apiscope, cdk, controllers, core, gitops, paths, queues, yamlio
 from .spec import Platform, Profile
 from .spec.kinds import KINDS
 from .workloads import BUILDERS
@@ -35,37 +35,6 @@ def build_base(spec: Platform, chart) -> None:
         )
 
 
-def gpu_queue_objects(ctx: BuildContext, covered_extra: set[str]) -> None:
-    spec, profile = ctx.spec, ctx.profile
-    q = spec.queue_for(profile.name)
-    (_, quota), = capacity.capacity_sources(profile)
-    for r in covered_extra - set(quota):
-        quota[r] = 0   # covered but without capacity: admission fails loudly, not silently
-    ordered = capacity.ordered(quota)
-    ctx.add_custom(kueue.resource_flavor(profile.kueue, q.resource_flavor))
-    ctx.add_custom(kueue.ClusterQueue(
-        name=q.cluster_queue,
-        covered=tuple(r for r, _ in ordered),
-        flavors=(kueue.FlavorQuota(q.resource_flavor, tuple((r, quantity.fmt(r, v)) for r, v in ordered)),),
-        preemption=q.preemption.body(),
-    ).body(profile.kueue))
-
-
-def queue_objects(ctx: BuildContext) -> None:
-    spec, profile = ctx.spec, ctx.profile
-    q = spec.queue_for(profile.name)
-    if profile.tpu is not None:
-        tpu.queue_objects(ctx, q)
-    else:
-        gpu_queue_objects(ctx, set())
-    for lq in q.local_queues:
-        ctx.add_custom(kueue.local_queue(profile.kueue, lq.namespace, lq.name, q.cluster_queue))
-    for _, t in sorted(spec.priority_tiers.items()):
-        w = t.workload_priority_class
-        if w:
-            ctx.add_custom(kueue.workload_priority_class(profile.kueue, w.name, w.value, w.description))
-
-
 def build(spec: Platform) -> dict[str, str]:
     """Render every output file. Raises before anything is written."""
     app = cdk.new_app()
@@ -83,7 +52,7 @@ def build(spec: Platform) -> dict[str, str]:
     for name, profile in spec.profiles.items():
         overlay = cdk.chart(app, f"overlays/{name}")
         ctx = BuildContext(spec, profile, overlay)
-        queue_objects(ctx)
+        queues.queue_objects(ctx)
         workloads = spec.workloads_for(name)
         for w in workloads:
             BUILDERS[w.kind](ctx, w)

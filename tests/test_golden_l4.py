@@ -21,7 +21,11 @@ ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and optio
 
 # (kind, name) -> {path prefix: reason}
 INTENDED = {
-    ("ResourceFlavor", "default-flavor"): KUEUE_API,
+    ("ResourceFlavor", "default-flavor"): {
+        **KUEUE_API,
+        "spec.nodeLabels": "the node pool's labels (accelerator, machine type) from the device catalog: Kueue pins "
+                           "admitted pods to the pool, and two pools in one cluster stay apart",
+    },
     ("LocalQueue", "lq"): KUEUE_API,
     ("ClusterQueue", "cluster-queue"): {
         **KUEUE_API,

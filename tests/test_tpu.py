@@ -8,12 +8,14 @@ import sys
 
 import pytest
 
-from generator import facts, paths, tpu, yamlio
+from generator import catalog, paths, queues, tpu, yamlio
 from generator.errors import SpecError
 from generator.workloads import tpu_jobset
 from tests import helpers
 
-TPU7X = facts.TPU_TYPES["tpu7x"]
+TPU7X = catalog.tpu_generation("tpu7x")
+DYNAMIC = TPU7X.dynamic
+VM = TPU7X.machine("tpu7x-standard-4t")
 SUB, SUPER = "tpu7x-subslice", "tpu7x-superslice"
 
 
@@ -46,25 +48,28 @@ def _errors(raw) -> str:
     ("4x4x4", 64, 16, 128), ("4x4x8", 128, 32, 256), ("4x8x8", 256, 64, 512),
 ])
 def test_shape_derivations(shape, chips, pods, devices):
-    s = tpu.Shape.parse(shape, TPU7X)
+    s = tpu.slice_of(TPU7X, VM, shape)
     assert (s.chips, s.pods, s.tpus_per_pod, s.devices, s.devices_per_pod) == (chips, pods, 4, devices, 8)
     assert s.pods * s.tpus_per_pod == s.chips
 
 
 def test_whole_cube_shapes_are_what_the_slice_controller_accepts():
-    assert tpu.whole_cube_shapes(TPU7X, 1) == ["4x4x4"]
-    assert tpu.whole_cube_shapes(TPU7X, 2) == ["4x4x4", "4x4x8"]
-    assert tpu.whole_cube_shapes(TPU7X, 4) == ["4x4x4", "4x4x8", "4x4x12", "4x4x16", "4x8x8"]
-    for s in tpu.whole_cube_shapes(TPU7X, 8):
-        assert tpu.Shape.parse(s, TPU7X).is_whole_cubes
+    def texts(n):
+        return [s.text for s in DYNAMIC.whole_cube_shapes(n)]
+    assert texts(1) == ["4x4x4"]
+    assert texts(2) == ["4x4x4", "4x4x8"]
+    assert texts(4) == ["4x4x4", "4x4x8", "4x4x12", "4x4x16", "4x8x8"]
+    for s in DYNAMIC.whole_cube_shapes(8):
+        assert DYNAMIC.is_whole_cubes(s)
 
 
 def test_topology_levels():
-    cube = facts.TPU_PARTITION_LABEL.format(shape="4x4x4")
-    assert tpu.topology_levels(TPU7X, "superslice") == [facts.TPU_BLOCK_LABEL, cube, facts.HOSTNAME_LABEL]
-    sub = tpu.topology_levels(TPU7X, "subslice")
-    assert sub[:2] == [facts.TPU_BLOCK_LABEL, cube] and sub[-1] == facts.HOSTNAME_LABEL
-    assert sub[2:-1] == [facts.TPU_PARTITION_LABEL.format(shape=s) for s in ("2x4x4", "2x2x4", "2x2x2", "2x2x1")]
+    block, host = "cloud.google.com/gce-topology-block", "kubernetes.io/hostname"
+    cube = "cloud.google.com/gke-tpu-partition-4x4x4-id"
+    assert DYNAMIC.topology_levels(subslicing=False) == [block, cube, host]
+    sub = DYNAMIC.topology_levels(subslicing=True)
+    assert sub[:2] == [block, cube] and sub[-1] == host
+    assert sub[2:-1] == [f"cloud.google.com/gke-tpu-partition-{s}-id" for s in ("2x4x4", "2x2x4", "2x2x2", "2x2x1")]
 
 
 # ---------------------------------------------------------------- quotas and pod counts follow the spec
@@ -78,7 +83,7 @@ def test_quota_follows_the_reservation(cubes):
     quotas = {r["name"]: r["nominalQuota"] for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
     assert quotas == {"google.com/tpu": cubes * 64, "cpu": vms * 224, "memory": f"{vms * 960}Gi" if vms * 960 % 1024 else f"{vms * 960 // 1024}Ti"}
     assert cq["spec"]["resourceGroups"][0]["coveredResources"] == ["google.com/tpu", "cpu", "memory"]
-    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": tpu.ADMISSION_CHECK_NAME}]}
+    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": queues.SLICE_CHECK}]}
 
 
 def test_quota_per_vm_overrides_and_unlimited():
@@ -89,7 +94,7 @@ def test_quota_per_vm_overrides_and_unlimited():
     sub = _one(_objects(tree, SUB), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
     assert [(r["name"], r["nominalQuota"]) for r in sub] == [("google.com/tpu", 128), ("cpu", 32 * 222), ("memory", f"{32 * 900}Gi")]
     sup = _one(_objects(tree, SUPER), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
-    assert [(r["name"], r["nominalQuota"]) for r in sup] == list(tpu.UNLIMITED_QUOTA.items())
+    assert [(r["name"], r["nominalQuota"]) for r in sup] == list(queues.UNLIMITED_QUOTA.items())
 
 
 @pytest.mark.parametrize("shape,slices", [("2x2x1", 6), ("2x2x2", 6), ("2x2x4", 3), ("2x4x4", 2)])
@@ -97,13 +102,13 @@ def test_subslice_jobset_follows_the_shape(shape, slices):
     raw = helpers.raw_spec()
     _workload(raw, "jax-subslice").update(shape=shape, slices=slices)
     js = _one(_objects(helpers.render(raw), SUB), "JobSet")
-    s = tpu.Shape.parse(shape, TPU7X)
+    s = tpu.slice_of(TPU7X, VM, shape)
     (rj,) = js["spec"]["replicatedJobs"]
     job = rj["template"]["spec"]
     pod = job["template"]
     assert rj["replicas"] == slices
     assert job["parallelism"] == job["completions"] == s.pods
-    assert pod["metadata"]["annotations"] == {facts.TPU_SLICE_TOPOLOGY_ANNOTATION: shape}
+    assert pod["metadata"]["annotations"] == {DYNAMIC.slice_topology_annotation: shape}
     (c,) = pod["spec"]["containers"]
     assert c["resources"]["requests"]["google.com/tpu"] == "4" == c["resources"]["limits"]["google.com/tpu"]
     env = {e["name"]: e["value"] for e in c["env"]}
@@ -135,7 +140,7 @@ def test_lws_follows_the_shape_and_replicas():
         lwt = lws["spec"]["leaderWorkerTemplate"]
         assert lws["spec"]["replicas"] == replicas and lwt["size"] == 4
         for t in (lwt["leaderTemplate"], lwt["workerTemplate"]):
-            assert t["metadata"]["annotations"][facts.TPU_SLICE_TOPOLOGY_ANNOTATION] == "2x2x4"
+            assert t["metadata"]["annotations"][DYNAMIC.slice_topology_annotation] == "2x2x4"
         assert "--tensor-parallel-size=32" in lwt["leaderTemplate"]["spec"]["containers"][0]["command"][2]
     assert helpers.rule_findings(objs, ("TP",)) == []
 
@@ -178,7 +183,7 @@ def test_env_matches_the_image_contract():
         assert "command" not in c and "args" not in c, "the image's entrypoint runs the check"
         # The image's own parser accepts what we set, and agrees with the shape.
         cfg = contract.parse_env(env)
-        shape = tpu.Shape.parse(pod["metadata"]["annotations"][facts.TPU_SLICE_TOPOLOGY_ANNOTATION], TPU7X)
+        shape = tpu.slice_of(TPU7X, VM, pod["metadata"]["annotations"][DYNAMIC.slice_topology_annotation])
         assert (cfg.topology, cfg.expected_global_devices, cfg.expected_local_devices) == \
             (shape.text, shape.devices, shape.devices_per_pod)
         assert cfg.should_initialize_distributed() == (shape.pods > 1)

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from generator import crds, demand, facts, kueue, labels, versions, yamlio
+from generator import catalog, crds, demand, kueue, labels, versions, yamlio
 from generator.schemacheck import SchemaSet
 from generator.workloads import tpu_pd_serving as pd
 from tests import helpers
@@ -68,10 +68,10 @@ def test_slice_controller_sees_both_lws_templates(sub_objs):
     carry the shape annotation and the tpu7x node selector."""
     for lws in (o for o in sub_objs if o["kind"] == "LeaderWorkerSet"):
         assert "cloud.google.com/gke-tpu-slice-topology" not in lws["metadata"].get("annotations", {})
-        assert lws["metadata"]["annotations"][pd.EXCLUSIVE_TOPOLOGY] == facts.TPU_SLICE_LABEL
+        assert lws["metadata"]["annotations"][pd.EXCLUSIVE_TOPOLOGY] == catalog.TPU7X_DYNAMIC.slice_label
         lwt = lws["spec"]["leaderWorkerTemplate"]
         for t in (lwt["leaderTemplate"], lwt["workerTemplate"]):
-            assert t["metadata"]["annotations"][facts.TPU_SLICE_TOPOLOGY_ANNOTATION] == "2x2x2"
+            assert t["metadata"]["annotations"][catalog.TPU7X_DYNAMIC.slice_topology_annotation] == "2x2x2"
             assert t["spec"]["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu7x"}
 
 

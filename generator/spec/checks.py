@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from .. import capacity, credentials, demand, facts, quantity, tpu, versions
+from .. import capacity, catalog, credentials, demand, quantity, tpu, versions
 from ..errors import Problem, format_path
 from . import hardware
 from .context import CheckContext
@@ -89,8 +89,8 @@ def _profile(prof: Profile) -> list[Problem]:
     if prof.tpu is not None:
         return _tpu_profile(prof)
     out: list[Problem] = []
-    if prof.accelerator is not None and prof.accelerator not in facts.ACCELERATORS:
-        out.append(Problem("accelerator", _known("accelerator", prof.accelerator, facts.ACCELERATORS)))
+    if prof.accelerator is not None and prof.accelerator not in catalog.ACCELERATORS:
+        out.append(Problem("accelerator", _known("accelerator", prof.accelerator, catalog.ACCELERATORS)))
     if prof.platform == "standard":
         out += _standard(prof)
     else:
@@ -101,6 +101,10 @@ def _profile(prof: Profile) -> list[Problem]:
             out.append(Problem("", "Autopilot profiles need `budget` (cpu, memory, nvidia.com/gpu, ephemeral-storage)"))
         if prof.accelerator is None:
             out.append(Problem("", "Autopilot profiles name the `accelerator` their budget buys"))
+        elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "autopilot", None) is False:
+            offered = sorted(d.accelerator for d in catalog.DEVICES.values() if d.autopilot)
+            out.append(Problem("accelerator", f"Autopilot does not offer {prof.accelerator} (it offers "
+                                              f"{', '.join(offered)})"))
         if prof.quota_basis == "allocatable":
             out.append(Problem("quotaBasis", "Autopilot quotas come from `budget`; `allocatable` applies to "
                                              "Standard node pools"))
@@ -120,22 +124,60 @@ def _standard(prof: Profile) -> list[Problem]:
         where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
         m = hardware.machine(pool)
         if m is None:
-            out.append(Problem(f"{where}.machineType", _known("machine type", pool.machine_type, facts.MACHINE_TYPES)))
+            out.append(Problem(f"{where}.machineType", _known("machine type", pool.machine_type, catalog.MACHINE_TYPES)))
         elif prof.accelerator is not None and m.accelerator != prof.accelerator:
             out.append(Problem(f"{where}.machineType", f"{m.name} carries {m.accelerator}, the profile says "
                                                        f"{prof.accelerator}"))
+        else:
+            out += [Problem(f"{where}.{x.path}", x.message) for x in _pool_topology(pool, m)]
         if len(prof.pools) > 1 and pool.name is None:
             out.append(Problem(f"{where}", "a profile with several node pools names each (`name`: also its "
                                            "Kueue ResourceFlavor's name)"))
         if pool.name is not None and pool.name in names[:i]:
             out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
+    kinds = [(pool.machine_type, pool.capacity, pool.topology) for pool in prof.pools]
+    for i, k in enumerate(kinds):
+        if k in kinds[:i]:
+            out.append(Problem(f"nodePools[{i}]", f"looks the same to Kueue as nodePools[{kinds.index(k)}] (same "
+                                                  "machine type, capacity and topology): their nodes carry the same "
+                                                  "labels, so one flavor could not be told from the other; make them "
+                                                  "one pool with the nodes of both"))
     return out
+
+
+def _pool_topology(pool, m: catalog.MachineType) -> list[Problem]:
+    """TPU pools are created with a topology their machine type supports, in whole slices."""
+    if not isinstance(m.device, catalog.TpuGeneration):
+        return [Problem("topology", f"{m.name} is not a TPU machine type; only TPU pools have a topology")] \
+            if pool.topology else []
+    gen = m.device
+    allowed = gen.machine(m.name).topologies
+    if pool.topology is None:
+        return [Problem("topology", f"a {gen.name} node pool is created with a topology; {m.name} takes "
+                                    f"{', '.join(s.text for s in allowed[:8])}")]
+    try:
+        shape = gen.shape(pool.topology)
+    except ValueError as e:
+        return [Problem("topology", str(e))]
+    if shape not in allowed:
+        return [Problem("topology", f"{pool.topology} is not a {m.name} node-pool topology (allowed: "
+                                    f"{', '.join(s.text for s in allowed[:8])}{', ...' if len(allowed) > 8 else ''})")]
+    vms = gen.machine(m.name).vms(shape)
+    if pool.nodes % vms:
+        return [Problem("nodes", f"a {pool.topology} slice of {m.name} is {vms} VMs; {pool.nodes} nodes are not "
+                                 f"whole slices (use a multiple of {vms})")]
+    return []
 
 
 def _tpu_profile(prof: Profile) -> list[Problem]:
     out = []
-    if prof.accelerator not in facts.TPU_TYPES:
-        out.append(Problem("tpu", f"only TPU profiles take `tpu`, this one has {prof.accelerator or 'no accelerator'}"))
+    gen = catalog.TPU_GENERATIONS.get(getattr(catalog.ACCELERATORS.get(prof.accelerator or ""), "key", ""))
+    if gen is None or gen.dynamic is None:
+        dynamic = [g.accelerator for g in catalog.TPU_GENERATIONS.values() if g.dynamic]
+        out.append(Problem("accelerator", f"a `tpu` reservation is sliced dynamically, which only "
+                                          f"{', '.join(dynamic)} offers; this profile has "
+                                          f"{prof.accelerator or 'no accelerator'} (static TPU slices are node "
+                                          "pools with a topology)"))
     if prof.platform != "standard":
         out.append(Problem("platform", "TPU slicing runs on GKE Standard only"))
     for field, value in (("nodePool", prof.node_pool), ("nodePools", prof.node_pools), ("budget", prof.budget)):
@@ -320,10 +362,11 @@ def tpu_tiers(p: Platform) -> list[Problem]:
     can preempt everything below them, but not each other)."""
     out = []
     for name, prof in p.profiles.items():
-        if prof.tpu is None or prof.accelerator not in facts.TPU_TYPES:
+        device = catalog.ACCELERATORS.get(prof.accelerator or "")
+        if prof.tpu is None or not isinstance(device, catalog.TpuGeneration) or device.dynamic is None:
             continue
         r = prof.tpu.reservation
-        res = tpu.reservation(prof.accelerator, r.cubes, r.cpu_per_vm, r.memory_per_vm)
+        res = tpu.reservation(device, r.cubes, r.cpu_per_vm, r.memory_per_vm)
         ctx = CheckContext(p, prof)
         by_tier: dict[str, list[tuple[str, tpu.Demand]]] = {}
         for w in p.workloads_for(name):
@@ -342,7 +385,7 @@ def tpu_tiers(p: Platform) -> list[Problem]:
             out.append(Problem(f"profiles.{name}.tpu.reservation.cubes",
                                f"the {top!r} tier, the highest on profile {name!r}, needs {total} chips at once "
                                f"({parts}), but the reservation holds {res.describe()}; raise cubes to "
-                               f"{-(-total // tpu.cube_chips(res.tpu))} or give those workloads fewer slices"))
+                               f"{res.cubes_for(total)} or give those workloads fewer slices"))
     return out
 
 

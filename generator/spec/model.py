@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from .. import versions
+from .. import catalog, versions
 from .fields import (Count, Digest, DnsLabel, DnsSubdomain, ImageTag, Labels, LabelSafeName, PositiveCount,
                      Quantity, SpecModel, Version)
 from .kinds import Workload
@@ -70,7 +70,8 @@ class NodePool(SpecModel):
     """A GKE Standard node pool: what the ClusterQueue quota of its flavor is sized from."""
     name: DnsSubdomain | None = Field(None, description="Pool name; also its Kueue ResourceFlavor's name. "
                                                          "Needed when a profile has several pools.")
-    machine_type: str = Field(description="A machine type of the device catalog, e.g. g2-standard-24.")
+    machine_type: str = Field(description="A machine type of the device catalog, e.g. g2-standard-24.",
+                              json_schema_extra={"enum": sorted(catalog.MACHINE_TYPES)})
     nodes: PositiveCount
     boot_disk_gi: int = Field(100, ge=10, le=65536)
     capacity: Literal["on-demand", "spot", "flex-start"] = Field(
@@ -121,8 +122,9 @@ class ProfileValues(SpecModel):
 class Profile(SpecModel):
     """One cluster: its GKE mode, Kueue release, capacity and the values its manifests need."""
     platform: Literal["standard", "autopilot"]
-    accelerator: str | None = Field(None, description="Accelerator of the profile; on Standard derived from the "
-                                                       "node pools' machine types.")
+    accelerator: str | None = Field(None, description="Accelerator of the profile (GKE label value); on Standard "
+                                                       "derived from the node pools' machine types.",
+                                    json_schema_extra={"enum": sorted(catalog.ACCELERATORS)})
     kueue_version: Version | None = Field(None, description="Overrides kueue.version for this cluster.")
     node_pool: NodePool | None = Field(None, description="Shorthand for nodePools with one pool.")
     node_pools: list[NodePool] = Field(default_factory=list)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import cdk8s
 
 from .. import cdk
-from ..spec import Platform, Profile
-from ..spec import hardware
+from ..spec import Platform, Profile, hardware
+from ..spec.context import CheckContext
 
 
 @dataclass
@@ -22,6 +22,11 @@ class BuildContext:
 
     def add_custom(self, body: dict) -> None:
         cdk.custom(self.chart, body)
+
+    @property
+    def checks(self) -> CheckContext:
+        """The same platform and profile, as the spec's kind methods take them."""
+        return CheckContext(self.spec, self.profile)
 
     def accelerator(self, w) -> str:
         """The accelerator the workload runs on in this profile (the checks made sure there is one)."""

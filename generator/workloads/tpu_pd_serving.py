@@ -17,7 +17,7 @@ import shlex
 
 import cdk8s_plus_33.k8s as k8s
 
-from .. import core, embed, facts, gateway, kueue, tpu, versions
+from .. import catalog, core, embed, gateway, kueue, tpu, versions
 from ..spec.kinds import TpuPdServing
 from ..spec.kinds.tpu_pd_serving import KV_TRANSFER_PORT, MODEL_LABEL, ROLES, SIDE_CHANNEL_PORT
 from .common import BuildContext
@@ -74,7 +74,7 @@ ENGINE_ENV = (
 
 # ---------------------------------------------------------------- build
 
-def _serve_script(w: TpuPdServing, bucket: str, role: str, shape: tpu.Shape, port: int) -> str:
+def _serve_script(w: TpuPdServing, bucket: str, role: str, shape: tpu.Slice, port: int) -> str:
     args = [f"--model=gs://{bucket}/{w.model.path}", "--load-format=runai_streamer",
             f"--served-model-name={w.model.served_name}",
             *w.engine_args,
@@ -104,7 +104,7 @@ def _port(number: int, name: str) -> k8s.ContainerPort:
     return k8s.ContainerPort(container_port=number, name=name)
 
 
-def _pod(ctx: BuildContext, w: TpuPdServing, role: str, labels: dict, shape: tpu.Shape,
+def _pod(ctx: BuildContext, w: TpuPdServing, role: str, labels: dict, shape: tpu.Slice,
          leader: bool) -> k8s.PodTemplateSpec:
     profile, values = ctx.profile, ctx.profile.values
     bucket = values.model_bucket
@@ -138,14 +138,13 @@ def _pod(ctx: BuildContext, w: TpuPdServing, role: str, labels: dict, shape: tpu
             resources=resources, env=_env(ctx, w, bucket), ports=kv_ports, volume_mounts=mounts)
     return k8s.PodTemplateSpec(
         metadata=k8s.ObjectMeta(labels=labels, annotations={
-            facts.TPU_SLICE_TOPOLOGY_ANNOTATION: shape.text,   # pod templates only
+            tpu.dynamic(shape.generation).slice_topology_annotation: shape.text,   # pod templates only
             GCSFUSE_ANNOTATION: "true",
         }),
         spec=k8s.PodSpec(
             service_account_name=values.service_account,
             node_selector=core.accelerator_selector(accel),
-            tolerations=[k8s.Toleration(effect="NoSchedule", key=facts.ACCELERATORS[accel].taint_key,
-                                        operator="Exists")],
+            tolerations=[k8s.Toleration(effect="NoSchedule", key=catalog.labels.TPU_TAINT.key, operator="Exists")],
             init_containers=init or None,
             containers=[container],
             volumes=[
@@ -158,7 +157,7 @@ def _pod(ctx: BuildContext, w: TpuPdServing, role: str, labels: dict, shape: tpu
     )
 
 
-def _lws(ctx: BuildContext, w: TpuPdServing, role: str, shape: tpu.Shape) -> dict:
+def _lws(ctx: BuildContext, w: TpuPdServing, role: str, shape: tpu.Slice) -> dict:
     pod_labels = {GUIDE_LABEL: w.guide_label, MODEL_LABEL: w.model_label, ROLE_LABEL: role, ENGINE_LABEL: "vllm"}
     return {
         "apiVersion": versions.release("lws", ctx.spec.lws.version)["api"],
@@ -166,7 +165,7 @@ def _lws(ctx: BuildContext, w: TpuPdServing, role: str, shape: tpu.Shape) -> dic
         "metadata": {
             "name": w.lws_name(role), "namespace": w.namespace,
             # One LWS group per formed slice.
-            "annotations": {EXCLUSIVE_TOPOLOGY: facts.TPU_SLICE_LABEL},
+            "annotations": {EXCLUSIVE_TOPOLOGY: tpu.dynamic(shape.generation).slice_label},
             "labels": {**pod_labels, kueue.QUEUE_LABEL: w.queue,
                        kueue.PRIORITY_LABEL: ctx.spec.workload_priority_class(w.priority)},
         },
@@ -183,8 +182,8 @@ def _lws(ctx: BuildContext, w: TpuPdServing, role: str, shape: tpu.Shape) -> dic
 
 
 def build(ctx: BuildContext, w: TpuPdServing) -> None:
-    t = facts.TPU_TYPES[ctx.accelerator(w)]
-    shape = tpu.Shape.parse(w.shape, t)
+    shape = w.slice(ctx.checks)
+    assert shape is not None, "checked by the spec checks"
     ns, name = w.namespace, w.name
     port = w.port
     gw, epp = w.gateway, w.endpoint_picker

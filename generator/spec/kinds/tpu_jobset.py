@@ -11,7 +11,7 @@ from ...errors import Problem
 from ..context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount
 from .base import Resources, WorkloadBase, container, pod_template
-from .tpu_common import shape_checks, tpu_type, vm_fit
+from .tpu_common import shape_checks, target, vm_fit
 
 SHAPE = r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$"
 
@@ -32,18 +32,21 @@ class TpuJobset(WorkloadBase):
     controllers: ClassVar = ("jobset",)
     device: ClassVar = "tpu"
 
-    def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
-        t = tpu_type(ctx)
-        if t is None:
-            return None
+    def slice(self, ctx: CheckContext) -> tpu.Slice | None:
+        t = target(self, ctx)
         try:
-            shape = tpu.Shape.parse(self.shape, t)
+            return t.slice_for(self.shape) if t else None
         except ValueError:
             return None
+
+    def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
+        s = self.slice(ctx)
+        if s is None:
+            return None
         # Kueue admits a JobSet whole: every slice at once.
-        chips = self.slices * shape.chips
+        chips = self.slices * s.chips
         plural = "s" if self.slices != 1 else ""
-        return tpu.Demand(chips, chips, shape.chips, f"{self.slices} slice{plural} of {shape.text}")
+        return tpu.Demand(chips, chips, s.chips, f"{self.slices} slice{plural} of {s.text}")
 
     def check(self, ctx: CheckContext) -> list[Problem]:
         out = [Problem("resources", f"TPU pods need explicit {r} requests (a pod takes a whole VM)")
@@ -51,22 +54,27 @@ class TpuJobset(WorkloadBase):
         bad = shape_checks(self, ctx, self.slice_demand(ctx), "slices")
         if bad:
             return out + bad
-        long_name = tpu.slice_name_problem(self.namespace, "JobSet", self.name, self.replicated_job_name,
-                                           self.slices - 1, "the namespace, the workload name or replicatedJobName")
-        if long_name:
-            out.append(Problem("name", long_name))
-        return out + vm_fit(ctx, [("resources", self.resources.requests())])
+        t = target(self, ctx)
+        if t is not None and t.dynamic:
+            long_name = tpu.slice_name_problem(self.namespace, "JobSet", self.name, self.replicated_job_name,
+                                               self.slices - 1, "the namespace, the workload name or replicatedJobName")
+            if long_name:
+                out.append(Problem("name", long_name))
+        elif t is not None and self.slices > t.static_slices(self.shape):
+            out.append(Problem("slices", f"{self.slices} slices of {self.shape} are admitted together, but profile "
+                                         f"{ctx.profile.name!r} has node pools for {t.static_slices(self.shape)}; "
+                                         "it could never be admitted"))
+        return out + vm_fit(self, ctx, [("resources", self.resources.requests())])
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        t = tpu_type(ctx)
-        if t is None:
+        s = self.slice(ctx)
+        if s is None:
             return []
-        shape = tpu.Shape.parse(self.shape, t)
-        pod = pod_template(container(self.resources.requests(), {"google.com/tpu": shape.tpus_per_pod}))
+        pod = pod_template(container(self.resources.requests(), {tpu.TPU_RESOURCE: s.tpus_per_pod}))
         return [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": self.name},
                  "spec": {"replicatedJobs": [{"name": self.replicated_job_name, "replicas": self.slices,
-                                              "template": {"spec": {"parallelism": shape.pods,
-                                                                    "completions": shape.pods, "template": pod}}}]}}]
+                                              "template": {"spec": {"parallelism": s.pods,
+                                                                    "completions": s.pods, "template": pod}}}]}}]
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         return [("JobSet", self.name)]

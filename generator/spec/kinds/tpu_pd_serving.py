@@ -10,7 +10,7 @@ from ...errors import Problem
 from ..context import CheckContext
 from ..fields import Count, DnsLabel, EnvName, Port, PositiveCount, SpecModel
 from .base import Resources, WorkloadBase, container, pod_template
-from .tpu_common import shape_checks, tpu_type, vm_fit
+from .tpu_common import shape_checks, target, vm_fit
 from .tpu_jobset import SHAPE
 
 ROLES = ("prefill", "decode")
@@ -107,13 +107,16 @@ class TpuPdServing(WorkloadBase):
     def images(self) -> list[tuple[tuple, str]]:
         return super().images() + [(("sidecar", "image"), self.sidecar.image)]
 
-    def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
-        t = tpu_type(ctx)
-        if t is None:
-            return None
+    def slice(self, ctx: CheckContext) -> tpu.Slice | None:
+        t = target(self, ctx)
         try:
-            shape = tpu.Shape.parse(self.shape, t)
+            return t.slice_for(self.shape) if t else None
         except ValueError:
+            return None
+
+    def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
+        shape = self.slice(ctx)
+        if shape is None:
             return None
         # Each LWS group is its own Kueue workload: admitted one slice at a time,
         # but every replica is wanted at once.
@@ -126,6 +129,10 @@ class TpuPdServing(WorkloadBase):
         out += [Problem(f"{where}resources", f"TPU pods need explicit {r} requests")
                 for where, res in (("", self.resources), ("sidecar.", self.sidecar.resources))
                 for r in ("cpu", "memory") if r not in res.requests()]
+        t = target(self, ctx)
+        if t is not None and not t.dynamic:
+            return out + [Problem("shape", "prefill/decode serving runs on TPU7x sub-slices of a reservation "
+                                           "(a profile with `tpu: {slicing: subslice}`), not on static node pools")]
         bad = shape_checks(self, ctx, self.slice_demand(ctx), "shape")
         if bad:
             return out + bad
@@ -137,7 +144,7 @@ class TpuPdServing(WorkloadBase):
                 out.append(Problem(f"{role}.name" if self.role(role).name else "name", longest))
         # Decode leaders carry the routing sidecar too: the biggest pod.
         pod = [("resources", self.resources.requests()), ("sidecar.resources", self.sidecar.resources.requests())]
-        return out + vm_fit(ctx, pod)
+        return out + vm_fit(self, ctx, pod)
 
     def _check_engine(self) -> list[Problem]:
         out = []
@@ -172,11 +179,10 @@ class TpuPdServing(WorkloadBase):
         return out
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        t = tpu_type(ctx)
-        if t is None:
+        shape = self.slice(ctx)
+        if shape is None:
             return []
-        shape = tpu.Shape.parse(self.shape, t)
-        chips = {"google.com/tpu": shape.tpus_per_pod}
+        chips = {tpu.TPU_RESOURCE: shape.tpus_per_pod}
         out = []
         for role in ROLES:
             init = (dict(container(self.sidecar.resources.requests()), restartPolicy="Always"),) \

@@ -5,18 +5,17 @@ from __future__ import annotations
 from math import prod
 
 from ... import catalog, facts
-from ...tpu import Shape
 from ..findings import ERROR, INFO
 from . import Hit, rule
 
 SLICE_ANNOTATION = facts.TPU_SLICE_TOPOLOGY_ANNOTATION
 TAS_PREFIX = "kueue.x-k8s.io/podset-"
+# Every TPU generation of the device catalog, by its GKE accelerator label value.
+KNOWN_TPUS = sorted(g.accelerator for g in catalog.TPU_GENERATIONS.values())
 TPU_ACCELERATORS = {a.name: a for a in facts.ACCELERATORS.values() if a.name in facts.TPU_TYPES}
 TPU_LABELS = sorted({a.node_label for a in TPU_ACCELERATORS.values()})
 TPU_RESOURCES = sorted({a.resource for a in TPU_ACCELERATORS.values()})
 TPU_TAINTS = sorted({a.taint_key for a in TPU_ACCELERATORS.values()})
-# Every TPU generation's accelerator label value (v5e, v5p, v6e, TPU7x), from the device catalog.
-KNOWN_TPU_ACCELERATORS = frozenset(g.accelerator for g in catalog.TPU_GENERATIONS.values())
 # For hints: a worked example from the first TPU type's facts.
 _EX = next(iter(facts.TPU_TYPES.values()))
 _EX_SHAPE = _EX.subslice_shapes[min(1, len(_EX.subslice_shapes) - 1)]
@@ -28,12 +27,13 @@ def slice_chips(tpu: facts.TpuType, shape: str) -> int | None:
     """Chips in a slice of this shape, or None if the type has no such slice:
     a dynamic sub-slice of one cube, or whole cubes in every dimension listed
     in non-decreasing order (GKE's slice controller takes 4x4x8, not 8x4x4).
-    The rule is the generator's own (generator/tpu.Shape)."""
+    The rule is the device catalog's (its TPU7x dynamic slicing mode)."""
+    gen = catalog.tpu_generation(tpu.accelerator)
     try:
-        s = Shape.parse(shape, tpu)
+        s = gen.shape(shape)
     except ValueError:
         return None
-    return s.chips if s.is_subslice or s.is_whole_cubes else None
+    return s.chips if gen.dynamic is not None and gen.dynamic.kind(s) else None
 
 
 def _placed_annotations(o):
@@ -89,17 +89,17 @@ def slice_shape(model):
 
 
 @rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
-      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(facts.TPU_TYPES))})")
+      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
 def tpu_selector(model):
     for o, ps, shape, accel in _tpu_pods(model):
         if accel is None:
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
-        elif accel not in KNOWN_TPU_ACCELERATORS:
+        elif accel not in KNOWN_TPUS:
             label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
             # A note, not an error: GKE may know a generation the device catalog does not yet.
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
                       f"{accel!r} is not a TPU generation of the device catalog (known: "
-                      f"{', '.join(sorted(KNOWN_TPU_ACCELERATORS))}); its slices are not checked", severity=INFO)
+                      f"{', '.join(sorted(KNOWN_TPUS))}); its slices are not checked", severity=INFO)
 
 
 def _tolerates(tolerations, key) -> bool:
@@ -120,11 +120,10 @@ def tpu_toleration(model):
     # (Kubernetes docs, Admission Controllers; GKE docs on GPUs say the same for
     # nvidia.com/gpu). So only pods that do not request the TPU resource need their own.
     for o, ps, shape, accel in _tpu_pods(model):
-        resource = (TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))).resource
-        taint = (TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))).taint_key
-        if resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), taint):
-            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU nodes, "
-                      f"and no {resource} request that would make the cluster add one")
+        info = TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))
+        if info.resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), info.taint_key):
+            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {info.taint_key} taint of TPU "
+                      f"nodes, and no {info.resource} request that would make the cluster add one")
 
 
 @rule("TP005", ERROR, f"TPU chips do not add up: {TPU_RESOURCES[0]} per pod must be the chips of one VM, and the "
