@@ -8,7 +8,7 @@ a kind's name must meet is its registry's choice (pkg/apis/*/validation):
 Service names are DNS-1035 labels (ValidateServiceName), Namespace and
 StatefulSet names DNS-1123 labels (ValidateNamespaceName,
 ValidateStatefulSetName), RBAC roles and bindings path segments
-(ValidateRBACName), CronJob names DNS-1123 subdomains of at most 52 characters
+(minimalNameRequirements in pkg/apis/rbac/validation), CronJob names DNS-1123 subdomains of at most 52 characters
 (ValidateCronJob: the Jobs it creates add 11), everything else, custom
 resources included, DNS-1123 subdomains."""
 from __future__ import annotations
