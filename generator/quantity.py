@@ -25,16 +25,6 @@ _parse_quantity = _client_parse_quantity()
 _FORM = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$")
 
 
-# "No quantity may represent a number greater than 2^63-1 in magnitude ... Numbers
-# larger or more precise will be capped or rounded up" (Kubernetes API reference,
-# Quantity). Capping here also keeps `1e999999999` from costing a giant integer later.
-MAX = Decimal(2**63 - 1)
-
-
-def _capped(value: Decimal) -> Decimal:
-    return value if abs(value) <= MAX else MAX.copy_sign(value)
-
-
 def parse(q) -> Decimal:
     """'500m' -> 0.5, '30Gi' -> 32212254720, 4 -> 4; ValueError when it is not a quantity."""
     if isinstance(q, bool):
@@ -44,13 +34,13 @@ def parse(q) -> Decimal:
             raise ValueError(f"{q!r} is not a quantity")
         q = repr(q)   # 0.3, not the binary float's 0.29999...
     if isinstance(q, int):
-        return _capped(Decimal(q))
+        return Decimal(q)
     if not isinstance(q, str) or not _FORM.match(q):
         raise ValueError(f"{q!r} is not a quantity")
     try:
-        return _capped(_parse_quantity(q))
-    except ArithmeticError:   # an exponent past Decimal's range: far beyond the cap
-        return MAX.copy_sign(Decimal(-1 if q.startswith("-") else 1))
+        return _parse_quantity(q)
+    except ArithmeticError:   # `1e999999999`: an exponent past any count Kubernetes can hold
+        raise ValueError(f"{q!r} is not a quantity Kubernetes can hold (exponent too large)") from None
 
 
 _BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
