@@ -14,13 +14,23 @@ from .. import catalog, versions
 from .fields import (Count, Digest, DnsLabel, DnsSubdomain, ImageTag, Labels, LabelSafeName, PositiveCount,
                      Quantity, SpecModel, Version)
 from .kinds import Workload
+from .teams import Team
 
 
 # ---------------------------------------------------------------- pins, namespaces, tiers
 
+class KueueFairSharing(SpecModel):
+    """Kueue's fair sharing across each cohort (manager configuration `fairSharing`)."""
+    preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        description="Kueue's default order (apis/config configuration_types.go).")
+
+
 class KueuePin(SpecModel):
     version: Version = Field(default_factory=lambda: versions.default("kueue"),
                              description="Kueue release the clusters run; decides the API versions emitted.")
+    fair_sharing: KueueFairSharing | None = Field(None, description="Turn on fair sharing between the ClusterQueues "
+                                                                    "of a cohort (teams' fairSharing.weight).")
 
 
 class JobSetPin(SpecModel):
@@ -178,6 +188,12 @@ class Queue(SpecModel):
     local_queues: list[LocalQueueRef] = Field(default_factory=list)
     # The tutorial's ClusterQueue preempts lower priorities within itself.
     preemption: Preemption = Field(default_factory=lambda: Preemption(within_cluster_queue="LowerPriority"))
+    cohort: DnsSubdomain | None = Field(None, description="Kueue cohort of the profile's ClusterQueues: this "
+                                                          "queue's and every team's. Needed when teams share the profile.")
+    cohort_parent: DnsSubdomain | None = Field(None, description="Parent Cohort (Kueue v1beta2 cohort hierarchy).")
+    unassigned: Literal["clusterQueue", "cohort"] = Field(
+        "clusterQueue", description="Where capacity no team holds nominally lives: this ClusterQueue (it lends it "
+                                    "to the teams), or the Cohort object itself (Kueue v1beta2).")
 
 
 class Image(SpecModel):
@@ -235,6 +251,7 @@ class Platform(SpecModel):
     profiles: dict[DnsLabel, Profile] = Field(min_length=1)
     queues: list[Queue] = Field(min_length=1)
     images: dict[DnsLabel, Image] = Field(min_length=1)
+    teams: list[Team] = Field(default_factory=list)
     workloads: list[Annotated[Workload, Field(discriminator="kind")]] = Field(default_factory=list)
     gitops: GitOps | None = None
 
@@ -273,6 +290,14 @@ class Platform(SpecModel):
 
     def queue_for(self, profile: str) -> Queue:
         return next(q for q in self.queues if profile in q.profiles)
+
+    def teams_for(self, profile: str) -> list[Team]:
+        return [t for t in self.teams if profile in t.profiles]
+
+    def local_queues_for(self, profile: str) -> set[tuple[str, str]]:
+        """(namespace, name) of every LocalQueue on the profile: the queue entry's and the teams'."""
+        out = {(lq.namespace, lq.name) for q in self.queues if profile in q.profiles for lq in q.local_queues}
+        return out | {(ns, t.queue_name) for t in self.teams_for(profile) for ns in t.namespaces}
 
     def workloads_for(self, profile: str) -> list[Workload]:
         return [w for w in self.workloads if profile in w.profiles]
