@@ -35,6 +35,7 @@ import re2
 from referencing import Registry, Resource
 
 from . import quantity, yamlio
+from .demand import MAX_QUANTITY
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False   # a pattern RE2 cannot compile is skipped, not printed
@@ -63,9 +64,12 @@ def _quantity(validator, enabled, instance, schema):
     if not enabled or instance is None:
         return
     try:
-        quantity.parse(instance)
+        value = quantity.parse(instance)
     except ValueError:
         yield jsonschema.ValidationError(f"{instance!r} is not a quantity (for example 500m, 2, 1.5, 16Gi, 1e3)")
+        return
+    if value.copy_abs() > MAX_QUANTITY:   # copy_abs: exact, no context (1e999999999 overflows abs())
+        yield jsonschema.ValidationError(f"{instance!r} is larger than Kubernetes can count (at most 2^63-1)")
 
 
 _CoreValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator,

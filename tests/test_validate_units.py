@@ -35,7 +35,7 @@ def test_quantity_values_from_the_api_reference(q, value):
     assert quantity.parse(q) == Decimal(value)
 
 
-@pytest.mark.parametrize("q", ["", "abc", "1.2.3", "5Gb", True, "1 Gi", "lots", float("nan"), None, [1], "1e999999999"])
+@pytest.mark.parametrize("q", ["", "abc", "1.2.3", "5Gb", True, "1 Gi", "lots", float("nan"), None, [1]])
 def test_quantity_rejects(q):
     with pytest.raises(ValueError):
         quantity.parse(q)
