@@ -10,8 +10,8 @@ import hashlib
 import os
 import sys
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .. import crds, versions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from math import prod
 
 from ... import catalog, facts
-from ..findings import ERROR
+from ..findings import ERROR, INFO
 from . import Hit, rule
 
 SLICE_ANNOTATION = facts.TPU_SLICE_TOPOLOGY_ANNOTATION
@@ -96,8 +96,10 @@ def tpu_selector(model):
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in KNOWN_TPUS:
             label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
+            # A note, not an error: GKE may know a generation the device catalog does not yet.
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
-                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
+                      f"{accel!r} is not a TPU generation of the device catalog (known: "
+                      f"{', '.join(sorted(KNOWN_TPUS))}); its slices are not checked", severity=INFO)
 
 
 def _tolerates(tolerations, key) -> bool:
@@ -109,13 +111,19 @@ def _tolerates(tolerations, key) -> bool:
     return False
 
 
-@rule("TP004", ERROR, f"a TPU pod template does not tolerate the {TPU_TAINTS[0]} taint of TPU nodes",
-      f"add a toleration {{key: {TPU_TAINTS[0]}, operator: Exists, effect: NoSchedule}}")
+@rule("TP004", ERROR, f"a pod template aimed at TPU nodes neither requests {TPU_RESOURCES[0]} nor tolerates the "
+      f"{TPU_TAINTS[0]} taint of TPU nodes (pods that request it get the toleration from the cluster)",
+      f"request {TPU_RESOURCES[0]}, or add a toleration {{key: {TPU_TAINTS[0]}, operator: Exists, effect: NoSchedule}}")
 def tpu_toleration(model):
+    # GKE runs Kubernetes' ExtendedResourceToleration admission plugin, which adds a
+    # toleration for the taint named like each extended resource a pod requests
+    # (Kubernetes docs, Admission Controllers; GKE docs on GPUs say the same for
+    # nvidia.com/gpu). So only pods that do not request the TPU resource need their own.
     for o, ps, shape, accel in _tpu_pods(model):
-        taint = (TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))).taint_key
-        if not _tolerates(ps.spec.get("tolerations"), taint):
-            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU nodes")
+        info = TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))
+        if info.resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), info.taint_key):
+            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {info.taint_key} taint of TPU "
+                      f"nodes, and no {info.resource} request that would make the cluster add one")
 
 
 @rule("TP005", ERROR, f"TPU chips do not add up: {TPU_RESOURCES[0]} per pod must be the chips of one VM, and the "
