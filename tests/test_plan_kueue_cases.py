@@ -11,7 +11,15 @@ Workloads preempted *by the incoming one*, and on its admission."""
 import pytest
 
 from generator.plan import model, scenario, simulate
-from tests.kueue_cases import Case, clusterqueue, cohort, flavor, localqueue, rq, workload
+from tests.kueue_cases import (
+    Case,
+    clusterqueue,
+    cohort,
+    flavor,
+    localqueue,
+    rq,
+    workload,
+)
 
 REL = "v0.17.4"
 PRE = f"kubernetes-sigs/kueue@{REL} pkg/scheduler/preemption/preemption_test.go TestPreemption"

@@ -194,8 +194,8 @@ def test_formats(capsys, l4_stream):
 
 
 def test_no_scenario_applies_everything_and_strict_flags_never(capsys, tmp_path):
-    from tests.test_plan_model import cq, deployment, flavor, lq
     from generator import yamlio
+    from tests.test_plan_model import cq, deployment, flavor, lq
     f = tmp_path / "stream.yaml"
     f.write_text(yamlio.dump_all([cq(quota={GPU: 1}), flavor(), lq(), deployment("big", 1, {GPU: 2})]))
     rc, out, _ = _cli(capsys, f)
@@ -227,34 +227,34 @@ def test_plot_shows_preemption_and_readmission(capsys, tmp_path, l4_stream):
 
 BAD = {
     "two actions in a step": (
-        "steps:\n- title: x\n  scale: {kind: Deployment, name: tgi-gemma-deployment, replicas: 2}\n"
-        "  delete: {kind: Job, name: finetune-gemma-l4}\n",
-        "steps[0]: a step has a title and exactly one action: scale, submit, delete, finish, quota, stopPolicy, "
-        "namespaceLabels, apply, remove, admissionCheck"),
+        ("steps:\n- title: x\n  scale: {kind: Deployment, name: tgi-gemma-deployment, replicas: 2}\n"
+        "  delete: {kind: Job, name: finetune-gemma-l4}\n"),
+        ("steps[0]: a step has a title and exactly one action: scale, submit, delete, finish, quota, stopPolicy, "
+        "namespaceLabels, apply, remove, admissionCheck")),
     "scaling a Job": (
         "steps:\n- title: x\n  scale: {kind: Job, name: finetune-gemma-l4, replicas: 2}\n",
         "steps[0].scale.kind: 'Job' is not allowed (allowed: Deployment, LeaderWorkerSet)"),
     "unknown field": (
         "steps:\n- title: x\n  delete: {kind: Job, name: finetune-gemma-l4, nmespace: llm}\n",
-        "steps[0].delete: Additional properties are not allowed ('nmespace' was unexpected) "
-        "(allowed: kind, name, namespace)"),
+        ("steps[0].delete: Additional properties are not allowed ('nmespace' was unexpected) "
+        "(allowed: kind, name, namespace)")),
     "scaling what is not there": (
         "steps:\n- title: x\n  scale: {kind: Deployment, name: tgi, replicas: 2}\n",
         "steps[0].scale: no Deployment tgi running at this step (running: llm/tgi-gemma-deployment"),
     "deleting twice": (
-        "steps:\n- title: x\n  delete: {kind: Job, name: finetune-gemma-l4}\n"
-        "- title: y\n  delete: {kind: Job, name: finetune-gemma-l4}\n",
+        ("steps:\n- title: x\n  delete: {kind: Job, name: finetune-gemma-l4}\n"
+        "- title: y\n  delete: {kind: Job, name: finetune-gemma-l4}\n"),
         "steps[1].delete: no Job finetune-gemma-l4 running at this step"),
     "quota on an uncovered resource": (
-        "steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
-        "resource: google.com/tpu, nominalQuota: 4}\n",
-        "steps[0].quota.resource: flavor default-flavor of ClusterQueue cluster-queue has no quota for "
-        "'google.com/tpu'"),
+        ("steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
+        "resource: google.com/tpu, nominalQuota: 4}\n"),
+        ("steps[0].quota.resource: flavor default-flavor of ClusterQueue cluster-queue has no quota for "
+        "'google.com/tpu'")),
     "a bad quantity": (
-        "steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
-        "resource: cpu, nominalQuota: lots}\n",
-        "steps[0].quota.nominalQuota: a Kubernetes quantity: a whole number, or a string such as 4, 500m or 16Gi "
-        "(got 'lots')"),
+        ("steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
+        "resource: cpu, nominalQuota: lots}\n"),
+        ("steps[0].quota.nominalQuota: a Kubernetes quantity: a whole number, or a string such as 4, 500m or 16Gi "
+        "(got 'lots')")),
     "not YAML": ("steps: [\n", "<root>: not valid YAML"),
 }
 

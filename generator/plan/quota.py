@@ -32,9 +32,9 @@ class Node:
     quotas: dict[FR, model.Quota] = field(default_factory=dict)
     subtree: dict[FR, Decimal] = field(default_factory=dict)
     usage: dict[FR, Decimal] = field(default_factory=dict)
-    parent: "Node | None" = None
-    child_cohorts: list["Node"] = field(default_factory=list)
-    child_cqs: list["Node"] = field(default_factory=list)
+    parent: Node | None = None
+    child_cohorts: list[Node] = field(default_factory=list)
+    child_cqs: list[Node] = field(default_factory=list)
     weight: Decimal = Decimal(1)
 
     def __repr__(self) -> str:
@@ -47,7 +47,7 @@ class Node:
             yield a
             a = a.parent
 
-    def root(self) -> "Node":
+    def root(self) -> Node:
         n = self
         while n.parent is not None:
             n = n.parent

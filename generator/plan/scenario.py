@@ -341,7 +341,7 @@ def _quota(body, path, problems, work: model.Cluster) -> dict | None:
                 problems.append(problem(path + [key], "nominalQuota cannot be removed; give a quantity"))
             args[arg] = None
             continue
-        value = model.quantity(body[key], lambda m: problems.append(problem(path + [key], m)))
+        value = model.quantity(body[key], lambda m, key=key: problems.append(problem(path + [key], m)))
         if value is not None:
             args[arg] = value
     q = fq.resources[body["resource"]]
@@ -365,7 +365,7 @@ def _objects(body, path, problems, base_dir: Path) -> list[dict]:
     except (OSError, ValueError, UnicodeDecodeError) as e:
         problems.append(problem(path + ["file"], f"cannot read {f}: {getattr(e, 'strerror', None) or e}"))
         return []
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any parse failure is one problem line, never a traceback
         problems.append(problem(path + ["file"], f"{f} is not valid YAML: {getattr(e, 'problem', None) or e}"))
         return []
     out = []

@@ -29,13 +29,12 @@ import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import facts
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import fmt
 from . import assign, model, packer, preempt, quota
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
-from .model import SLICE_CONTROLLER, UNLIMITED, ClusterQueue, Owner, Workload
+from .model import UNLIMITED, ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
 
 ADMITTED, RESERVED, PENDING, NEVER, UNMANAGED, FINISHED = \
@@ -111,53 +110,86 @@ class Simulator:
         self.generation: dict[str, int] = {}
         self.dropped = 0
         self.reservations = self._reservations(cubes, cubes_source)
+        self.static = self._static_pools()
         self.tree = quota.Tree(self.cluster)
         if self.cluster.config.fair_sharing or any(c.cohort for c in self.cluster.cluster_queues.values()):
             self.notes.append(f"Kueue configuration: {self.cluster.config.source}")
 
     # ------------------------------------------------------------ setup
     def _reservations(self, cubes: int | None, cubes_source: str) -> dict[str, packer.Reservation]:
+        """The dynamically sliced TPU flavors: a generation with dynamic slicing, a Kueue
+        Topology, and the ClusterQueue checked by that slicing mode's AdmissionCheck."""
         out: dict[str, packer.Reservation] = {}
-        problems = []
+        problems: list[Problem] = []
         for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
-            if not any(self.cluster.admission_checks.get(a) == SLICE_CONTROLLER for a in cq.admission_checks):
-                continue
+            controllers = {self.cluster.admission_checks.get(a) for a in cq.admission_checks}
             for group in cq.groups:
                 for fq in group.flavors:
                     rf = self.cluster.flavors.get(fq.flavor)
-                    tpu = rf.tpu_type() if rf and rf.topology in self.cluster.topologies else None
-                    if tpu is None or fq.flavor in out:
+                    gen = rf.tpu_generation() if rf and rf.topology in self.cluster.topologies else None
+                    if gen is None or gen.dynamic is None or fq.flavor in out \
+                            or gen.dynamic.admission_check_controller not in controllers:
                         continue
-                    resource = facts.ACCELERATORS[tpu.accelerator].resource
-                    per_cube = packer.chips(tpu.cube)
-                    q = fq.resources.get(resource)
-                    nominal = q.nominal if q else None
-                    if cubes is not None:
-                        n = cubes
-                        self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} ({cubes_source})")
-                    elif nominal is None or nominal >= UNLIMITED:
-                        problems.append(Problem(
-                            f"ClusterQueue/{cq.name}.flavors.{fq.flavor}.{resource}",
-                            f"nominalQuota is {'missing' if nominal is None else fmt(resource, nominal)} (unlimited), "
-                            "so the reservation's size is unknown: pass --cubes N or set `cubes` in the scenario"))
-                        continue
-                    else:
-                        n = int(nominal // per_cube)
-                        self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} "
-                                          f"({fmt(resource, nominal)} {resource} / {per_cube} chips per cube)")
-                        if nominal % per_cube:
-                            self.notes.append(f"flavor {fq.flavor}: {resource} quota {fmt(resource, nominal)} is not "
-                                              f"whole cubes; {nominal % per_cube} chips cannot form slices")
-                    if n > MAX_CUBES:
-                        self.notes.append(f"flavor {fq.flavor}: only the first {MAX_CUBES} of {n} cubes are simulated "
-                                          "(slice placement is capped to keep the plan bounded)")
-                        n = MAX_CUBES
-                    out[fq.flavor] = packer.Reservation(tpu, n, self.cluster.topologies[rf.topology],
-                                                        f"Topology {rf.topology}")
+                    n = self._cubes(cq, fq, gen, cubes, cubes_source, problems)
+                    if n is not None:
+                        out[fq.flavor] = packer.Reservation(gen, n, self.cluster.topologies[rf.topology],
+                                                            f"Topology {rf.topology}")
         if problems:
             raise SpecError(self.cluster.source, problems)
         if cubes is not None and not out:
             self.notes.append(f"{cubes_source} ignored: no TPU flavor with slice admission in this overlay")
+        return out
+
+    def _cubes(self, cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes: int | None, cubes_source: str,
+               problems: list[Problem]) -> int | None:
+        """How many cubes the reservation behind a flavor has: --cubes, or its quota."""
+        resource, per_cube = gen.resource, gen.dynamic.cube.chips
+        q = fq.resources.get(resource)
+        nominal = q.nominal if q else None
+        if cubes is not None:
+            n = cubes
+            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} ({cubes_source})")
+        elif nominal is None or nominal >= UNLIMITED:
+            problems.append(Problem(
+                f"ClusterQueue/{cq.name}.flavors.{fq.flavor}.{resource}",
+                f"nominalQuota is {'missing' if nominal is None else fmt(resource, nominal)} (unlimited), "
+                "so the reservation's size is unknown: pass --cubes N or set `cubes` in the scenario"))
+            return None
+        else:
+            n = int(nominal // per_cube)
+            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} "
+                              f"({fmt(resource, nominal)} {resource} / {per_cube} chips per cube)")
+            if nominal % per_cube:
+                self.notes.append(f"flavor {fq.flavor}: {resource} quota {fmt(resource, nominal)} is not "
+                                  f"whole cubes; {nominal % per_cube} chips cannot form slices")
+        if n > MAX_CUBES:
+            self.notes.append(f"flavor {fq.flavor}: only the first {MAX_CUBES} of {n} cubes are simulated "
+                              "(slice placement is capped to keep the plan bounded)")
+            n = MAX_CUBES
+        return n
+
+    def _static_pools(self) -> dict[str, packer.StaticPool]:
+        """Flavors of static TPU node pools (accelerator and topology labels), with a note
+        per ClusterQueue on how many slices its quota is."""
+        out: dict[str, packer.StaticPool] = {}
+        for name, rf in sorted(self.cluster.flavors.items()):
+            pool = rf.static_pool() if name not in self.reservations else None
+            if pool is not None:
+                out[name] = pool
+        for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
+            for flavor, resource, q in cq.quotas():
+                pool = out.get(flavor)
+                if pool is None or resource != pool.resource:
+                    continue
+                extra = q.nominal % pool.shape.chips
+                self.notes.append(
+                    f"flavor {flavor}: static TPU node pools, {pool.describe()}: ClusterQueue {cq.name}'s "
+                    f"{fmt(resource, q.nominal)} {resource} = {assign.plural(pool.slices_in(q.nominal), 'slice')}"
+                    + (f" and {extra} chips that make no slice" if extra else ""))
+                m = pool.machine
+                if m is not None and not m.allows(pool.shape):
+                    self.notes.append(f"flavor {flavor}: a {m.name} node pool cannot have topology {pool.shape} "
+                                      f"(it can: {', '.join(s.text for s in m.topologies)})")
         return out
 
     def rebuild(self) -> None:
@@ -274,6 +306,7 @@ class Simulator:
         self.events.append(f"applied {what}")
         self.reservations = {**self._reservations(None, "--cubes"), **self.reservations} \
             if obj.get("kind") == "ClusterQueue" else self.reservations
+        self.static = self._static_pools()
         self.rebuild()
         return what or ""
 
@@ -353,9 +386,9 @@ class Simulator:
             if covers_pods:
                 req[model.PODS] = Decimal(count)
             psa = assign.PodSetAssignment(ps.name, count, req)
-            for r in req:
+            for r, amount in req.items():
                 f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
-                if f is None and req[r] > 0:
+                if f is None and amount > 0:
                     g = cq.group_of(r)
                     f = g.flavors[0].flavor if g and g.flavors else None
                 if f is not None:
@@ -577,7 +610,7 @@ class Simulator:
             return (assign.PREEMPT if any(t.info.cq == cq.name for t in found) else assign.RECLAIM), borrow
         last = st.last_tried if st.last_generation == self.generation.get(cq.name, 0) else None
         return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,  # type: ignore
-                              oracle, last)
+                              oracle, last, self.static)
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.cluster.config
@@ -741,9 +774,9 @@ class Simulator:
     def _never_fits(self, st: State, cq: ClusterQueue) -> str | None:
         """Why the Workload could not be admitted even into an empty cluster, or None."""
         tree = quota.Tree(self.cluster)
-        empty = {f: packer.Reservation(r.tpu, r.n_cubes, r.levels, r.topology) for f, r in self.reservations.items()}
+        empty = {f: r.empty() for f, r in self.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], self.cluster.flavors, False, empty,
-                             lambda fr, v: (assign.NO_CANDIDATES, 0), None)
+                             lambda fr, v: (assign.NO_CANDIDATES, 0), None, self.static)
         counts = tuple(ps.min_count if ps.min_count is not None else ps.count for ps in st.wl.podsets)
         a = assign.assign(ctx, st.wl, counts if counts != tuple(ps.count for ps in st.wl.podsets) else None)
         if a.mode() != M_NOFIT:
@@ -774,7 +807,7 @@ class Simulator:
         left = {e.cq.name: e for e in entries}
         out: list[Entry] = []
         while left:
-            name = sorted(left)[0]
+            name = min(left)
             node = snap.node(name)
             if node.parent is None:
                 out.append(left.pop(name))
@@ -1015,9 +1048,9 @@ def _placements(placements: list[packer.Placement]) -> str:
         k = (p.shape, p.cubes if p.origin is None else (p.cubes[0],), p.origin is None)
         groups[k] = groups.get(k, 0) + 1
     parts = []
-    for (shape, cubes, whole), n in sorted(groups.items(), key=lambda kv: (-packer.chips(kv[0][0]), kv[0][1])):
+    for (shape, cubes, whole), n in sorted(groups.items(), key=lambda kv: (-kv[0][0].chips, kv[0][1])):
         where = ("cubes " if len(cubes) > 1 else "cube ") + ",".join(map(str, cubes))
-        parts.append(f"{n} slice{'s' if n > 1 else ''} {packer.fmt_shape(shape)} ({where})")
+        parts.append(f"{n} slice{'s' if n > 1 else ''} {shape} ({where})")
     return "; ".join(parts)
 
 
