@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,7 @@ class Preadmitted:
     cluster_queue: str
     flavors: tuple[dict[str, str], ...]   # per pod set: resource -> flavor
     counts: tuple[int, ...]
+    reserved_at: float | None = None      # the QuotaReserved condition's time (epoch seconds)
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,7 @@ class Workload:
     problems: tuple[str, ...] = ()        # why it can never be admitted, whatever the quota
     notes: tuple[str, ...] = ()
     preadmitted: Preadmitted | None = None
+    created_at: float | None = None       # metadata.creationTimestamp (epoch seconds), when the input has it
 
     @property
     def pods(self) -> int:
@@ -772,7 +775,8 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
         priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
     pre = _preadmitted(o, podsets) if owner.kind == "Workload" else None
-    return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre)
+    return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre,
+                    timestamp(o["metadata"].get("creationTimestamp")))
 
 
 def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
@@ -805,7 +809,20 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
         flavors.append({str(k): str(v) for k, v in fl.items()})
         n = a.get("count")
         counts.append(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= ps.count else ps.count)
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts))
+    reserved = next((c.get("lastTransitionTime") for c in status.get("conditions") or []
+                     if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(reserved))
+
+
+def timestamp(value: Any) -> float | None:
+    """An RFC 3339 time from the API server (2025-01-01T00:00:00Z) in epoch seconds;
+    None when absent or unreadable (the object then counts as made by the scenario)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
 
 
 def _priority(cluster: Cluster, wpc: str | None, pc: str | None) -> tuple[Priority, str | None]:

@@ -51,12 +51,12 @@ V017_GATES = ("FairSharingPreemptWithinNominal", "FairSharingPrioritizeNonBorrow
 @dataclass
 class State:
     wl: Workload
-    created: int
+    created: float                                              # queue order: creation time
     status: str = PENDING
     reason: str = ""
     assignment: assign.Assignment | None = None  # while quota is reserved
     usage: dict[FR, Decimal] = field(default_factory=dict)
-    admitted_at: int | None = None
+    admitted_at: float | None = None                            # quota reservation time
     placements: list[packer.Placement] = field(default_factory=list)
     cluster_queue: str | None = None
     preempted_by: list[str] = field(default_factory=list)       # during the current step
@@ -366,7 +366,7 @@ class Simulator:
             index = next(i for i in range(1, len(taken) + 2) if i not in taken)
         wl = model.workloads_of(self.cluster, owner, index)
         self.clock += 1
-        st = State(wl, created=self.clock)
+        st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at))
         self.states[wl.key] = st
         self.events.append(f"{wl.key} created")
         if wl.preadmitted:
@@ -396,6 +396,8 @@ class Simulator:
             assign._append(a, psa)
         st.cluster_queue = cq.name
         self._hold(st, cq, a, [])
+        if pre.reserved_at is not None:
+            st.admitted_at = recorded(pre.reserved_at)
         self.events.append(f"{st.key} already admitted to {'/'.join(sorted(set(a.flavors().values())))} "
                            "(status.admission)")
 
@@ -878,6 +880,15 @@ def _counts(e: Entry) -> str:
 
 def _q(resource: str, v) -> str:
     return "none" if v is None else str(fmt(resource, v))
+
+
+# Times recorded in the input (creationTimestamp, QuotaReserved) are kept in their
+# order and put before everything the simulation does (its clock counts from 0).
+RECORDED_BEFORE = 2.0 ** 40          # seconds; later than any real timestamp
+
+
+def recorded(epoch: float) -> float:
+    return epoch - RECORDED_BEFORE
 
 
 def _minor(version: str) -> int:
