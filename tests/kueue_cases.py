@@ -96,11 +96,11 @@ def localqueue(cq, ns=NS, name=None) -> dict:
 
 
 def workload(name, cq, requests=None, priority=0, podsets=None, admitted=None, ns=NS, pod_spec=None,
-             queue=None, created=None, reserved=NOW, counts=None) -> dict:
+             queue=None, created=None, reserved=NOW, counts=None, status=None) -> dict:
     """requests: one pod set "main" of one pod; podsets: [(name, count, requests[, minCount])].
     admitted: {resource: flavor} (every pod set) or [ {resource: flavor} per pod set ], with the
     quota reserved at `reserved` and, with partial admission, `counts` pods per pod set.
-    created: metadata.creationTimestamp."""
+    created: metadata.creationTimestamp; status: more of the Workload's status (admissionChecks)."""
     sets = podsets or [("main", 1, requests or {})]
     ps = []
     for s in sets:
@@ -122,6 +122,8 @@ def workload(name, cq, requests=None, priority=0, podsets=None, admitted=None, n
             {"name": p["name"], "count": c, "flavors": dict(f)} for p, f, c in zip(ps, per, n)]},
             "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
                             "lastTransitionTime": reserved}]}
+    if status:
+        obj["status"] = {**obj.get("status", {}), **status}
     return obj
 
 
@@ -175,3 +177,14 @@ def preempted_by(step, preemptor: str) -> dict[str, str]:
             why = e.split(f" preempted by {preemptor} (", 1)[1].split(";")[0]
             out[e.split(" preempted by ")[0].split("/", 1)[1]] = next(k for k, v in REASONS.items() if v == why)
     return out
+
+
+def one_cycle(objs: list[dict]) -> tuple[simulate.Simulator, simulate.StepResult]:
+    """Every object at once, then one scheduling cycle: what a TestSchedule case runs."""
+    cluster = model.build("kueue-case", objs)
+    sim = simulate.Simulator(cluster)
+    sim.begin_step()
+    for owner in cluster.owners:
+        sim.submit(owner)
+    sim.cycle()
+    return sim, simulate.snapshot(sim, 0, "one scheduling cycle", "")

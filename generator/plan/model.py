@@ -253,6 +253,7 @@ class Workload:
     notes: tuple[str, ...] = ()
     preadmitted: Preadmitted | None = None
     created_at: float | None = None       # metadata.creationTimestamp (epoch seconds), when the input has it
+    check_states: dict = field(default_factory=dict)   # a Workload object's status.admissionChecks: name -> state
 
     @property
     def pods(self) -> int:
@@ -775,8 +776,17 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
         priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
     pre = _preadmitted(o, podsets) if owner.kind == "Workload" else None
+    checks = _check_states(o) if owner.kind == "Workload" else {}
     return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre,
-                    timestamp(o["metadata"].get("creationTimestamp")))
+                    timestamp(o["metadata"].get("creationTimestamp")), checks)
+
+
+def _check_states(o: dict) -> dict[str, str]:
+    """status.admissionChecks of a Workload object: the state each check has given it."""
+    status = o.get("status") if isinstance(o.get("status"), dict) else {}
+    states = status.get("admissionChecks")
+    return {c["name"]: c["state"] for c in states if isinstance(c, dict) and isinstance(c.get("name"), str)
+            and c.get("state") in ("Pending", "Ready", "Retry", "Rejected")} if isinstance(states, list) else {}
 
 
 def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:

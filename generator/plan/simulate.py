@@ -366,7 +366,8 @@ class Simulator:
             index = next(i for i in range(1, len(taken) + 2) if i not in taken)
         wl = model.workloads_of(self.cluster, owner, index)
         self.clock += 1
-        st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at))
+        st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at),
+                   checks=dict(wl.check_states))
         self.states[wl.key] = st
         self.events.append(f"{wl.key} created")
         if wl.preadmitted:
@@ -561,6 +562,11 @@ class Simulator:
         self.notes.append(f"the simulation stopped after {MAX_CYCLES} scheduling cycles without settling")
 
     # ------------------------------------------------------------ one cycle
+    def cycle(self) -> None:
+        """One scheduling cycle (Kueue's Scheduler.schedule), what its unit tests run;
+        `settle` runs them until nothing changes."""
+        self._cycle()
+
     def _order(self, st: State):
         return (not st.sticky, -st.priority, st.created, st.key)
 
