@@ -23,8 +23,10 @@ import pytest
 
 from generator.plan import model, scenario, simulate
 from tests.kueue_cases import (
+    NOW,
     at,
     clusterqueue,
+    cohort,
     flavor,
     localqueue,
     one_cycle,
@@ -123,6 +125,41 @@ def _preference(prefix, preference):
             localqueue(f"{prefix}-cq", "default", f"{prefix}-queue")]
 
 
+def _three_cqs():
+    rg = [{"default": {"r1": rq(10, 10), "r2": rq(10, 10)}}]
+    return [clusterqueue(f"cq{i}", rg, "co", within=LP, reclaim=ANY) for i in (1, 2, 3)] + \
+        [localqueue(f"cq{i}", "sales", f"lq{i}") for i in (1, 2, 3)]
+
+
+def _lenders(reclaim):
+    pre = {"reclaim": reclaim} if reclaim else {}
+    return [clusterqueue("ClusterQueueA", [{"on-demand": {"gpu": 2}}], "root", **pre),
+            clusterqueue("ClusterQueueB", [{"on-demand": {"gpu": 0}}], "root"),
+            localqueue("ClusterQueueA", "eng-alpha", "lq"), localqueue("ClusterQueueB", "eng-beta", "lq")]
+
+
+def _lending_case(reclaim, blocked):
+    what = {"Any": "capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)",
+            LP: "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort="
+                "LowerPriority)",
+            "Never": "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort="
+                     "Never)"}[reclaim]
+    # A holds 1 of its 2 GPUs; a2 (2) needs preemption but has no candidates. Unless A may reclaim
+    # anything later (Any), it keeps its nominal quota back this cycle and B cannot borrow it.
+    # Upstream sets no creation time on a2 (Go's zero time) and `now` on b1: a2 is older.
+    loads = [workload("a1-admitted", "ClusterQueueA", {"gpu": 1}, ns="eng-alpha", queue="lq",
+                      admitted={"gpu": "on-demand"}),
+             workload("a2-pending", "ClusterQueueA", {"gpu": 2}, ns="eng-alpha", queue="lq",
+                      created="0001-01-01T00:00:00Z"),
+             workload("b1-pending", "ClusterQueueB", {"gpu": 1}, ns="eng-beta", queue="lq", created=NOW)]
+    adm = {"eng-alpha/a1-admitted": [{"gpu": "on-demand"}]}
+    if not blocked:
+        adm["eng-beta/b1-pending"] = [{"gpu": "on-demand"}]
+    return Sched(f"{SCH} '{what}'", loads, adm,
+                 pending={"eng-alpha/a2-pending"} | ({"eng-beta/b1-pending"} if blocked else set()),
+                 objs=BASE + _lenders(reclaim if reclaim != "Never" else "Never"))
+
+
 SCHEDULE = [
     Sched(f"{SCH} 'use second flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch'",
           [admitted("admitted", "eng-alpha", "other-alpha", {CPU: "on-demand"}, 50, queue="other"),
@@ -218,6 +255,50 @@ SCHEDULE = [
            pending("high-pob", "default", 5, "pob-queue")],
           {}, pending={"default/high-pob"}, preempted={"default/low-pob": "InClusterQueue"},
           objs=BASE + _preference("pob", "PreemptionOverBorrowing")),
+    Sched(f"{SCH} 'multiple CQs need preemption'",
+          [pending("preemptor", "eng-beta", 1, "other", -1), pending("pending", "eng-alpha", 1, "other", 1),
+           admitted("use-all", "eng-alpha", "other-alpha", {CPU: "on-demand"}, 100, queue=None)],
+          {}, pending={"eng-beta/preemptor", "eng-alpha/pending"},
+          preempted={"eng-alpha/use-all": "InCohortReclamation"},
+          objs=BASE + [clusterqueue("other-alpha", [{"on-demand": {CPU: rq(50, 50)}}], "other"),
+                       clusterqueue("other-beta", [{"on-demand": {CPU: rq(50, 10)}}], "other", within=LP,
+                                    reclaim=ANY),
+                       localqueue("other-alpha", "eng-alpha", "other"), localqueue("other-beta", "eng-beta", "other")]),
+    Sched(f"{SCH} 'two workloads can borrow different resources from the same flavor in the same cycle'",
+          [workload("wl1", "cq1", {"r1": 16}, -1, ns="sales", queue="lq1"),
+           workload("wl2", "cq2", {"r2": 16}, -2, ns="sales", queue="lq2")],
+          {"sales/wl1": [{"r1": "default"}], "sales/wl2": [{"r2": "default"}]}, objs=BASE + _three_cqs()),
+    Sched(f"{SCH} 'only one workload can borrow one resources from the same flavor in the same cycle if cohort "
+          "quota cannot fit'",
+          [workload("wl1", "cq1", {"r1": 16}, -1, ns="sales", queue="lq1"),
+           workload("wl2", "cq2", {"r1": 16}, -2, ns="sales", queue="lq2")],
+          {"sales/wl1": [{"r1": "default"}]}, pending={"sales/wl2"}, objs=BASE + _three_cqs()),
+    _lending_case("Any", blocked=False),
+    _lending_case(LP, blocked=True),
+    _lending_case("Never", blocked=True),
+    # guaranteed borrows inside its own Cohort (4 CPU), best-effort from the root: the one borrowing
+    # less goes first despite its lower priority, and the root's 4 CPU are then used up.
+    Sched(f"{SCH} 'in a hierarchical cohort, workload borrowing less is scheduled first'",
+          [workload("guaranteed", "guaranteed", podsets=[("one", 1, {CPU: 4})], ns="eng-alpha",
+                    queue="lq-guaranteed"),
+           workload("best-effort", "best-effort", priority=3, podsets=[("one", 1, {CPU: 4})], ns="eng-alpha",
+                    queue="lq-best-effort")],
+          {"eng-alpha/guaranteed": [{CPU: "default"}]}, pending={"eng-alpha/best-effort"},
+          objs=BASE + [cohort("root"), cohort("guaranteed", "root", [{"default": {CPU: 4}}]),
+                       clusterqueue("guaranteed", [{"default": {CPU: 0}}], "guaranteed"),
+                       clusterqueue("best-effort", [{"default": {CPU: 0}}], "root"),
+                       localqueue("guaranteed", "eng-alpha", "lq-guaranteed"),
+                       localqueue("best-effort", "eng-alpha", "lq-best-effort")]),
+    Sched(f"{SCH} \"don't assign flavor if there are no candidates for preemption\"",
+          [workload("admitted", "cq2", {CPU: 1}, ns="eng-alpha", queue="lq2", admitted={CPU: "on-demand"},
+                    reserved=at(-1)),
+           workload("new", "cq1", {CPU: 1}, 100, ns="eng-alpha", queue="lq1")],
+          {"eng-alpha/admitted": [{CPU: "on-demand"}], "eng-alpha/new": [{CPU: "spot"}]},
+          objs=BASE + [clusterqueue("cq1", [{"on-demand": {CPU: rq(0, 1)}, "spot": {CPU: rq(0, 1)}}], "cohort",
+                                    within=LP, reclaim=ANY, bwc=(LP, None),
+                                    fungibility={"whenCanPreempt": "MayStopSearch", "whenCanBorrow": "MayStopSearch"}),
+                       clusterqueue("cq2", [{"on-demand": {CPU: 1}, "spot": {CPU: 1}}], "cohort"),
+                       localqueue("cq1", "eng-alpha", "lq1"), localqueue("cq2", "eng-alpha", "lq2")]),
     Sched(f"{SCH} 'BorrowingOverPreemption preference: borrow in second flavor instead of preempting in first'",
           [admitted("low-bop", "default", "bop-cq", {CPU: "on-demand"}, 5, -1, queue="bop-queue"),
            pending("high-bop", "default", 5, "bop-queue")],
