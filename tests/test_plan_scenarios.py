@@ -160,6 +160,36 @@ def test_tpu7x_superslice_cubes():
     assert "has no level cloud.google.com/gke-tpu-partition-2x2x2-id" in detail(s[4], "llm/jax-small")
 
 
+@pytest.mark.parametrize("path", SCENARIOS, ids=[f"{p.parent.name}/{p.stem}" for p in SCENARIOS])
+def test_every_shipped_scenario_states_its_outcomes_and_they_hold(path):
+    """Scenario text that describes an outcome is checked: the overlay's result and every step
+    carry `expect:`, and `plan` (so `make plan`) fails when one does not hold."""
+    from generator import yamlio
+    raw = yamlio.load_all(path.read_text())[0]
+    assert raw.get("expect"), f"{path}: no expect for the overlay's own step"
+    assert all(step.get("expect") for step in raw["steps"]), f"{path}: a step without expect"
+    plan = _plan(path.parent.name, path.stem)
+    assert plan.failures == []
+
+
+def test_a_story_that_stops_being_true_fails_the_plan(capsys, l4_stream, tmp_path):
+    # The same story with one claim turned false (the burst's fourth replica admitted): exit 1,
+    # naming the step and what happened instead.
+    from generator import yamlio
+    raw = yamlio.load_all((paths.ROOT / "scenarios" / "l4-standard" / "inference-burst.yaml").read_text())[0]
+    raw["steps"][2]["expect"]["admitted"].append("tgi-gemma-deployment#4")
+    raw["steps"][0]["expect"]["preemptedBy"] = {"finetune-gemma-l4": "tgi-gemma-deployment#1"}
+    f = tmp_path / "untrue.yaml"
+    f.write_text(yamlio.dump(raw))
+    rc, _, err = _cli(capsys, l4_stream, "--scenario", f)
+    assert rc == 1
+    assert ("plan: expectation failed: step 3 (TGI bursts to 4 replicas): expected llm/tgi-gemma-deployment#4 "
+            "admitted, but it is pending") in err
+    assert ("step 1 (TGI scales up to 2 replicas): expected llm/finetune-gemma-l4 preempted by "
+            "llm/tgi-gemma-deployment#1 in this step, but llm/finetune-gemma-l4 preempted by "
+            "llm/tgi-gemma-deployment#2") in err
+
+
 # ---------------------------------------------------------------- the command
 def _cli(capsys, *argv):
     rc = cli.main(["plan", *map(str, argv)])

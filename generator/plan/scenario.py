@@ -39,9 +39,15 @@ class Expect:
     flavors: dict[str, dict[str, str] | str]       # workload -> flavor, or resource -> flavor
     usage: tuple[dict, ...]                        # {clusterQueue, flavor, resource, used?, borrowed?}
     counts: dict[str, int]                         # state -> how many
+    preempted_by: dict[str, str] = field(default_factory=dict)   # victim -> preemptor, in this step
+    detail: dict[str, str] = field(default_factory=dict)         # workload -> words its detail contains
 
     def check(self, result) -> list[str]:
         rows = {r.workload: r for r in result.rows}
+        return (self._states(rows) + self._flavors(rows) + self._usage(result) + self._counts(result)
+                + self._preemptions(rows, result) + self._details(rows))
+
+    def _states(self, rows: dict) -> list[str]:
         out = []
         for state, names in self.states.items():
             for name in names:
@@ -50,6 +56,10 @@ class Expect:
                     out.append(f"expected {name} {state}, but there is no such workload")
                 elif row.state != state:
                     out.append(f"expected {row.workload} {state}, but it is {row.state}: {row.detail}")
+        return out
+
+    def _flavors(self, rows: dict) -> list[str]:
+        out = []
         for name, want in self.flavors.items():
             row = _find(rows, name)
             got = row.flavors if row else {}
@@ -58,24 +68,51 @@ class Expect:
                     out.append(f"expected {name} on flavor {want}, but it holds {got or 'nothing'}")
             elif any(got.get(r) != f for r, f in want.items()):
                 out.append(f"expected {name} on {want}, but it holds {got or 'nothing'}")
+        return out
+
+    def _usage(self, result) -> list[str]:
+        out = []
         for u in self.usage:
             match = [x for x in result.usage if x.cluster_queue == u["clusterQueue"] and x.resource == u["resource"]
                      and ("flavor" not in u or x.flavor == u["flavor"])]
             if not match:
                 out.append(f"expected usage of {u['clusterQueue']} {u['resource']}, but it has no such quota")
                 continue
-            for key, attr in (("used", "used"), ("borrowed", "borrowed")):
+            for key in ("used", "borrowed"):
                 if key in u:
-                    got = sum((getattr(x, attr) for x in match), Decimal(0))
+                    got = sum((getattr(x, key) for x in match), Decimal(0))
                     want = model.parse(u[key])
                     if got != want:
                         out.append(f"expected {u['clusterQueue']} {key} {u['resource']} "
                                    f"{u.get('flavor', 'over all flavors')} = {fmt(u['resource'], want)}, "
                                    f"got {fmt(u['resource'], got)}")
+        return out
+
+    def _counts(self, result) -> list[str]:
+        out = []
         for state, n in self.counts.items():
             got = sum(1 for r in result.rows if r.state == state)
             if got != n:
                 out.append(f"expected {n} workload(s) {state}, got {got}")
+        return out
+
+    def _preemptions(self, rows: dict, result) -> list[str]:
+        out = []
+        for victim, preemptor in self.preempted_by.items():
+            v, p = _find(rows, victim), _find(rows, preemptor)
+            v_key, p_key = (v.workload if v else victim), (p.workload if p else preemptor)
+            if not any(e.startswith(f"{v_key} preempted by {p_key} (") for e in result.events):
+                by = [e for e in result.events if e.startswith(f"{v_key} preempted by ")]
+                out.append(f"expected {v_key} preempted by {p_key} in this step, but "
+                           + (by[0] if by else "it was not preempted"))
+        return out
+
+    def _details(self, rows: dict) -> list[str]:
+        out = []
+        for name, words in self.detail.items():
+            row = _find(rows, name)
+            if row is None or words not in row.detail:
+                out.append(f"expected {name} to say {words!r}, but it says {row.detail if row else 'nothing'!r}")
         return out
 
 
@@ -91,7 +128,8 @@ def _expect(raw: dict | None) -> Expect | None:
         return None
     states = {k: tuple(raw[k]) for k in ("admitted", "reserved", "pending", "preempted", "never", "unmanaged",
                                          "finished") if k in raw}
-    return Expect(states, dict(raw.get("flavors") or {}), tuple(raw.get("usage") or ()), dict(raw.get("count") or {}))
+    return Expect(states, dict(raw.get("flavors") or {}), tuple(raw.get("usage") or ()), dict(raw.get("count") or {}),
+                  dict(raw.get("preemptedBy") or {}), dict(raw.get("detail") or {}))
 
 
 # ---------------------------------------------------------------- steps

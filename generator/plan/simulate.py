@@ -1024,7 +1024,8 @@ def usage_rows(sim: Simulator) -> list[Usage]:
                         continue
                     fr = (fq.flavor, r)
                     used = node.usage.get(fr, ZERO)
-                    borrowed = max(ZERO, used - q.nominal)
+                    # Above nominal is borrowed only in a cohort; alone, it is what a quota cut left.
+                    borrowed = max(ZERO, used - q.nominal) if node.parent is not None else ZERO
                     lent, lenders = _lent(node, fr), ()
                     if borrowed > 0 and node.parent is not None:
                         lenders = tuple(f"{o.name} ({fmt(r, o.nominal(fr) - o.usage.get(fr, ZERO))} unused)"
