@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
 IMAGE_TEST_REQS := $(sort $(wildcard images/*/requirements-test.txt))
 
-.PHONY: synth check test validate crds install install-test clean help plan bench
+.PHONY: synth check schema test validate crds install install-test clean help plan bench
 
 help:
 	@echo "make synth     generate base/, overlays/, controllers/ from platform.yaml"
@@ -49,6 +49,10 @@ synth: $(VENV)/.bytecode
 
 check: $(VENV)/.bytecode
 	$(PY) -O -m generator check
+
+# The spec's JSON Schema is generated from the typed model (generator/spec/).
+schema: $(VENV)/.generator
+	$(PY) -m generator schema
 
 test: $(VENV)/.test
 	$(PY) -m pytest

@@ -25,8 +25,20 @@ def cmd_synth(args) -> int:
     return EXIT_OK
 
 
+def cmd_schema(args) -> int:
+    from .spec import schema
+    schema.write()
+    print(f"schema: wrote {_shown(paths.SPEC_SCHEMA)} from the spec model")
+    return EXIT_OK
+
+
 def cmd_check(args) -> int:
     from . import writer
+    from .spec import schema
+    if not schema.is_current():
+        print(f"check: {_shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
+              "and commit it", file=sys.stderr)
+        return EXIT_FINDINGS
     expected = _render(args.spec)
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
@@ -74,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("schema", help="write schemas/platform.schema.json from the spec model")
+    p.set_defaults(func=cmd_schema)
     p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
     p.add_argument("--format", choices=("text", "markdown"), default="text")

@@ -69,7 +69,7 @@ def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, h
     needed = {c for w in workloads for c in KINDS[w.kind].controllers}
     root = f"controllers/{profile.name}"
     chart = cdk.chart(app, f"{root}/kueue")
-    controllers.kueue_config_map(chart, profile, frameworks)
+    controllers.kueue_config_map(chart, profile, frameworks, spec.kueue.fair_sharing)
     (patch,) = cdk.manifests(chart)
     patch_file = "kueue-manager-config.yaml"
     tree[f"{root}/kueue/{patch_file}"] = header + yamlio.dump(patch)

@@ -10,13 +10,12 @@ so workloads state what they need (accelerator and count), and the flavor
 decides where they land."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 from . import capacity, catalog, kueue, quantity, tpu
-from .catalog import labels as L
-from .spec import Platform, Profile
-from .spec.model import NodePool
+from .flavors import TOPOLOGY_NAME, Flavor, flavors
+from .spec import Profile
+from .spec import teams as teams_spec
 
 # What GKE's flex-start with queued provisioning asks of Kueue (GKE docs, "Run a
 # large-scale workload with flex-start with queued provisioning": AdmissionCheck
@@ -26,81 +25,11 @@ PROVISIONING_CLASS = "queued-provisioning.gke.io"
 PROVISIONING_CHECK = "dws-prov"
 PROVISIONING_CONFIG = "dws-config"
 # Named as in the TPU dynamic-slicing codelab, so its kubectl commands work unchanged.
-TOPOLOGY_NAME = "slice-topology"
 SLICE_CHECK = "ac"
 # TPU7x ClusterQueue resources, in the codelab's order, and its "no limit" quotas
 # (used only where the spec asks for unlimitedQuota).
 TPU_QUOTA_RESOURCES = ("google.com/tpu", "cpu", "memory")
 UNLIMITED_QUOTA = {"google.com/tpu": "999999", "cpu": "999999", "memory": "999999Pi"}
-
-
-@dataclass(frozen=True)
-class Flavor:
-    """A capacity source as Kueue sees it: a ResourceFlavor and the quota it holds."""
-    name: str
-    node_labels: dict[str, str]
-    quota: dict[str, Decimal]
-    tolerations: tuple[dict, ...] = ()
-    flex_start: bool = False
-    topology: str | None = None
-    pool: NodePool | None = field(default=None, compare=False)
-
-
-def flavor_name(spec: Platform, profile: Profile, pool: NodePool | None) -> str:
-    if pool is not None and pool.name:
-        return pool.name
-    name = spec.queue_for(profile.name).resource_flavor
-    assert name is not None, "checked by the spec checks"
-    return name
-
-
-def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) -> tuple[dict[str, str], tuple]:
-    """What tells this pool's nodes apart: the accelerator (and TPU topology), the machine
-    type, and how the nodes are provisioned."""
-    labels = dict(m.device.node_labels())
-    tolerations: tuple[dict, ...] = ()
-    if isinstance(m.device, catalog.TpuGeneration):
-        labels[L.TPU_TOPOLOGY_LABEL] = str(pool.topology)
-        # TAS and Kueue cannot see tolerations GKE adds to pods: put the TPU one on the flavor.
-        tolerations = (L.TPU_TAINT.toleration(),)
-    labels[L.MACHINE_TYPE_LABEL] = m.name
-    if pool.capacity == "flex-start":
-        labels[L.FLEX_START_LABEL] = L.FLEX_START_VALUE
-    elif pool.capacity == "spot":
-        labels[L.SPOT_LABEL] = L.SPOT_VALUE
-    elif any(p.capacity == "spot" and p.machine_type == pool.machine_type for p in pools):
-        # On-demand nodes carry no spot label; beside a spot pool of the same machine,
-        # select GKE's provisioning label so on-demand pods stay off the spot nodes.
-        labels[L.PROVISIONING_LABEL] = L.PROVISIONING_STANDARD
-    return labels, tolerations
-
-
-def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
-    """The profile's capacity sources, in the order Kueue should try them."""
-    if profile.tpu is not None:
-        return [_reservation_flavor(spec, profile)]
-    if profile.autopilot:
-        accel = catalog.accelerator(str(profile.accelerator))
-        return [Flavor(flavor_name(spec, profile, None), accel.node_labels(), capacity.budget_quota(profile))]
-    out = []
-    for pool, quota in capacity.capacity_sources(profile):
-        m = catalog.machine(pool.machine_type)
-        node_labels, tolerations = _pool_labels(pool, m, profile.pools)
-        out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
-                          flex_start=pool.capacity == "flex-start", pool=pool))
-    return out
-
-
-def _reservation_flavor(spec: Platform, profile: Profile) -> Flavor:
-    assert profile.tpu is not None
-    gen = catalog.tpu_generation(str(profile.accelerator))
-    r = profile.tpu.reservation
-    res = tpu.reservation(gen, r.cubes, r.cpu_per_vm, r.memory_per_vm)
-    quota = {"google.com/tpu": Decimal(res.chips), "cpu": res.cpu_per_vm * res.vms, "memory": res.memory_per_vm * res.vms}
-    # The toleration sits on the flavor too: TAS cannot see tolerations the cloud
-    # injects into pods, and would place no pod on the tainted TPU nodes.
-    return Flavor(flavor_name(spec, profile, None), gen.node_labels(), quota, (L.TPU_TAINT.toleration(),),
-                  topology=TOPOLOGY_NAME)
 
 
 def _covered(fs: list[Flavor]) -> list[str]:
@@ -130,29 +59,105 @@ def queue_objects(ctx) -> None:
     for f in fs:
         ctx.add_custom(kueue.resource_flavor(k, f.name, node_labels=f.node_labels, topology=f.topology,
                                             tolerations=list(f.tolerations)))
-    ctx.add_custom(_cluster_queue(profile, q, fs, tuple(checks)).body(k))
+    for body in cluster_queues(spec, profile, fs, tuple(checks)):
+        ctx.add_custom(body)
     for lq in q.local_queues:
         ctx.add_custom(kueue.local_queue(k, lq.namespace, lq.name, q.cluster_queue))
+    for t in spec.teams_for(profile.name):
+        for ns in t.namespaces:
+            ctx.add_custom(kueue.local_queue(k, ns, t.queue_name, t.cq_name))
     for _, t in sorted(spec.priority_tiers.items()):
         w = t.workload_priority_class
         if w:
             ctx.add_custom(kueue.workload_priority_class(k, w.name, w.value, w.description))
 
 
-def _cluster_queue(profile: Profile, q, fs: list[Flavor], checks: tuple) -> kueue.ClusterQueue:
-    if profile.tpu is not None:
-        covered = list(TPU_QUOTA_RESOURCES)
-        unlimited = profile.tpu.unlimited_quota
-        quotas = [(f.name, {r: UNLIMITED_QUOTA[r] if unlimited else quantity.fmt(r, f.quota[r]) for r in covered})
-                  for f in fs]
-    else:
-        covered = _covered(fs)
-        # A flavor without some covered resource holds none of it: 0, so admission fails loudly.
-        quotas = [(f.name, {r: quantity.fmt(r, f.quota.get(r, Decimal(0))) for r in covered}) for f in fs]
-    return kueue.ClusterQueue(
-        name=q.cluster_queue,
-        covered=tuple(covered),
-        flavors=tuple(kueue.FlavorQuota(name, tuple(kueue.Quota(r, v[r]) for r in covered)) for name, v in quotas),
-        preemption=q.preemption.body(),
-        admission_checks=checks,
-    )
+def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> list[dict]:
+    """The profile's ClusterQueue, each team's, and (v1beta2) its Cohort object."""
+    q = spec.queue_for(profile.name)
+    k = profile.kueue
+    covered = list(TPU_QUOTA_RESOURCES) if profile.tpu is not None else _covered(fs)
+    teams = spec.teams_for(profile.name)
+    team_quota = {t.name: _team_quota(t, profile.name, fs) for t in teams}
+    left = _unassigned(fs, covered, list(team_quota.values()))
+    out = []
+    if q.cohort and (q.cohort_parent or q.unassigned == "cohort"):
+        groups = [_group(covered, left)] if q.unassigned == "cohort" else None
+        out.append(kueue.cohort(k, q.cohort, parent=q.cohort_parent, resource_groups=groups))
+    own = left if q.unassigned == "clusterQueue" else {}
+    if teams:
+        # Only the flavors it holds something of: it lends them to the teams.
+        own = {f: r for f, r in own.items() if any(v for v in r.values())} or {f.name: {} for f in fs[:1]}
+    out.append(kueue.ClusterQueue(
+        name=q.cluster_queue, covered=tuple(covered), flavors=_flavor_quotas(covered, own, fs, profile),
+        preemption=q.preemption.body(), admission_checks=checks, cohort=q.cohort).body(k))
+    for t in teams:
+        out.append(kueue.ClusterQueue(
+            name=t.cq_name, covered=tuple(covered), flavors=_flavor_quotas(covered, team_quota[t.name], fs, profile),
+            preemption=t.preemption.body(), admission_checks=checks, cohort=q.cohort,
+            namespace_selector=_namespaces(t.namespaces),
+            fair_sharing_weight=t.fair_sharing.weight if t.fair_sharing else None).body(k))
+    return out
+
+
+Limits = dict[str, dict[str, tuple]]   # flavor -> resource -> (nominal, borrowingLimit, lendingLimit)
+
+
+def _team_quota(team, profile: str, fs: list[Flavor]) -> Limits:
+    """flavor -> resource -> (nominal, borrowing limit, lending limit) of one team; flavors it
+    does not list hold 0 (it can still borrow them)."""
+    share = team.profiles[profile].quotas
+    out: Limits = {}
+    for f in fs:
+        out[f.name] = {}
+        for r, cap in f.quota.items():
+            rs = share.get(f.name, {}).get(r)
+            if rs is None:
+                out[f.name][r] = (Decimal(0), None, None)
+                continue
+            limits = [None if v is None else teams_spec.resolve(v, cap, r) for v in (rs.borrowing_limit, rs.lending_limit)]
+            out[f.name][r] = (teams_spec.resolve(rs.nominal, cap, r), *limits)
+    return out
+
+
+def _unassigned(fs: list[Flavor], covered: list[str], teams: list[Limits]) -> Limits:
+    """What no team holds nominally: the flavor's capacity minus the teams' nominal quotas."""
+    out: Limits = {}
+    for f in fs:
+        out[f.name] = {}
+        for r in covered:
+            taken = sum((t[f.name][r][0] for t in teams if r in t.get(f.name, {})), Decimal(0))
+            out[f.name][r] = (f.quota.get(r, Decimal(0)) - taken, None, None)
+    return out
+
+
+def _flavor_quotas(covered: list[str], quotas: Limits, fs: list[Flavor], profile: Profile) -> tuple:
+    unlimited = profile.tpu is not None and profile.tpu.unlimited_quota
+    out = []
+    for f in fs:
+        if f.name not in quotas:
+            continue
+        held = quotas[f.name]
+        rows = []
+        for r in covered:
+            nominal, borrowing, lending = held.get(r, (Decimal(0), None, None))
+            rows.append(kueue.Quota(r, UNLIMITED_QUOTA[r] if unlimited else quantity.fmt(r, nominal),
+                                    None if borrowing is None else quantity.fmt(r, borrowing),
+                                    None if lending is None else quantity.fmt(r, lending)))
+        out.append(kueue.FlavorQuota(f.name, tuple(rows)))
+    return tuple(out)
+
+
+def _group(covered: list[str], quotas: Limits) -> dict:
+    return {"coveredResources": list(covered), "flavors": [
+        {"name": name, "resources": [{"name": r, "nominalQuota": quantity.fmt(r, held.get(r, (Decimal(0),))[0])}
+                                     for r in covered]}
+        for name, held in quotas.items()]}
+
+
+def _namespaces(namespaces: list[str]) -> dict:
+    """Selects exactly these namespaces, by the label the API server sets on every namespace."""
+    key = "kubernetes.io/metadata.name"
+    if len(namespaces) == 1:
+        return {"matchLabels": {key: namespaces[0]}}
+    return {"matchExpressions": [{"key": key, "operator": "In", "values": sorted(namespaces)}]}

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from .. import capacity, catalog, credentials, demand, quantity, tpu, versions
+from .. import capacity, catalog, credentials, demand, flavors, quantity, tpu, versions
 from ..errors import Problem, format_path
 from . import hardware
+from . import teams as teams_mod
 from .context import CheckContext
 from .kinds import Workload
 from .model import Platform, Profile
@@ -101,6 +102,10 @@ def _profile(prof: Profile) -> list[Problem]:
             out.append(Problem("", "Autopilot profiles need `budget` (cpu, memory, nvidia.com/gpu, ephemeral-storage)"))
         if prof.accelerator is None:
             out.append(Problem("", "Autopilot profiles name the `accelerator` their budget buys"))
+        elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "autopilot", None) is False:
+            offered = sorted(d.accelerator for d in catalog.DEVICES.values() if d.autopilot)
+            out.append(Problem("accelerator", f"Autopilot does not offer {prof.accelerator} (it offers "
+                                              f"{', '.join(offered)})"))
         if prof.quota_basis == "allocatable":
             out.append(Problem("quotaBasis", "Autopilot quotas come from `budget`; `allocatable` applies to "
                                              "Standard node pools"))
@@ -131,6 +136,13 @@ def _standard(prof: Profile) -> list[Problem]:
                                            "Kueue ResourceFlavor's name)"))
         if pool.name is not None and pool.name in names[:i]:
             out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
+    kinds = [(pool.machine_type, pool.capacity, pool.topology) for pool in prof.pools]
+    for i, k in enumerate(kinds):
+        if k in kinds[:i]:
+            out.append(Problem(f"nodePools[{i}]", f"looks the same to Kueue as nodePools[{kinds.index(k)}] (same "
+                                                  "machine type, capacity and topology): their nodes carry the same "
+                                                  "labels, so one flavor could not be told from the other; make them "
+                                                  "one pool with the nodes of both"))
     return out
 
 
@@ -201,6 +213,15 @@ def queues(p: Platform) -> list[Problem]:
             if key in names[:j]:
                 out.append(Problem(f"queues[{i}].localQueues[{j}]", f"LocalQueue {key[1]!r} in namespace "
                                                                     f"{key[0]!r} is listed twice"))
+        if (q.cohort_parent or q.unassigned == "cohort") and q.cohort is None:
+            out.append(Problem(f"queues[{i}].cohort", "cohortParent and `unassigned: cohort` need a `cohort`"))
+        for prof in q.profiles:
+            profile = p.profiles.get(prof)
+            if profile is not None and profile._kueue is not None and not profile.kueue.is_v1beta2 and \
+                    (q.cohort_parent or q.unassigned == "cohort"):
+                out.append(Problem(f"queues[{i}]", f"Cohort objects (cohortParent, `unassigned: cohort`) need a Kueue "
+                                                   f"serving kueue.x-k8s.io/v1beta2; profile {prof!r} runs "
+                                                   f"{profile.kueue.version}"))
         for prof in q.profiles:
             if prof in p.profiles and q.resource_flavor is None and _needs_flavor_name(p.profiles[prof]):
                 out.append(Problem(f"queues[{i}].resourceFlavor", f"profile {prof!r} has an unnamed capacity "
@@ -258,9 +279,7 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
     if bad:
         return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
     out = []
-    lqs = {(lq.namespace, lq.name) for lq in p.queue_for(prof.name).local_queues} \
-        if any(prof.name in q.profiles for q in p.queues) else set()
-    if (w.namespace, w.queue) not in lqs:
+    if (w.namespace, w.queue) not in p.local_queues_for(prof.name):
         out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
                                             f"profile {prof.name!r}"))
     missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
@@ -378,6 +397,101 @@ def tpu_tiers(p: Platform) -> list[Problem]:
     return out
 
 
+# ---------------------------------------------------------------- teams
+
+def teams(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    ns = {n.name for n in p.namespaces}
+    names = [t.name for t in p.teams]
+    cqs = {q.cluster_queue for q in p.queues}
+    for i, t in enumerate(p.teams):
+        base = f"teams[{i}]"
+        if t.name in names[:i]:
+            out.append(Problem(f"{base}.name", f"team {t.name!r} is declared twice"))
+        if t.cq_name in cqs:
+            out.append(Problem(f"{base}.clusterQueue", f"ClusterQueue {t.cq_name!r} is already a queue entry's or "
+                                                       "another team's; give the team its own"))
+        cqs.add(t.cq_name)
+        for j, n in enumerate(t.namespaces):
+            if n not in ns:
+                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"))
+        if t.preemption.borrow_within_cohort and t.preemption.borrow_within_cohort.policy != "Never" \
+                and t.preemption.reclaim_within_cohort in (None, "Never"):
+            out.append(Problem(f"{base}.preemption", "borrowWithinCohort needs reclaimWithinCohort other than Never "
+                                                     "(a rule of Kueue's ClusterQueue API)"))
+        for prof_name, share in t.profiles.items():
+            where = f"{base}.profiles.{prof_name}"
+            prof = p.profiles.get(prof_name)
+            if prof is None:
+                out.append(Problem(where, _known("profile", prof_name, p.profiles)))
+                continue
+            out += _team_share(p, t, prof, share, where)
+    out += _team_totals(p)
+    return out
+
+
+def _flavor_quotas(p: Platform, prof: Profile) -> dict[str, dict[str, Decimal]] | None:
+    if any(prof.name in q.profiles for q in p.queues) and not _unknown_machines(prof):
+        try:
+            return {f.name: f.quota for f in flavors.flavors(p, prof)}
+        except (AssertionError, KeyError, ValueError):
+            return None
+    return None
+
+
+def _team_share(p: Platform, t, prof: Profile, share, where: str) -> list[Problem]:
+    out = []
+    q = next((q for q in p.queues if prof.name in q.profiles), None)
+    if q is not None and q.cohort is None:
+        out.append(Problem(where, f"profile {prof.name!r} is shared by teams; give its queue entry a `cohort` "
+                                  f"(queues[{p.queues.index(q)}].cohort)"))
+    if q is not None and any((ns, t.queue_name) in {(lq.namespace, lq.name) for lq in q.local_queues}
+                             for ns in t.namespaces):
+        out.append(Problem(where, f"LocalQueue {t.queue_name!r} is also a queue entry's LocalQueue in one of the "
+                                  "team's namespaces; name the team's localQueue differently"))
+    have = _flavor_quotas(p, prof)
+    if have is None:
+        return out
+    for flavor, resources in share.quotas.items():
+        if flavor not in have:
+            out.append(Problem(f"{where}.quotas.{flavor}", _known("flavor", flavor, have)))
+            continue
+        for r, rs in resources.items():
+            path = f"{where}.quotas.{flavor}.{r}"
+            if r not in have[flavor]:
+                out.append(Problem(path, f"flavor {flavor!r} holds no {r} (it holds {', '.join(have[flavor])})"))
+                continue
+            cap = have[flavor][r]
+            nominal = teams_mod.resolve(rs.nominal, cap, r)
+            if rs.lending_limit is not None and teams_mod.resolve(rs.lending_limit, cap, r) > nominal:
+                out.append(Problem(f"{path}.lendingLimit", f"{rs.lending_limit} is more than the nominal quota "
+                                                           f"{quantity.fmt(r, nominal)}; a team lends at most what "
+                                                           "it holds"))
+    return out
+
+
+def _team_totals(p: Platform) -> list[Problem]:
+    """The teams' nominal quotas on a flavor add up to no more than it holds."""
+    out = []
+    for prof in p.profiles.values():
+        share = [t for t in p.teams if prof.name in t.profiles]
+        have = _flavor_quotas(p, prof) if share else None
+        if not have:
+            continue
+        for flavor, cap in have.items():
+            for r, capacity_r in cap.items():
+                parts = [(t.name, teams_mod.resolve(rs.nominal, capacity_r, r)) for t in share
+                         for f, res in t.profiles[prof.name].quotas.items() if f == flavor
+                         for rr, rs in res.items() if rr == r]
+                total = sum((v for _, v in parts), Decimal(0))
+                if total > capacity_r:
+                    detail = " + ".join(f"{n} {quantity.fmt(r, v)}" for n, v in parts)
+                    out.append(Problem("teams", f"on profile {prof.name!r}, flavor {flavor!r}, the teams' nominal "
+                                                f"{r} adds up to {quantity.fmt(r, total)} ({detail}), more than the "
+                                                f"{quantity.fmt(r, capacity_r)} it holds"))
+    return out
+
+
 # ---------------------------------------------------------------- gitops
 
 def gitops(p: Platform) -> list[Problem]:
@@ -433,5 +547,5 @@ def secrets(p: Platform) -> list[Problem]:
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
     pins, tiers, namespaces, profiles, queues, workloads, duplicate_objects, guides, fits_quota, tpu_tiers,
-    gitops, secrets,
+    teams, gitops, secrets,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from .. import quantity
@@ -70,7 +70,10 @@ def _quantity(value: Any) -> str | int:
     return value
 
 
-Quantity = Annotated[Any, BeforeValidator(_quantity)]
+Quantity = Annotated[Any, BeforeValidator(_quantity), WithJsonSchema({
+    "description": "A Kubernetes quantity such as 4, 500m or 30Gi.",
+    "anyOf": [{"type": "integer", "minimum": 0}, {"type": "number", "minimum": 0},
+              {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?([eE][0-9]+|m|k|Ki|Mi|Gi|Ti|Pi|Ei|M|G|T|P|E)?$"}]})]
 
 
 def _tag(value: str) -> str:

@@ -10,17 +10,27 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from .. import versions
+from .. import catalog, versions
 from .fields import (Count, Digest, DnsLabel, DnsSubdomain, ImageTag, Labels, LabelSafeName, PositiveCount,
                      Quantity, SpecModel, Version)
 from .kinds import Workload
+from .teams import Team
 
 
 # ---------------------------------------------------------------- pins, namespaces, tiers
 
+class KueueFairSharing(SpecModel):
+    """Kueue's fair sharing across each cohort (manager configuration `fairSharing`)."""
+    preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        description="Kueue's default order (apis/config configuration_types.go).")
+
+
 class KueuePin(SpecModel):
     version: Version = Field(default_factory=lambda: versions.default("kueue"),
                              description="Kueue release the clusters run; decides the API versions emitted.")
+    fair_sharing: KueueFairSharing | None = Field(None, description="Turn on fair sharing between the ClusterQueues "
+                                                                    "of a cohort (teams' fairSharing.weight).")
 
 
 class JobSetPin(SpecModel):
@@ -70,7 +80,8 @@ class NodePool(SpecModel):
     """A GKE Standard node pool: what the ClusterQueue quota of its flavor is sized from."""
     name: DnsSubdomain | None = Field(None, description="Pool name; also its Kueue ResourceFlavor's name. "
                                                          "Needed when a profile has several pools.")
-    machine_type: str = Field(description="A machine type of the device catalog, e.g. g2-standard-24.")
+    machine_type: str = Field(description="A machine type of the device catalog, e.g. g2-standard-24.",
+                              json_schema_extra={"enum": sorted(catalog.MACHINE_TYPES)})
     nodes: PositiveCount
     boot_disk_gi: int = Field(100, ge=10, le=65536)
     capacity: Literal["on-demand", "spot", "flex-start"] = Field(
@@ -121,8 +132,9 @@ class ProfileValues(SpecModel):
 class Profile(SpecModel):
     """One cluster: its GKE mode, Kueue release, capacity and the values its manifests need."""
     platform: Literal["standard", "autopilot"]
-    accelerator: str | None = Field(None, description="Accelerator of the profile; on Standard derived from the "
-                                                       "node pools' machine types.")
+    accelerator: str | None = Field(None, description="Accelerator of the profile (GKE label value); on Standard "
+                                                       "derived from the node pools' machine types.",
+                                    json_schema_extra={"enum": sorted(catalog.ACCELERATORS)})
     kueue_version: Version | None = Field(None, description="Overrides kueue.version for this cluster.")
     node_pool: NodePool | None = Field(None, description="Shorthand for nodePools with one pool.")
     node_pools: list[NodePool] = Field(default_factory=list)
@@ -176,6 +188,12 @@ class Queue(SpecModel):
     local_queues: list[LocalQueueRef] = Field(default_factory=list)
     # The tutorial's ClusterQueue preempts lower priorities within itself.
     preemption: Preemption = Field(default_factory=lambda: Preemption(within_cluster_queue="LowerPriority"))
+    cohort: DnsSubdomain | None = Field(None, description="Kueue cohort of the profile's ClusterQueues: this "
+                                                          "queue's and every team's. Needed when teams share the profile.")
+    cohort_parent: DnsSubdomain | None = Field(None, description="Parent Cohort (Kueue v1beta2 cohort hierarchy).")
+    unassigned: Literal["clusterQueue", "cohort"] = Field(
+        "clusterQueue", description="Where capacity no team holds nominally lives: this ClusterQueue (it lends it "
+                                    "to the teams), or the Cohort object itself (Kueue v1beta2).")
 
 
 class Image(SpecModel):
@@ -233,6 +251,7 @@ class Platform(SpecModel):
     profiles: dict[DnsLabel, Profile] = Field(min_length=1)
     queues: list[Queue] = Field(min_length=1)
     images: dict[DnsLabel, Image] = Field(min_length=1)
+    teams: list[Team] = Field(default_factory=list)
     workloads: list[Annotated[Workload, Field(discriminator="kind")]] = Field(default_factory=list)
     gitops: GitOps | None = None
 
@@ -271,6 +290,14 @@ class Platform(SpecModel):
 
     def queue_for(self, profile: str) -> Queue:
         return next(q for q in self.queues if profile in q.profiles)
+
+    def teams_for(self, profile: str) -> list[Team]:
+        return [t for t in self.teams if profile in t.profiles]
+
+    def local_queues_for(self, profile: str) -> set[tuple[str, str]]:
+        """(namespace, name) of every LocalQueue on the profile: the queue entry's and the teams'."""
+        out = {(lq.namespace, lq.name) for q in self.queues if profile in q.profiles for lq in q.local_queues}
+        return out | {(ns, t.queue_name) for t in self.teams_for(profile) for ns in t.namespaces}
 
     def workloads_for(self, profile: str) -> list[Workload]:
         return [w for w in self.workloads if profile in w.profiles]

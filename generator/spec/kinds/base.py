@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from ... import catalog
 from ...errors import Problem
 from ..context import CheckContext
 from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel
@@ -34,7 +35,9 @@ class WorkloadBase(SpecModel):
     queue: LabelSafeName = Field(description="LocalQueue name in the workload's namespace.")
     priority: DnsLabel = Field(description="Name of a priority tier.")
     image: DnsLabel = Field(description="Key into `images`.")
-    accelerator: str | None = Field(None, description="The accelerator to run on, where a profile has several.")
+    accelerator: str | None = Field(None, description="The accelerator to run on (GKE label value), where a "
+                                                       "profile has several.",
+                                    json_schema_extra={"enum": sorted(catalog.ACCELERATORS)})
 
     # What the kind needs from the platform.
     priority_kind: ClassVar[Literal["priorityClass", "workloadPriorityClass"]]

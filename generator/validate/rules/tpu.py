@@ -10,6 +10,8 @@ from . import Hit, rule
 
 SLICE_ANNOTATION = facts.TPU_SLICE_TOPOLOGY_ANNOTATION
 TAS_PREFIX = "kueue.x-k8s.io/podset-"
+# Every TPU generation of the device catalog, by its GKE accelerator label value.
+KNOWN_TPUS = sorted(g.accelerator for g in catalog.TPU_GENERATIONS.values())
 TPU_ACCELERATORS = {a.name: a for a in facts.ACCELERATORS.values() if a.name in facts.TPU_TYPES}
 TPU_LABELS = sorted({a.node_label for a in TPU_ACCELERATORS.values()})
 TPU_RESOURCES = sorted({a.resource for a in TPU_ACCELERATORS.values()})
@@ -87,15 +89,15 @@ def slice_shape(model):
 
 
 @rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
-      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(facts.TPU_TYPES))})")
+      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
 def tpu_selector(model):
     for o, ps, shape, accel in _tpu_pods(model):
         if accel is None:
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
-        elif accel not in facts.TPU_TYPES:
+        elif accel not in KNOWN_TPUS:
             label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
-                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(facts.TPU_TYPES))})")
+                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
 
 
 def _tolerates(tolerations, key) -> bool:
