@@ -522,6 +522,22 @@ def build(source: str, objs: list[dict]) -> Cluster:
     return c
 
 
+@dataclass
+class _Obj:
+    """One object being read: where it goes and how its fields are read."""
+    c: Cluster
+    o: dict
+    kind: str
+    name: str
+    ns: str
+    group: str
+    api: str
+    spec: dict
+    r: Reader
+    problems: list[Problem]
+    replace: bool
+
+
 def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: bool = True) -> str | None:
     """Add (or replace) one object in the cluster; returns a description of what it was."""
     kind, meta = o.get("kind"), o.get("metadata")
@@ -543,84 +559,126 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     r = Reader(f"{kind}/{name}", problems)
     api = o.get("apiVersion")
     group = api.rpartition("/")[0] if isinstance(api, str) else ""
-    spec = r.map(o, "spec", "spec")
-    before = len(problems)
-    if group == KUEUE_GROUP and kind == "ClusterQueue":
-        cq = _cluster_queue(name, spec, r)
-        if len(problems) == before:
-            c.cluster_queues[name] = cq
-    elif group == KUEUE_GROUP and kind == "Cohort":
-        co = _cohort(name, spec, r)
-        if len(problems) == before:
-            c.cohorts[name] = co
-    elif group == KUEUE_GROUP and kind == "LocalQueue":
-        cq_name = r.str(spec, "clusterQueue", "spec.clusterQueue")
-        if not cq_name:
-            r.bad("spec.clusterQueue", "a LocalQueue names its ClusterQueue")
-        else:
-            c.local_queues[(ns, name)] = LocalQueue(ns, name, cq_name,
-                                                    r.str(spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES))
-    elif group == KUEUE_GROUP and kind == "ResourceFlavor":
-        labels = r.map(spec, "nodeLabels", "spec.nodeLabels")
-        taints = r.list(spec, "nodeTaints", "spec.nodeTaints")
-        tols = r.list(spec, "tolerations", "spec.tolerations")
-        topo = r.str(spec, "topologyName", "spec.topologyName")
-        c.flavors[name] = ResourceFlavor(name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
-                                         tuple(t for t in tols if isinstance(t, dict)), topo)
-    elif group == KUEUE_GROUP and kind == "Topology":
-        levels = []
-        for j, level in enumerate(r.list(spec, "levels", "spec.levels")):
-            label = level.get("nodeLabel") if isinstance(level, dict) else None
-            if isinstance(label, str):
-                levels.append(label)
-            else:
-                r.bad(f"spec.levels[{j}].nodeLabel", "each level names a node label")
-        c.topologies[name] = tuple(levels)
-    elif group == KUEUE_GROUP and kind == "AdmissionCheck":
-        c.admission_checks[name] = r.str(spec, "controllerName", "spec.controllerName", "") or ""
-    elif group == KUEUE_GROUP and kind == "WorkloadPriorityClass":
-        value = r.int(o, "value", "value")
-        if value is None:
-            r.bad("value", "a WorkloadPriorityClass has a whole-number value")
-        else:
-            c.workload_priority_classes[name] = value
-    elif kind == "PriorityClass":
-        value = r.int(o, "value", "value")
-        if value is None:
-            r.bad("value", "a PriorityClass has a whole-number value")
-        else:
-            c.priority_classes[name] = value
-            if o.get("globalDefault") is True:
-                c.default_priority_class = (name, value)
-    elif kind == "Namespace":
-        labels = r.map(meta, "labels", "metadata.labels")
-        c.namespaces[name] = {k: v for k, v in labels.items() if isinstance(k, str)}
-    elif kind == "ConfigMap" and name == "kueue-manager-config":
-        c.config = _config_map(o, r) or c.config
-    elif kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
-        c.config = _configuration(o, str(api), r, f"Configuration {name}")
-    elif kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
-        replicas = None
-        if kind in SCALABLE_KINDS:
-            replicas = r.int(spec, "replicas", "spec.replicas", 1)
-            if replicas is None or replicas < 0:
-                r.bad("spec.replicas", "is not a replica count (0 or more)")
-                replicas = 1
-        d = demand.of(o)
-        for p in d.problems:
-            problems.append(Problem(f"{kind}/{ns}/{name}.{p.path}", p.message))
-        for j, ps in enumerate(d.podsets):
-            for res, v in ps.requests.items():
-                if v > MAX_QUANTITY:
-                    problems.append(Problem(f"{kind}/{ns}/{name}.{demand_path(ps)}",
-                                            f"{res} request {v} is larger than Kueue can count"))
-        owner = Owner(kind, ns, name, o, replicas)
-        if replace:
-            c.owners = [x for x in c.owners if x.ref != owner.ref]
-        c.owners.append(owner)
-    else:
+    obj = _Obj(c, o, kind, name, ns, group, str(api), r.map(o, "spec", "spec"), r, problems, replace)
+    reader = _KUEUE_READERS.get(kind) if group == KUEUE_GROUP else _CORE_READERS.get(kind)
+    if reader is None and kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
+        reader = _read_configuration
+    if reader is None and kind == "ConfigMap" and name == "kueue-manager-config":
+        reader = _read_config_map
+    if reader is None and kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
+        reader = _read_owner
+    if reader is None:
         return None
+    reader(obj)
     return f"{kind} {name}"
+
+
+def _read_cluster_queue(x: _Obj) -> None:
+    before = len(x.problems)
+    cq = _cluster_queue(x.name, x.spec, x.r)
+    if len(x.problems) == before:
+        x.c.cluster_queues[x.name] = cq
+
+
+def _read_cohort(x: _Obj) -> None:
+    before = len(x.problems)
+    co = _cohort(x.name, x.spec, x.r)
+    if len(x.problems) == before:
+        x.c.cohorts[x.name] = co
+
+
+def _read_local_queue(x: _Obj) -> None:
+    cq_name = x.r.str(x.spec, "clusterQueue", "spec.clusterQueue")
+    if not cq_name:
+        x.r.bad("spec.clusterQueue", "a LocalQueue names its ClusterQueue")
+        return
+    x.c.local_queues[(x.ns, x.name)] = LocalQueue(
+        x.ns, x.name, cq_name, x.r.str(x.spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES))
+
+
+def _read_flavor(x: _Obj) -> None:
+    r, spec = x.r, x.spec
+    labels = r.map(spec, "nodeLabels", "spec.nodeLabels")
+    taints = r.list(spec, "nodeTaints", "spec.nodeTaints")
+    tols = r.list(spec, "tolerations", "spec.tolerations")
+    topo = r.str(spec, "topologyName", "spec.topologyName")
+    x.c.flavors[x.name] = ResourceFlavor(x.name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
+                                         tuple(t for t in tols if isinstance(t, dict)), topo)
+
+
+def _read_topology(x: _Obj) -> None:
+    levels = []
+    for j, level in enumerate(x.r.list(x.spec, "levels", "spec.levels")):
+        label = level.get("nodeLabel") if isinstance(level, dict) else None
+        if isinstance(label, str):
+            levels.append(label)
+        else:
+            x.r.bad(f"spec.levels[{j}].nodeLabel", "each level names a node label")
+    x.c.topologies[x.name] = tuple(levels)
+
+
+def _read_admission_check(x: _Obj) -> None:
+    x.c.admission_checks[x.name] = x.r.str(x.spec, "controllerName", "spec.controllerName", "") or ""
+
+
+def _read_workload_priority_class(x: _Obj) -> None:
+    value = x.r.int(x.o, "value", "value")
+    if value is None:
+        x.r.bad("value", "a WorkloadPriorityClass has a whole-number value")
+    else:
+        x.c.workload_priority_classes[x.name] = value
+
+
+def _read_priority_class(x: _Obj) -> None:
+    value = x.r.int(x.o, "value", "value")
+    if value is None:
+        x.r.bad("value", "a PriorityClass has a whole-number value")
+        return
+    x.c.priority_classes[x.name] = value
+    if x.o.get("globalDefault") is True:
+        x.c.default_priority_class = (x.name, value)
+
+
+def _read_namespace(x: _Obj) -> None:
+    labels = x.r.map(x.o["metadata"], "labels", "metadata.labels")
+    x.c.namespaces[x.name] = {k: v for k, v in labels.items() if isinstance(k, str)}
+
+
+def _read_config_map(x: _Obj) -> None:
+    x.c.config = _config_map(x.o, x.r) or x.c.config
+
+
+def _read_configuration(x: _Obj) -> None:
+    x.c.config = _configuration(x.o, x.api, x.r, f"Configuration {x.name}")
+
+
+def _read_owner(x: _Obj) -> None:
+    replicas = None
+    if x.kind in SCALABLE_KINDS:
+        replicas = x.r.int(x.spec, "replicas", "spec.replicas", 1)
+        if replicas is None or replicas < 0:
+            x.r.bad("spec.replicas", "is not a replica count (0 or more)")
+            replicas = 1
+    where = f"{x.kind}/{x.ns}/{x.name}"
+    d = demand.of(x.o)
+    for p in d.problems:
+        x.problems.append(Problem(f"{where}.{p.path}", p.message))
+    for ps in d.podsets:
+        for res, v in ps.requests.items():
+            if v > MAX_QUANTITY:
+                x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {v} is larger than Kueue can count"))
+    owner = Owner(x.kind, x.ns, x.name, x.o, replicas)
+    if x.replace:
+        x.c.owners = [o for o in x.c.owners if o.ref != owner.ref]
+    x.c.owners.append(owner)
+
+
+_KUEUE_READERS = {
+    "ClusterQueue": _read_cluster_queue, "Cohort": _read_cohort, "LocalQueue": _read_local_queue,
+    "ResourceFlavor": _read_flavor, "Topology": _read_topology, "AdmissionCheck": _read_admission_check,
+    "WorkloadPriorityClass": _read_workload_priority_class,
+}
+_CORE_READERS = {"PriorityClass": _read_priority_class, "Namespace": _read_namespace}
 
 
 def demand_path(ps: demand.PodSet) -> str:

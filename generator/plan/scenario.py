@@ -266,77 +266,114 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenar
     return sc
 
 
+@dataclass
+class _Ctx:
+    """What checking one step needs: where it is, where problems go, and the objects as the
+    steps before it left them."""
+    path: list
+    problems: list
+    work: model.Cluster
+    available: dict
+    live: dict
+    base_dir: Path
+
+
 def _step_args(kind, body, path, problems, work: model.Cluster, available, live, base_dir) -> dict | None:
-    if kind in ("scale", "delete", "finish"):
-        owner = _resolve(body, live, path, problems, what="running")
+    return _STEP_READERS[kind](body, _Ctx(path, problems, work, available, live, base_dir))
+
+
+def _args_scale(body, x: _Ctx) -> dict | None:
+    owner = _resolve(body, x.live, x.path, x.problems, what="running")
+    return {"ref": owner.ref, "replicas": body["replicas"]} if owner else None
+
+
+def _args_gone(body, x: _Ctx) -> dict | None:
+    """delete and finish: the object is no longer running after the step."""
+    owner = _resolve(body, x.live, x.path, x.problems, what="running")
+    if owner is None:
+        return None
+    x.live.pop(owner.ref)
+    return {"ref": owner.ref}
+
+
+def _args_submit(body, x: _Ctx) -> dict | None:
+    owners = _submitted(body, x.available, x.live, x.path, x.problems, x.work, x.base_dir)
+    for o in owners:
+        x.live[o.ref] = o
+    return {"owners": owners} if owners else None
+
+
+def _args_stop_policy(body, x: _Ctx) -> dict | None:
+    work, path = x.work, x.path
+    if "clusterQueue" in body:
+        if body["clusterQueue"] not in work.cluster_queues:
+            x.problems.append(problem(path + ["clusterQueue"], _unknown("ClusterQueue", body["clusterQueue"],
+                                                                        work.cluster_queues)))
+            return None
+        return {"kind": "ClusterQueue", "name": body["clusterQueue"], "policy": body["policy"]}
+    lq = body["localQueue"]
+    if (lq["namespace"], lq["name"]) not in work.local_queues:
+        x.problems.append(problem(path + ["localQueue"], _unknown(
+            "LocalQueue", f"{lq['namespace']}/{lq['name']}", [f"{k[0]}/{k[1]}" for k in work.local_queues])))
+        return None
+    return {"kind": "LocalQueue", "name": lq["name"], "namespace": lq["namespace"], "policy": body["policy"]}
+
+
+def _args_namespace_labels(body, x: _Ctx) -> dict | None:
+    x.work.namespaces[body["namespace"]] = dict(body["labels"])
+    return {"namespace": body["namespace"], "labels": dict(body["labels"])}
+
+
+def _args_apply(body, x: _Ctx) -> dict | None:
+    objs = _objects(body, x.path, x.problems, x.base_dir)
+    out = []
+    for j, o in enumerate(objs):
+        if o.get("kind") not in QUEUE_KINDS:
+            x.problems.append(problem(x.path + ["objects" if "file" in body else "manifest", j, "kind"],
+                                      f"{o.get('kind')!r} is not a queue object (allowed: {', '.join(QUEUE_KINDS)}); "
+                                      "workloads are submitted with `submit`"))
+            continue
+        sub: list[Problem] = []
+        model.read_object(x.work, o, j, sub)
+        x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in sub]
+        if not sub:
+            out.append(o)
+    return {"objects": out} if out else None
+
+
+def _args_remove(body, x: _Ctx) -> dict | None:
+    work = x.work
+    table = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors, "Cohort": work.cohorts,
+             "AdmissionCheck": work.admission_checks}
+    if body["kind"] == "LocalQueue":
+        key = (body.get("namespace") or "default", body["name"])
+        if key not in work.local_queues:
+            x.problems.append(problem(x.path + ["name"], _unknown("LocalQueue", f"{key[0]}/{key[1]}",
+                                                                  [f"{k[0]}/{k[1]}" for k in work.local_queues])))
+            return None
+        work.local_queues.pop(key)
+    elif body["name"] not in table[body["kind"]]:
+        x.problems.append(problem(x.path + ["name"], _unknown(body["kind"], body["name"], table[body["kind"]])))
+        return None
+    return {"kind": body["kind"], "name": body["name"], "namespace": body.get("namespace")}
+
+
+def _args_admission_check(body, x: _Ctx) -> dict | None:
+    ref = None
+    if "workload" in body:
+        owner = _resolve(body["workload"], x.live, x.path + ["workload"], x.problems, what="running")
         if owner is None:
             return None
-        if kind != "scale":
-            live.pop(owner.ref)
-            return {"ref": owner.ref}
-        return {"ref": owner.ref, "replicas": body["replicas"]}
-    if kind == "submit":
-        owners = _submitted(body, available, live, path, problems, work, base_dir)
-        for o in owners:
-            live[o.ref] = o
-        return {"owners": owners} if owners else None
-    if kind == "quota":
-        return _quota(body, path, problems, work)
-    if kind == "stopPolicy":
-        if "clusterQueue" in body:
-            if body["clusterQueue"] not in work.cluster_queues:
-                problems.append(problem(path + ["clusterQueue"], _unknown("ClusterQueue", body["clusterQueue"],
-                                                                          work.cluster_queues)))
-                return None
-            return {"kind": "ClusterQueue", "name": body["clusterQueue"], "policy": body["policy"]}
-        lq = body["localQueue"]
-        if (lq["namespace"], lq["name"]) not in work.local_queues:
-            problems.append(problem(path + ["localQueue"], _unknown(
-                "LocalQueue", f"{lq['namespace']}/{lq['name']}", [f"{k[0]}/{k[1]}" for k in work.local_queues])))
-            return None
-        return {"kind": "LocalQueue", "name": lq["name"], "namespace": lq["namespace"], "policy": body["policy"]}
-    if kind == "namespaceLabels":
-        work.namespaces[body["namespace"]] = dict(body["labels"])
-        return {"namespace": body["namespace"], "labels": dict(body["labels"])}
-    if kind == "apply":
-        objs = _objects(body, path, problems, base_dir)
-        out = []
-        for j, o in enumerate(objs):
-            if o.get("kind") not in QUEUE_KINDS:
-                problems.append(problem(path + ["objects" if "file" in body else "manifest", j, "kind"],
-                                        f"{o.get('kind')!r} is not a queue object (allowed: {', '.join(QUEUE_KINDS)}); "
-                                        "workloads are submitted with `submit`"))
-                continue
-            before = len(problems)
-            model.read_object(work, o, j, sub := [])
-            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
-            if len(problems) == before:
-                out.append(o)
-        return {"objects": out} if out else None
-    if kind == "remove":
-        table = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors, "Cohort": work.cohorts,
-                 "AdmissionCheck": work.admission_checks}
-        if body["kind"] == "LocalQueue":
-            key = (body.get("namespace") or "default", body["name"])
-            if key not in work.local_queues:
-                problems.append(problem(path + ["name"], _unknown("LocalQueue", f"{key[0]}/{key[1]}",
-                                                                  [f"{k[0]}/{k[1]}" for k in work.local_queues])))
-                return None
-            work.local_queues.pop(key)
-        else:
-            if body["name"] not in table[body["kind"]]:
-                problems.append(problem(path + ["name"], _unknown(body["kind"], body["name"], table[body["kind"]])))
-                return None
-        return {"kind": body["kind"], "name": body["name"], "namespace": body.get("namespace")}
-    if kind == "admissionCheck":
-        ref = None
-        if "workload" in body:
-            owner = _resolve(body["workload"], live, path + ["workload"], problems, what="running")
-            if owner is None:
-                return None
-            ref = owner.ref
-        return {"name": body["name"], "state": body["state"], "ref": ref}
-    return None
+        ref = owner.ref
+    return {"name": body["name"], "state": body["state"], "ref": ref}
+
+
+_STEP_READERS = {
+    "scale": _args_scale, "delete": _args_gone, "finish": _args_gone, "submit": _args_submit,
+    "quota": lambda body, x: _quota(body, x.path, x.problems, x.work), "stopPolicy": _args_stop_policy,
+    "namespaceLabels": _args_namespace_labels, "apply": _args_apply, "remove": _args_remove,
+    "admissionCheck": _args_admission_check,
+}
 
 
 def _unknown(what: str, name: str, known) -> str:

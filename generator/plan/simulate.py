@@ -654,26 +654,9 @@ class Simulator:
         return Entry(st, cq, a, targets, a.message())
 
     def _cycle(self) -> tuple[bool, bool]:
-        heads: list[tuple[State, ClusterQueue]] = []
-        waiting: dict[str, list[State]] = {}
-        for st in self.states.values():
-            cq = self._classify(st)
-            if cq is not None:
-                waiting.setdefault(cq.name, []).append(st)
-        for name in sorted(waiting):
-            cq = self.cluster.cluster_queues[name]
-            active = [s for s in waiting[name] if not s.inadmissible]
-            for s in waiting[name]:
-                if s.inadmissible and cq.queueing_strategy == "StrictFIFO":
-                    pass
-            if not active:
-                continue
-            head = min(active, key=self._order)
-            if cq.queueing_strategy == "StrictFIFO":
-                for s in active:
-                    if s is not head:
-                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
-            heads.append((head, cq))
+        """One cycle: heads, flavors and targets for each, then admit or preempt in order.
+        Returns (progress: something admitted or preempted, moved: a head set aside)."""
+        heads = self._heads()
         if not heads:
             return False, False
         snap = self._snapshot()
@@ -687,50 +670,83 @@ class Simulator:
         issued: list[Entry] = []
         outcome: dict[str, str] = {}            # key -> how the entry ended (for requeueing)
         for e in ordered:
-            mode = e.a.mode()
-            node = snap.node(e.cq.name)
-            if mode == M_NOFIT:
-                outcome[e.st.key] = "nofit"
-                continue
-            if mode == M_PREEMPT and not e.targets:
-                outcome[e.st.key] = "notargets"
-                if e.cq.preemption.reclaim != "Any":
-                    quota.add(node, _to_reserve(e, node))
-                continue
-            if any(t.info.key in preempted for t in e.targets):
-                outcome[e.st.key] = "skipped"
-                e.message = "its preemption targets overlap another workload's in this cycle"
-                continue
-            gone = list(preempted.values()) + e.targets
-            for t in gone:
-                snap.remove(t.info)
-            ok = all(quota.available(node, fr) >= v for fr, v in e.a.usage.items())
-            placements: list = []
-            if ok and e.a.shapes:
-                ok = snap.tas_fits(e.a.shapes, snap.removed) if mode == M_PREEMPT else True
-            for t in gone:
-                snap.add(t.info)
-            if ok and mode == M_FIT and e.a.shapes:
-                for flavor, shapes in sorted(e.a.shapes.items()):
-                    got = snap.reservations[flavor].place(e.st.key, shapes)    # type: ignore[attr-defined]
-                    if got is None:
-                        ok = False
-                        break
-                    placements += [(flavor, p) for p in got]
-            if not ok:
-                outcome[e.st.key] = "skipped"
-                e.message = "no longer fits after another workload was admitted in the same cycle"
-                continue
-            for t in e.targets:
-                preempted[t.info.key] = t
-            quota.add(node, e.a.usage)
-            if mode == M_PREEMPT:
+            how, placements = self._process(snap, e, preempted)
+            outcome[e.st.key] = how
+            if how == "preempting":
                 issued.append(e)
-                outcome[e.st.key] = "preempting"
-            else:
+            elif how == "admitted":
                 admitted.append((e, placements))
-                outcome[e.st.key] = "admitted"
-        # Apply: admissions now; evictions as the workload controller would right after.
+        self._apply(admitted, issued)
+        moved = self._requeue(entries, outcome)
+        return bool(admitted or issued), moved
+
+    def _heads(self) -> list[tuple[State, ClusterQueue]]:
+        """The head of every active ClusterQueue (StrictFIFO: the others wait behind it)."""
+        heads: list[tuple[State, ClusterQueue]] = []
+        waiting: dict[str, list[State]] = {}
+        for st in self.states.values():
+            cq = self._classify(st)
+            if cq is not None:
+                waiting.setdefault(cq.name, []).append(st)
+        for name in sorted(waiting):
+            cq = self.cluster.cluster_queues[name]
+            active = [s for s in waiting[name] if not s.inadmissible]
+            if not active:
+                continue
+            head = min(active, key=self._order)
+            if cq.queueing_strategy == "StrictFIFO":
+                for s in active:
+                    if s is not head:
+                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
+            heads.append((head, cq))
+        return heads
+
+    def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target]) -> tuple[str, list]:
+        """Admit (or issue the preemptions of) one entry against the cycle's snapshot:
+        (nofit | notargets | skipped | preempting | admitted, TPU placements)."""
+        mode = e.a.mode()
+        node = snap.node(e.cq.name)
+        if mode == M_NOFIT:
+            return "nofit", []
+        if mode == M_PREEMPT and not e.targets:
+            if e.cq.preemption.reclaim != "Any":
+                quota.add(node, _to_reserve(e, node))
+            return "notargets", []
+        if any(t.info.key in preempted for t in e.targets):
+            e.message = "its preemption targets overlap another workload's in this cycle"
+            return "skipped", []
+        ok, placements = self._still_fits(snap, e, list(preempted.values()) + e.targets)
+        if not ok:
+            e.message = "no longer fits after another workload was admitted in the same cycle"
+            return "skipped", []
+        for t in e.targets:
+            preempted[t.info.key] = t
+        quota.add(node, e.a.usage)
+        return ("preempting" if mode == M_PREEMPT else "admitted"), placements
+
+    def _still_fits(self, snap: preempt.Snapshot, e: Entry, gone: list[preempt.Target]) -> tuple[bool, list]:
+        """Whether the entry fits after the workloads admitted before it in this cycle (with
+        every target issued so far gone), and where its TPU slices go."""
+        node = snap.node(e.cq.name)
+        mode = e.a.mode()
+        for t in gone:
+            snap.remove(t.info)
+        ok = all(quota.available(node, fr) >= v for fr, v in e.a.usage.items())
+        if ok and e.a.shapes and mode == M_PREEMPT:
+            ok = snap.tas_fits(e.a.shapes, snap.removed)
+        for t in gone:
+            snap.add(t.info)
+        placements: list = []
+        if ok and mode == M_FIT and e.a.shapes:
+            for flavor, shapes in sorted(e.a.shapes.items()):
+                got = snap.reservations[flavor].place(e.st.key, shapes)    # type: ignore[attr-defined]
+                if got is None:
+                    return False, []
+                placements += [(flavor, p) for p in got]
+        return ok, placements
+
+    def _apply(self, admitted: list[tuple[Entry, list]], issued: list[Entry]) -> None:
+        """Admissions now; evictions as the workload controller would right after."""
         for e, placements in admitted:
             for flavor, p in placements:
                 self.reservations[flavor].hold(e.st.key, [p])
@@ -747,11 +763,13 @@ class Simulator:
                 self._evict(victim, e.st, t.reason)
             e.st.sticky = e.cq.queueing_strategy == "BestEffortFIFO"
             e.st.reason = f"preempting {', '.join(t.info.key for t in e.targets)}"
+
+    def _requeue(self, entries: list[Entry], outcome: dict[str, str]) -> bool:
+        """Heads not admitted: why they wait; BestEffortFIFO sets the ones that do not fit
+        aside until quota frees up. True when one was set aside."""
         moved = False
         for e in entries:
             how = outcome.get(e.st.key, "nofit")
-            if how == "admitted":
-                continue
             st = e.st
             if how in ("nofit", "notargets"):
                 self._pending_reason(st, e)
@@ -761,8 +779,7 @@ class Simulator:
                     moved = True
             elif how == "skipped":
                 st.status, st.reason = PENDING, e.message
-        progress = bool(admitted or issued)
-        return progress, moved
+        return moved
 
     def _pending_reason(self, st: State, e: Entry) -> None:
         never = self._never_fits(st, e.cq)
