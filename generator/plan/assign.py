@@ -135,7 +135,7 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
         for res in sorted(req):
             if req[res] == 0 and ctx.cq.group_of(res) is None:
                 continue            # zero requests of uncovered resources are ignored (#8079)
-            if chosen is not None and res in chosen:
+            if chosen is None or res in chosen:
                 continue
             flavors, why = _find_flavor(ctx, i, ps, req, res, a.usage)
             if not flavors:
@@ -260,11 +260,11 @@ def _restricted(spec: dict, keys: set[str]) -> dict:
         out["nodeSelector"] = {k: v for k, v in selector.items() if k in keys}
     from ..labels import required_node_affinity
     terms = required_node_affinity(spec)
-    kept: list[dict] | None = []
+    kept: list[dict] = []
     for t in terms or ():
         exprs = [e for e in t.get("matchExpressions") or [] if isinstance(e, dict) and e.get("key") in keys]
         if not exprs:
-            kept = None        # an empty term matches every flavor: the terms are ORed
+            kept = []          # an empty term matches every flavor: the terms are ORed
             break
         kept.append({"matchExpressions": exprs})
     if terms and kept:

@@ -21,6 +21,7 @@ Every field is read defensively: a malformed object is reported as one
 problem naming the object and the field (exit 2), never a traceback."""
 from __future__ import annotations
 
+import builtins
 import math
 import shutil
 import subprocess
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from .. import catalog, demand, yamlio
 from ..errors import Problem, SpecError
@@ -453,7 +454,16 @@ class Reader:
             return []
         return v
 
-    def str(self, obj: Any, key: str, path: str, default: str | None = None, allowed: tuple = ()) -> str | None:
+    @overload
+    def str(self, obj: Any, key: builtins.str, path: builtins.str, default: builtins.str,
+            allowed: tuple = ()) -> builtins.str: ...
+
+    @overload
+    def str(self, obj: Any, key: builtins.str, path: builtins.str, default: None = None,
+            allowed: tuple = ()) -> builtins.str | None: ...
+
+    def str(self, obj: Any, key: builtins.str, path: builtins.str, default: builtins.str | None = None,
+            allowed: tuple = ()) -> builtins.str | None:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return default
@@ -463,7 +473,7 @@ class Reader:
             return default
         return v
 
-    def int(self, obj: Any, key: str, path: str, default: int | None = None) -> int | None:
+    def int(self, obj: Any, key: builtins.str, path: builtins.str, default: builtins.int | None = None) -> builtins.int | None:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return default
@@ -472,13 +482,13 @@ class Reader:
             return default
         return v
 
-    def qty(self, obj: Any, key: str, path: str) -> Decimal | None:
+    def qty(self, obj: Any, key: builtins.str, path: builtins.str) -> Decimal | None:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return None
         return quantity(v, lambda m: self.bad(path, m))
 
-    def number(self, obj: Any, key: str, path: str) -> Decimal | None:
+    def number(self, obj: Any, key: builtins.str, path: builtins.str) -> Decimal | None:
         """A quantity or a plain number (fairSharing.weight)."""
         v = obj.get(key) if isinstance(obj, dict) else None
         if isinstance(v, float) and not math.isnan(v) and abs(v) < 1e18:
@@ -516,9 +526,9 @@ def build(source: str, objs: list[dict]) -> Cluster:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
     if problems:
         raise SpecError(source, problems)
-    for o in c.owners:
-        if o.kind == "Deployment" and "replicas" not in (o.obj.get("spec") or {}):
-            c.notes.append(f"{o.label} has no spec.replicas (an HPA target?); simulated with 1")
+    for owner in c.owners:
+        if owner.kind == "Deployment" and "replicas" not in (owner.obj.get("spec") or {}):
+            c.notes.append(f"{owner.label} has no spec.replicas (an HPA target?); simulated with 1")
     return c
 
 
@@ -839,10 +849,13 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
                     timestamp(o["metadata"].get("creationTimestamp")), checks)
 
 
+def _mapping(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
 def _check_states(o: dict) -> dict[str, str]:
     """status.admissionChecks of a Workload object: the state each check has given it."""
-    status = o.get("status") if isinstance(o.get("status"), dict) else {}
-    states = status.get("admissionChecks")
+    states = _mapping(o.get("status")).get("admissionChecks")
     return {c["name"]: c["state"] for c in states if isinstance(c, dict) and isinstance(c.get("name"), str)
             and c.get("state") in ("Pending", "Ready", "Retry", "Rejected")} if isinstance(states, list) else {}
 
@@ -865,7 +878,7 @@ def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
 
 
 def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
-    status = o.get("status") if isinstance(o.get("status"), dict) else {}
+    status = _mapping(o.get("status"))
     adm = status.get("admission")
     if not isinstance(adm, dict) or not isinstance(adm.get("clusterQueue"), str):
         return None
@@ -873,7 +886,7 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     flavors, counts = [], []
     for ps in podsets:
         a = assigned.get(ps.name) or {}
-        fl = a.get("flavors") if isinstance(a.get("flavors"), dict) else {}
+        fl = _mapping(a.get("flavors"))
         flavors.append({str(k): str(v) for k, v in fl.items()})
         n = a.get("count")
         counts.append(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= ps.count else ps.count)

@@ -195,9 +195,9 @@ class Tree:
                 parent = self._cohort(cq.cohort)
                 node.parent = parent
                 parent.child_cqs.append(node)
-        for name, co in self.cohorts.items():
+        for name, co_node in self.cohorts.items():
             seen = set()
-            n: Node | None = co
+            n: Node | None = co_node
             while n is not None:
                 if n.name in seen:
                     self.cycles.add(name)
@@ -208,9 +208,9 @@ class Tree:
             self.cohorts[name].parent = None    # cut the loop so the walks terminate
         for root in [c for c in self.cohorts.values() if c.parent is None]:
             _update(root)
-        for cq in self.cqs.values():
-            if cq.parent is None:
-                cq.subtree = {fr: q.nominal for fr, q in cq.quotas.items()}
+        for node in self.cqs.values():
+            if node.parent is None:
+                node.subtree = {fr: q.nominal for fr, q in node.quotas.items()}
 
     def _cohort(self, name: str) -> Node:
         if name not in self.cohorts:

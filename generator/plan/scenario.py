@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 from .. import paths, userinput, yamlio
 from ..errors import Problem, SpecError, problem
@@ -155,8 +155,8 @@ class Step:
                       ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
             return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
         if self.kind == "stopPolicy":
-            return f"set stopPolicy of {a['kind']} {a.get('namespace') + '/' if a.get('namespace') else ''}{a['name']} " \
-                   f"to {a['policy']}"
+            ns = f"{a['namespace']}/" if a.get("namespace") else ""
+            return f"set stopPolicy of {a['kind']} {ns}{a['name']} to {a['policy']}"
         if self.kind == "namespaceLabels":
             return f"set labels of namespace {a['namespace']} to {a['labels']}"
         if self.kind == "apply":
@@ -343,8 +343,8 @@ def _args_apply(body, x: _Ctx) -> dict | None:
 
 def _args_remove(body, x: _Ctx) -> dict | None:
     work = x.work
-    table = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors, "Cohort": work.cohorts,
-             "AdmissionCheck": work.admission_checks}
+    table: dict[str, dict] = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors,
+                              "Cohort": work.cohorts, "AdmissionCheck": work.admission_checks}
     if body["kind"] == "LocalQueue":
         key = (body.get("namespace") or "default", body["name"])
         if key not in work.local_queues:

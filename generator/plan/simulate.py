@@ -126,7 +126,9 @@ class Simulator:
             for group in cq.groups:
                 for fq in group.flavors:
                     rf = self.cluster.flavors.get(fq.flavor)
-                    gen = rf.tpu_generation() if rf and rf.topology in self.cluster.topologies else None
+                    if rf is None or rf.topology is None or rf.topology not in self.cluster.topologies:
+                        continue
+                    gen = rf.tpu_generation()
                     if gen is None or gen.dynamic is None or fq.flavor in out \
                             or gen.dynamic.admission_check_controller not in controllers:
                         continue
@@ -266,8 +268,8 @@ class Simulator:
             cq = self.cluster.cluster_queues[cq_name]
             used = sum((st.usage.get((flavor, resource), ZERO) for st in self.states.values()
                         if st.holds_quota and st.cluster_queue == cq_name), ZERO)
-            q = cq.quota(flavor, resource)
-            if q is not None and used > q.nominal:
+            now = cq.quota(flavor, resource)
+            if now is not None and used > now.nominal:
                 # Kueue never evicts for a quota cut; admitted Workloads keep running.
                 self.events.append(f"ClusterQueue {cq_name}: {fmt(resource, used)} {resource} already admitted in "
                                    f"{flavor} stays over the new quota until it finishes")
@@ -277,7 +279,7 @@ class Simulator:
             self.cluster.cluster_queues[name].stop_policy = policy
             affected = [st for st in self.states.values() if st.cluster_queue == name]
         else:
-            self.cluster.local_queues[(namespace, name)].stop_policy = policy
+            self.cluster.local_queues[(namespace or "default", name)].stop_policy = policy
             affected = [st for st in self.states.values()
                         if st.wl.namespace == namespace and st.wl.queue == name]
         self.events.append(f"{kind} {namespace + '/' if namespace else ''}{name}: stopPolicy {policy}")
@@ -376,6 +378,7 @@ class Simulator:
 
     def _preadmit(self, st: State) -> None:
         pre = st.wl.preadmitted
+        assert pre is not None, "called for Workloads with status.admission"
         cq = self.cluster.cluster_queues.get(pre.cluster_queue)
         if cq is None or pre.cluster_queue not in self.tree.cqs:
             st.reason = f"status.admission names ClusterQueue {pre.cluster_queue}, which does not exist"
@@ -519,7 +522,7 @@ class Simulator:
             never.append(f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist")
         elif not selector_matches(cq.namespace_selector, model.namespace_labels(c, wl.namespace)):
             never.append(f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector")
-        if never:
+        if never or lq is None or cq is None:
             st.status, st.reason, st.blocked = NEVER, "; ".join(dict.fromkeys(never)), True
             return None
         if lq.stop_policy not in (None, "None"):
@@ -840,6 +843,7 @@ class Simulator:
             root = node.root()
             shares = self._tournament_shares(root, left)
             winner = self._tournament(root, left, shares)
+            assert winner is not None, "the root has a member with a head"
             out.append(left.pop(winner.cq.name))
         return out
 
@@ -1019,7 +1023,8 @@ def _unmodelled(st: State) -> list[str]:
     """What the planner does not model for this Workload, said where it matters."""
     out = []
     for ps in st.wl.podsets:
-        aff = ps.spec.get("affinity") if isinstance(ps.spec.get("affinity"), dict) else {}
+        aff = ps.spec.get("affinity")
+        aff = aff if isinstance(aff, dict) else {}
         if aff.get("podAffinity") or aff.get("podAntiAffinity") or ps.spec.get("topologySpreadConstraints"):
             out.append("not modelled: pod affinity and spread constraints are the kube-scheduler's, "
                        "Kueue does not look at them")
@@ -1043,7 +1048,8 @@ def usage_rows(sim: Simulator) -> list[Usage]:
                     used = node.usage.get(fr, ZERO)
                     # Above nominal is borrowed only in a cohort; alone, it is what a quota cut left.
                     borrowed = max(ZERO, used - q.nominal) if node.parent is not None else ZERO
-                    lent, lenders = _lent(node, fr), ()
+                    lent = _lent(node, fr)
+                    lenders: tuple[str, ...] = ()
                     if borrowed > 0 and node.parent is not None:
                         lenders = tuple(f"{o.name} ({fmt(r, o.nominal(fr) - o.usage.get(fr, ZERO))} unused)"
                                         for o in node.root().subtree_cqs()
