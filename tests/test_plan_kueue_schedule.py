@@ -558,3 +558,24 @@ def test_creation_time_orders_the_queue():
     cluster = model.build("order", objs + loads)
     both = simulate.run(cluster, scenario.default(cluster)).steps[0]
     assert states(both) == {"older": "admitted", "newer": "pending"}
+
+
+# ---------------------------------------------------------------- what the planner cannot express
+NOT_EXPRESSED = {
+    "error during admission": "it injects an API error into the admission call; the planner has no API server",
+    "container does not satisfy limitRange constraints": "LimitRange objects are not read by the planner",
+    "container resource requests exceed limits": "the planner takes requests as given and does not check them "
+                                                 "against limits",
+    "workload-slice fits in single clusterQueue": "elastic workload slices (ElasticJobsViaWorkloadSlices) are "
+                                                  "not modelled",
+    "block preemptions and signal `BlockedOnPreemptionGates` when a preemption gate is present":
+        "preemption gates (MultiKueue orchestrated preemption) are not modelled",
+    "prevent integer overflow when sum of requests over podsets exceeds MaxInt64":
+        "the planner refuses quantities Kueue cannot count when it reads the input (exit 2), so such a Workload "
+        "never reaches its scheduler",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_EXPRESSED))
+def test_kueue_schedule_cases_not_expressed(name):
+    pytest.skip(f"{SCH} '{name}': {NOT_EXPRESSED[name]}")

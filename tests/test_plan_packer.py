@@ -177,3 +177,16 @@ def test_super_slice_larger_than_the_reservation_never_fits_even_with_unlimited_
     objs = tpu_queue(999999) + [jobset("super", 1, 32, {TPU: 4}, shape="4x4x8")]
     s0 = run(objs, cubes=1).steps[0]
     assert "do not fit in the reservation of 1 cube even when it is empty" in detail(s0, "ns/super")
+
+
+def test_the_planner_reads_devices_from_the_catalog_only():
+    # One catalog of device facts: nothing in generator/plan imports the older facts view.
+    import ast
+    from pathlib import Path
+
+    import generator.plan
+    for f in sorted(Path(generator.plan.__file__).parent.glob("*.py")):
+        tree = ast.parse(f.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names} | \
+                {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not {"facts", ".facts", "generator.facts"} & names, f"{f.name} imports facts"
