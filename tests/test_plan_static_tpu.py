@@ -97,3 +97,13 @@ def test_a_flavor_whose_machine_cannot_have_its_topology_is_noted():
     # ct6e-standard-8t node pools are 2x4 only (catalog: Cloud TPU v6e's supported configurations).
     plan = run(queue(machine="ct6e-standard-8t") + [slice_jobset("a")])
     assert "flavor v6e: a ct6e-standard-8t node pool cannot have topology 4x4 (it can: 2x4)" in plan.notes
+
+
+def test_a_leader_worker_set_group_is_one_slice():
+    # An LWS group of 4 (leader + 3 workers, 4 chips each) is 16 chips: one 4x4 slice per group, so
+    # two groups take both slices. A group of 2 (8 chips) is half a slice: never.
+    from tests.test_plan_model import lws
+    s0 = run(queue() + [lws("serve", 2, 4, {TPU: 4}, leader={TPU: 4}), lws("half", 1, 2, {TPU: 4}, leader={TPU: 4})]
+             ).steps[0]
+    assert states(s0) == {"ns/serve#1": "admitted", "ns/serve#2": "admitted", "ns/half#1": "never"}
+    assert "each LWS group has 2 pods x 4 google.com/tpu = 8 chips, not one whole 4x4 slice" in detail(s0, "ns/half#1")
