@@ -34,6 +34,7 @@ def cmd_schema(args) -> int:
 
 def cmd_check(args) -> int:
     from . import writer
+    from .diff import stale
     from .spec import schema
     if not schema.is_current():
         print(f"check: {_shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
@@ -43,7 +44,9 @@ def cmd_check(args) -> int:
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
     if problems:
-        print("check: committed output does not match the generator; run `make synth` and commit:", file=sys.stderr)
+        # The same words as `generator diff`: the first thing a reader sees.
+        print(f"check: {stale.HEADLINE} (or generated files were edited by hand); {stale.REMEDY}:",
+              file=sys.stderr)
         for line in problems:
             print(f"  {line}", file=sys.stderr)
         return EXIT_FINDINGS
@@ -59,7 +62,8 @@ def cmd_plan(args) -> int:
 def cmd_diff(args) -> int:
     from . import diff
     try:
-        print(diff.run(Path(args.out), args.base_ref, args.format), end="")
+        print(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
+                       regenerate=not args.no_regenerate, crd_root=args.crd_dir), end="")
     except diff.DiffError as e:
         print(f"diff: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -92,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
     p.add_argument("--format", choices=("text", "markdown"), default="text")
     p.add_argument("--out", default=str(paths.ROOT), help="git working tree holding base/, overlays/, controllers/, argocd/")
+    p.add_argument("--spec", help="spec to regenerate from, to catch stale output "
+                   "(default: platform.yaml under --out)")
+    p.add_argument("--no-regenerate", action="store_true",
+                   help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
+    p.add_argument("--crd-dir", type=Path,
+                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/crds)")
     p.set_defaults(func=cmd_diff)
     from .validate import command as validate_command  # arguments only; the checks load lazily
     validate_command.register(sub)

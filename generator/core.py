@@ -63,14 +63,3 @@ def shm_volume() -> k8s.Volume:
 
 def shm_mount() -> k8s.VolumeMount:
     return k8s.VolumeMount(name="dshm", mount_path="/dev/shm")
-
-
-def container_security() -> k8s.SecurityContext:
-    return k8s.SecurityContext(allow_privilege_escalation=False, capabilities=k8s.Capabilities(drop=["ALL"]))
-
-
-def pod_security(uid: int | None = None) -> k8s.PodSecurityContext:
-    """RuntimeDefault seccomp for every pod; with a uid, also run as that
-    user and group (non-root) and give the volumes that group."""
-    ids = dict(run_as_user=uid, run_as_group=uid, fs_group=uid, run_as_non_root=True) if uid is not None else {}
-    return k8s.PodSecurityContext(seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault"), **ids)

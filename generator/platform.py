@@ -9,7 +9,7 @@ from pathlib import Path
 
 import cdk8s_plus_33.k8s as k8s
 
-from . import apiscope, cdk, controllers, core, gitops, paths, queues, yamlio
+from . import apiscope, cdk, controllers, core, gitops, paths, podpolicy, queues, yamlio
 from .spec import Platform, Profile
 from .spec.kinds import KINDS
 from .workloads import BUILDERS
@@ -56,7 +56,9 @@ def build(spec: Platform) -> dict[str, str]:
         workloads = spec.workloads_for(name)
         for w in workloads:
             BUILDERS[w.kind](ctx, w)
-        emitted[f"overlays/{name}"] = gitops.annotate(cdk.manifests(overlay))
+        objs = cdk.manifests(overlay)
+        podpolicy.apply(objs, spec, ctx.checks)
+        emitted[f"overlays/{name}"] = gitops.annotate(objs)
         _emit(tree, f"overlays/{name}", emitted[f"overlays/{name}"], header,
               extra_resources=["../../base"])
         _controllers(app, tree, spec, profile, workloads, header)

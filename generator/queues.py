@@ -52,7 +52,9 @@ def queue_objects(ctx) -> None:
     if flex:
         ctx.add_custom(kueue.provisioning_request_config(
             k, PROVISIONING_CONFIG, PROVISIONING_CLASS,
-            sorted({catalog.machine(f.pool.machine_type).resource for f in fs if f.flex_start and f.pool})))
+            # A CPU pool has no accelerator resource for the ProvisioningRequest to manage.
+            sorted({r for f in fs if f.flex_start and f.pool
+                    if (r := catalog.machine(f.pool.machine_type).resource) is not None})))
         ctx.add_custom(kueue.admission_check(k, PROVISIONING_CHECK, PROVISIONING_CONTROLLER, {
             "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
         checks.append(kueue.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex)))

@@ -3,6 +3,7 @@ literals with their source beside them (the documentation is the oracle, not
 the catalog). Where an upstream manifest in ../shared/reference states the
 fact, the test reads it from there."""
 import re
+from decimal import Decimal
 
 import pytest
 
@@ -12,6 +13,8 @@ from tests import helpers
 
 GPU_MACHINES = [(f, m) for f in catalog.GPU_FAMILIES.values() for m in f.machines]
 TPU_MACHINES = [(g, m) for g in catalog.TPU_GENERATIONS.values() for m in g.machines]
+CPU_MACHINES = [(c, m) for c in catalog.CPU_FAMILIES.values() for m in c.machines]
+ACCELERATOR_MACHINE_NAMES = sorted(m.name for _, m in GPU_MACHINES + TPU_MACHINES)
 
 
 # ---------------------------------------------------------------- consistency
@@ -25,12 +28,12 @@ def test_device_keys_and_accelerator_values_are_unique():
 
 
 def test_machine_names_are_unique_and_all_indexed():
-    names = [m.name for _, m in GPU_MACHINES] + [m.name for _, m in TPU_MACHINES]
+    names = [m.name for _, m in GPU_MACHINES + TPU_MACHINES + CPU_MACHINES]
     assert len(names) == len(set(names))
     assert sorted(catalog.MACHINE_TYPES) == sorted(names)
 
 
-@pytest.mark.parametrize("name", sorted(catalog.MACHINE_TYPES))
+@pytest.mark.parametrize("name", ACCELERATOR_MACHINE_NAMES)
 def test_every_machine_resolves_to_its_accelerator(name):
     mt = catalog.machine(name)
     assert catalog.accelerator(mt.accelerator) is mt.device
@@ -69,7 +72,7 @@ def test_every_generation_has_static_slicing_first(gen):
 
 
 def test_lookups_name_the_choices():
-    with pytest.raises(KeyError, match=r"'g2-standard-5' is not a known accelerator machine type; choose one of .*g2-standard-4"):
+    with pytest.raises(KeyError, match=r"'g2-standard-5' is not a known machine type; choose one of .*g2-standard-4"):
         catalog.machine("g2-standard-5")
     with pytest.raises(KeyError, match=r"'nvidia-l5' is not a known GKE accelerator; choose one of .*nvidia-l4"):
         catalog.accelerator("nvidia-l5")
@@ -325,6 +328,84 @@ def test_dynamic_slicing_shape_rules():
     assert dyn.topology_levels(subslicing=False) == [
         "cloud.google.com/gce-topology-block", "cloud.google.com/gke-tpu-partition-4x4x4-id", "kubernetes.io/hostname"]
     assert catalog.device("v6e").dynamic is None and catalog.device("v5p").dynamic is None
+
+
+# ---------------------------------------------------------------- CPU machine families
+
+@pytest.mark.parametrize(("family", "machine"), CPU_MACHINES, ids=lambda x: getattr(x, "name", None) or x.key)
+def test_cpu_machine_names_follow_their_family(family, machine):
+    # Compute Engine names predefined standard types <series>-standard-<vCPUs>.
+    # Catches a row filed under the wrong family or a vCPU count mistyped.
+    assert machine.name == f"{family.key}-{machine.vcpus}"
+    assert family.machine_series.lower() + "-standard" == family.key
+
+
+@pytest.mark.parametrize("name", sorted(m.name for _, m in CPU_MACHINES))
+def test_cpu_machines_carry_no_accelerator(name):
+    mt = catalog.machine(name)
+    assert (mt.accelerators, mt.accelerator, mt.resource) == (0, None, None)
+    assert mt.device.kind == "cpu" and mt.device.node_labels() == {} and mt.device.taint is None
+    assert mt.vcpus > 0 and mt.memory_gb > 0
+    assert catalog.cpu_family(mt.device.key) is mt.device
+
+
+def test_cpu_families_are_not_accelerator_devices():
+    assert not set(catalog.CPU_FAMILIES) & set(catalog.DEVICES)
+    assert None not in catalog.ACCELERATORS
+    with pytest.raises(KeyError, match=r"'e2-highmem' is not a known CPU machine family; choose one of c3-standard, "
+                                       r"e2-standard, n1-standard, n2-standard, n2d-standard"):
+        catalog.cpu_family("e2-highmem")
+
+
+@pytest.mark.parametrize(("key", "gib_per_vcpu"), [
+    ("e2-standard", 4),        # VM instance pricing, E2: "Standard machine types have 4 GiB of memory per vCPU."
+    ("n2-standard", 4),        # N2: same sentence
+    ("n2d-standard", 4),       # N2D: same sentence
+    ("n1-standard", "3.75"),   # N1: "Standard machine types have 3.75 GiB of memory per vCPU."
+])
+def test_cpu_memory_per_vcpu(key, gib_per_vcpu):
+    for m in catalog.cpu_family(key).machines:
+        assert m.memory_gb == m.vcpus * Decimal(gib_per_vcpu), m.name
+
+
+# Compute Engine "VM instance pricing", standard machine types per series
+# (machine type, virtual CPUs, memory GiB).
+@pytest.mark.parametrize(("name", "vcpus", "memory_gib"), [
+    ("e2-standard-2", 2, 8),            # E2 (also the general-purpose page's E2 standard table)
+    ("e2-standard-32", 32, 128),
+    ("n2-standard-2", 2, 8),            # N2
+    ("n2-standard-80", 80, 320),
+    ("n2-standard-128", 128, 512),
+    ("n2d-standard-224", 224, 896),     # N2D
+    ("c3-standard-4", 4, 16),           # C3
+    ("c3-standard-22", 22, 88),
+    ("c3-standard-176", 176, 704),
+    ("n1-standard-1", 1, "3.75"),       # N1
+    ("n1-standard-2", 2, "7.5"),
+    ("n1-standard-96", 96, 360),
+])
+def test_cpu_machine_types_as_published(name, vcpus, memory_gib):
+    mt = catalog.machine(name)
+    assert (mt.vcpus, mt.memory_gb) == (vcpus, Decimal(memory_gib))
+
+
+def test_cpu_families_list_the_published_sizes():
+    # VM instance pricing: every row of each "standard machine types" table
+    # (c3-standard-192-metal left out: bare metal, GKE support not read).
+    sizes = {k: [m.vcpus for m in f.machines] for k, f in catalog.CPU_FAMILIES.items()}
+    assert sizes == {
+        "e2-standard": [2, 4, 8, 16, 32],
+        "n2-standard": [2, 4, 8, 16, 32, 48, 64, 80, 96, 128],
+        "n2d-standard": [2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224],
+        "c3-standard": [4, 8, 22, 44, 88, 176],
+        "n1-standard": [1, 2, 4, 8, 16, 32, 64, 96],
+    }
+
+
+def test_n2_machine_family_label():
+    # GKE "About node pool auto-creation": "If you request the N2 machine series, GKE
+    # adds the cloud.google.com/machine-family: n2 node label to each of the nodes."
+    assert catalog.cpu_family("n2-standard").machine_family == "n2"
 
 
 # ---------------------------------------------------------------- capacity labels

@@ -22,6 +22,7 @@ import pytest
 
 from generator import cli, kueue, paths, yamlio
 from generator.errors import SpecError
+from generator.spec.kinds import T5Inference
 from generator.workloads import t5, t5_autoscaling, t5_clients
 from tests import helpers
 
@@ -208,9 +209,15 @@ def test_requests_follow_the_profile_rules(profile):
 def test_t5_pod_runs_hardened_as_the_image_user(profile):
     o = t5_objects(overlay(profile), T5[0])
     sc = pod_spec(o["deployment"])["securityContext"]
-    assert sc == {"fsGroup": t5.RUN_AS, "runAsUser": t5.RUN_AS, "runAsGroup": t5.RUN_AS, "runAsNonRoot": True,
+    # images/t5-torchserve/Dockerfile: USER 1000:1000.
+    assert sc == {"fsGroup": 1000, "runAsUser": 1000, "runAsGroup": 1000, "runAsNonRoot": True,
                   "seccompProfile": {"type": "RuntimeDefault"}}
-    for dep in (o["deployment"], o["client"], o["loadgen"]):
+    (c,) = pod_spec(o["deployment"])["containers"]
+    assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                    "readOnlyRootFilesystem": True}
+    # Writable: the Dockerfile's TEMP and logs directories, and /tmp.
+    assert {m["mountPath"] for m in c["volumeMounts"]} == {"/tmp", "/home/model-server/tmp", "/home/model-server/logs"}
+    for dep in (o["client"], o["loadgen"]):
         (c,) = pod_spec(dep)["containers"]
         assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
         assert pod_spec(dep)["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -293,7 +300,8 @@ def test_ports_model_and_user_match_the_serving_image():
     w = T5[0]
     assert f"--model-name {w['model']['name']}" in dockerfile
     assert f"--version {w['model']['version']}" in dockerfile
-    assert f"USER {t5.RUN_AS}:{t5.RUN_AS}" in dockerfile
+    uid = T5Inference.image_contract.uid
+    assert f"USER {uid}:{uid}" in dockerfile
     assert RAW['images'][w["image"]]["name"] == w["model"]["name"]
 
 

@@ -1,10 +1,13 @@
-"""The device catalog: every GKE accelerator the generator knows, as data.
+"""The device catalog: every GKE accelerator the generator knows, and the
+CPU-only machine families node pools can have, as data.
 
 GPU families and TPU generations keyed by device type, their machine types,
 TPU topologies and slicing modes, and the node labels and taints GKE puts on
-their nodes; each family and generation names its sources. No cdk8s here:
-cheap to import."""
+their nodes; CPU families (no accelerator, no extended resource, no taint) and
+their machine types; each family and generation names its sources. No cdk8s
+here: cheap to import."""
 from . import labels, sources
+from .cpus import CPU_FAMILIES
 from .gpus import GPU_FAMILIES
 from .lookup import (
     ACCELERATORS,
@@ -12,6 +15,7 @@ from .lookup import (
     MACHINE_TYPES,
     UnknownName,
     accelerator,
+    cpu_family,
     device,
     gpu_family,
     machine,
@@ -19,6 +23,8 @@ from .lookup import (
     tpu_topologies,
 )
 from .model import (
+    CpuFamily,
+    CpuMachine,
     Device,
     DynamicSlicing,
     GpuFamily,
@@ -35,6 +41,7 @@ from .tpus import CUBE, STATIC, TPU7X_DYNAMIC, TPU_GENERATIONS, cube_rule
 
 __all__ = [
     "ACCELERATORS",
+    "CPU_FAMILIES",
     "CUBE",
     "DEVICES",
     "GPU_FAMILIES",
@@ -42,6 +49,8 @@ __all__ = [
     "STATIC",
     "TPU7X_DYNAMIC",
     "TPU_GENERATIONS",
+    "CpuFamily",
+    "CpuMachine",
     "Device",
     "DynamicSlicing",
     "GpuFamily",
@@ -55,6 +64,7 @@ __all__ = [
     "TpuShape",
     "UnknownName",
     "accelerator",
+    "cpu_family",
     "cube_rule",
     "device",
     "gpu_family",

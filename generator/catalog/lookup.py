@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .cpus import CPU_FAMILIES
 from .gpus import GPU_FAMILIES
-from .model import Device, GpuFamily, MachineType, TpuGeneration
+from .model import CpuFamily, Device, GpuFamily, MachineType, TpuGeneration
 from .shape import TpuShape
 from .tpus import TPU_GENERATIONS
 
@@ -19,7 +20,8 @@ class UnknownName(KeyError):
         return str(self.args[0])
 
 
-# Every device type: GPU families and TPU generations.
+# Every accelerator device type: GPU families and TPU generations. CPU families
+# (CPU_FAMILIES) are not devices: they have no accelerator label or resource.
 DEVICES: dict[str, Device] = {**GPU_FAMILIES, **TPU_GENERATIONS}
 # By GKE node-label value (cloud.google.com/gke-accelerator or gke-tpu-accelerator).
 ACCELERATORS: dict[str, Device] = {d.accelerator: d for d in DEVICES.values()}
@@ -33,6 +35,9 @@ def _machine_types() -> dict[str, MachineType]:
     for t in TPU_GENERATIONS.values():
         for m in t.machines:
             out[m.name] = MachineType(m.name, m.vcpus, m.memory_gb, m.chips, t)
+    for c in CPU_FAMILIES.values():
+        for n in c.machines:
+            out[n.name] = MachineType(n.name, n.vcpus, n.memory_gb, 0, c)
     return out
 
 
@@ -57,10 +62,19 @@ def accelerator(label_value: str) -> Device:
 
 
 def machine(name: str) -> MachineType:
+    """Any machine type of the catalog: GPU, TPU or CPU-only."""
     try:
         return MACHINE_TYPES[name]
     except KeyError:
-        raise UnknownName("accelerator machine type", name, MACHINE_TYPES) from None
+        raise UnknownName("machine type", name, MACHINE_TYPES) from None
+
+
+def cpu_family(key: str) -> CpuFamily:
+    """A CPU-only machine family by its key ("e2-standard", "n2-standard")."""
+    try:
+        return CPU_FAMILIES[key]
+    except KeyError:
+        raise UnknownName("CPU machine family", key, CPU_FAMILIES) from None
 
 
 def gpu_family(name: str) -> GpuFamily:

@@ -1,8 +1,11 @@
 """The catalog's types: GPU families and their machine types, TPU generations,
-their machine types and slicing modes, and the flat machine-type view."""
+their machine types and slicing modes, CPU-only machine families, and the flat
+machine-type view."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import ClassVar
 
 from . import labels
 from .shape import TpuShape, tilings
@@ -189,20 +192,59 @@ class TpuGeneration:
 Device = GpuFamily | TpuGeneration
 
 
+# ---------------------------------------------------------------- CPUs
+
+
 @dataclass(frozen=True)
-class MachineType:
-    """Any accelerator machine type, flat: what a node pool of it offers."""
+class CpuMachine:
     name: str
     vcpus: int
-    memory_gb: int
-    accelerators: int                  # GPUs or TPU chips per VM
-    device: Device = field(repr=False)
+    memory_gb: Decimal       # as published; N1 has fractions (n1-standard-1: 3.75)
+
+
+@dataclass(frozen=True)
+class CpuFamily:
+    """A Compute Engine machine series without accelerators (e2-standard-4, n2-standard-8):
+    its nodes carry no accelerator label, no extended resource and no taint, so a
+    node pool of it gives its flavor cpu, memory and ephemeral-storage only."""
+    key: str                         # e.g. "n2-standard"
+    machine_series: str              # Compute Engine machine series, e.g. "N2"
+    machine_family: str | None       # cloud.google.com/machine-family value, where a GKE page gives it
+    machines: tuple[CpuMachine, ...]
+    sources: tuple[Source, ...]
+
+    kind = "cpu"
+    # What GPU families and TPU generations have and a CPU machine has not.
+    accelerator: ClassVar[None] = None
+    resource: ClassVar[None] = None
+    node_label: ClassVar[None] = None
+    taint: ClassVar[None] = None
 
     @property
-    def accelerator(self) -> str:
+    def source(self) -> Source:
+        return self.sources[0]
+
+    def node_labels(self) -> dict[str, str]:
+        """No accelerator label: the machine type label tells its nodes apart."""
+        return {}
+
+
+@dataclass(frozen=True)
+class MachineType:
+    """Any machine type a node pool can have, flat: what a node pool of it offers."""
+    name: str
+    vcpus: int
+    memory_gb: int | Decimal
+    accelerators: int                  # GPUs or TPU chips per VM; 0 for CPU machine types
+    device: Device | CpuFamily = field(repr=False)
+
+    @property
+    def accelerator(self) -> str | None:
+        """The GKE accelerator label value; None for a CPU machine type."""
         return self.device.accelerator
 
     @property
-    def resource(self) -> str:
+    def resource(self) -> str | None:
+        """The extended resource its accelerators are requested as; None for a CPU machine type."""
         return self.device.resource
 

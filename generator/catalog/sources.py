@@ -23,6 +23,25 @@ GPU_MACHINE_TYPES = Source(
     "Compute Engine: GPU machine types",
     "https://cloud.google.com/compute/docs/gpus",
     "page text as mirrored on documentation.s3ns.fr, last updated 2026-08-26")
+# General-purpose (CPU) machine types. The pricing page has one table per
+# series (machine type, virtual CPUs, memory in GiB) and says "machine type
+# memory [is] calculated in JEDEC binary gigabytes (GB), or IEC gibibytes (GiB),
+# where 1 GiB is 2^30 bytes". The general-purpose page's E2 standard table was
+# read as quoted in a crawled summary; its other tables could not be read.
+VM_INSTANCE_PRICING = Source(
+    "Compute Engine: VM instance pricing",
+    "https://cloud.google.com/compute/vm-instance-pricing",
+    "page text kept in a public repository (read through the search tool's index)")
+GENERAL_PURPOSE_MACHINES = Source(
+    "Compute Engine: General-purpose machine family",
+    "https://cloud.google.com/compute/docs/general-purpose-machines",
+    "E2 standard table as quoted in a crawled summary of docs.cloud.google.com (2026-04-15)")
+# Cross-check: the machine types Cloud Workstations offers, with vCPUs and memory
+# (a subset of each series: N2 and N2D up to 32 vCPUs).
+WORKSTATIONS_MACHINE_TYPES = Source(
+    "Cloud Workstations: Available machine types",
+    "https://cloud.google.com/workstations/docs/available-machine-types",
+    "tables as quoted in a crawled summary of docs.cloud.google.com")
 AUTOPILOT_GPUS = Source(
     "GKE: Deploy GPU workloads in Autopilot",
     "https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus",

@@ -255,6 +255,7 @@ def workloads(p: Platform) -> list[Problem]:
         if w.namespace not in ns:
             out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces "
                                                     f"(declared: {', '.join(sorted(ns))})"))
+        out += [Problem(f"{base}.{x.path}", x.message) for x in w.check_pod()]
         for path, key in w.images():
             if key not in p.images:
                 out.append(Problem(format_path([base, *path]), _known("image", key, p.images)))

@@ -17,9 +17,10 @@ def machine(pool: NodePool) -> catalog.MachineType | None:
 
 
 def accelerators(profile: Profile) -> list[str]:
-    """The accelerators of the profile (GKE label values), in pool order."""
+    """The accelerators of the profile (GKE label values), in pool order; CPU pools have none."""
     if profile.pools:
-        return list(dict.fromkeys(m.accelerator for m in (machine(p) for p in profile.pools) if m is not None))
+        return list(dict.fromkeys(m.accelerator for m in (machine(p) for p in profile.pools)
+                                  if m is not None and m.accelerator is not None))
     return [profile.accelerator] if profile.accelerator else []
 
 

@@ -17,7 +17,7 @@ from .common import BuildContext
 
 MASTER_PORT = 29500
 VOLUME = "gcs-fuse-csi-ephemeral"
-IMAGE_UID = 1000   # USER of images/finetune/Dockerfile
+IMAGE_UID = Finetune.image_contract.uid   # the image's user; the bucket mount is writable to it
 
 
 def env_for(w: Finetune, hf_secret: str) -> list[k8s.EnvVar]:
@@ -56,7 +56,6 @@ def build(ctx: BuildContext, w: Finetune) -> None:
         ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")],
         resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
                                            core.accelerator_request(accel, gpus)),
-        security_context=core.container_security(),
         volume_mounts=[core.shm_mount(),
                        k8s.VolumeMount(name=VOLUME, mount_path=MOUNT, read_only=False)],
     )
@@ -79,7 +78,6 @@ def build(ctx: BuildContext, w: Finetune) -> None:
                     containers=[container],
                     node_selector=core.accelerator_selector(accel),
                     restart_policy="OnFailure",
-                    security_context=core.pod_security(IMAGE_UID),
                     service_account_name=values.service_account or "default",
                     subdomain=svc,
                     # The trainer checkpoints on SIGTERM; this is its time to do so.

@@ -21,7 +21,6 @@ from .t5_clients import client, load_generator
 
 # TorchServe's listeners, as images/t5-torchserve/config.properties sets them.
 PORTS = {"http": 8080, "management": 8081, "metrics": 8082}
-RUN_AS = 1000   # the image's user and group (Dockerfile: USER 1000:1000)
 # Labels the tutorial selects T5 pods by; `version` comes from the model.
 FAMILY_LABELS = {"model": "t5", "machine": "gpu"}
 
@@ -63,7 +62,6 @@ def build(ctx: BuildContext, w: T5Inference) -> None:
         startup_probe=_probe("/ping", "http", period_seconds=5, failure_threshold=60),
         readiness_probe=_probe("/ping", "http", failure_threshold=10),
         liveness_probe=_probe(f"/models/{w.model.name}", "management", period_seconds=5),
-        security_context=core.container_security(),
     )
     k8s.KubeDeployment(
         ctx.chart, f"Deployment.{ns}.{name}",
@@ -76,7 +74,6 @@ def build(ctx: BuildContext, w: T5Inference) -> None:
                     priority_class_name=ctx.spec.priority_class(w.priority),
                     containers=[container],
                     node_selector=core.accelerator_selector(accel),
-                    security_context=core.pod_security(RUN_AS),
                 ),
             ),
         ),

@@ -51,7 +51,7 @@ def _deployment(chart, name: str, ns: str, labels: dict, container: k8s.Containe
             selector=k8s.LabelSelector(match_labels=labels),
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(labels=labels),
-                spec=k8s.PodSpec(containers=[container], volumes=volumes, security_context=core.pod_security()),
+                spec=k8s.PodSpec(containers=[container], volumes=volumes),
             ),
         ),
     )
@@ -68,7 +68,6 @@ def client(ctx, ns: str, c: Client, prediction_url: str, management_url: str) ->
         resources=core.container_resources(ctx.profile, c.resources.requests()),
         ports=[k8s.ContainerPort(container_port=CLIENT_PORT, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"))),
-        security_context=core.container_security(),
     )
     _deployment(ctx.chart, name, ns, labels, container)
     _http_service(ctx.chart, name, ns, labels, CLIENT_PORT)
@@ -104,7 +103,6 @@ def load_generator(ctx, ns: str, g: LoadGenerator, host: str, model: T5Model) ->
         ports=[k8s.ContainerPort(container_port=LOADGEN_PORT, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"),
                                                              scheme="HTTP")),
-        security_context=core.container_security(),
     )
     _deployment(ctx.chart, name, ns, labels, container,
                 volumes=[k8s.Volume(name="locustfile", config_map=k8s.ConfigMapVolumeSource(name=cm))])

@@ -4,6 +4,7 @@ runs on), and the hooks each kind fills in (checks next to its fields, and the
 skeleton objects the demand module counts for the fit checks)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
@@ -11,9 +12,23 @@ from pydantic import Field, field_validator
 from ... import catalog
 from ...errors import Problem
 from ..context import CheckContext
+from ... import credentials
 from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel
+from ..pod import PodExtras, Security
 
 AUTOPILOT_REQUIRED = ("cpu", "memory", "ephemeral-storage")
+# Node labels the generator (or Kueue's flavor) sets for the accelerator: pod.nodeSelector may not.
+ACCELERATOR_SELECTORS = ("cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu-accelerator",
+                         "cloud.google.com/gke-tpu-topology")
+
+
+@dataclass(frozen=True)
+class ImageContract:
+    """How one of the project's own images runs (images/<dir>/Dockerfile): its non-root
+    user and the paths it writes, which get emptyDir volumes under a read-only root."""
+    directory: str
+    uid: int
+    writable: tuple[str, ...]
 
 
 class Resources(SpecModel):
@@ -38,6 +53,8 @@ class WorkloadBase(SpecModel):
     accelerator: str | None = Field(None, description="The accelerator to run on (GKE label value), where a "
                                                        "profile has several.",
                                     json_schema_extra={"enum": sorted(catalog.ACCELERATORS)})
+    pod: PodExtras = Field(default_factory=PodExtras, description="Additions to the workload's pods.")
+    security: Security = Field(default_factory=Security, description="How the containers run.")
 
     # What the kind needs from the platform.
     priority_kind: ClassVar[Literal["priorityClass", "workloadPriorityClass"]]
@@ -45,6 +62,8 @@ class WorkloadBase(SpecModel):
     controllers: ClassVar[tuple[str, ...]] = ()    # controller installs besides Kueue
     device: ClassVar[Literal["gpu", "tpu"]]        # the device family it runs on
     required_values: ClassVar[tuple[str, ...]] = ()   # profile values it reads
+    image_contract: ClassVar[ImageContract | None] = None   # the project's own image it runs, if any
+    root_image: ClassVar[str | None] = None   # an upstream image that runs as root by default
 
     @field_validator("profiles")
     @classmethod
@@ -61,6 +80,31 @@ class WorkloadBase(SpecModel):
     def check(self, ctx: CheckContext) -> list[Problem]:
         """Problems of this workload on one profile; paths relative to the workload."""
         return []
+
+    def check_pod(self) -> list[Problem]:
+        """Problems of `pod:` and `security:`, the same on every profile."""
+        out = []
+        if self.root_image and not self.security.run_as_root and self.security.run_as_user is None:
+            out.append(Problem("security", f"the {self.root_image} image runs as root by default: say so with "
+                                           "`security: {runAsRoot: true}` (it still runs without privilege escalation "
+                                           "or capabilities), or give a runAsUser the image supports"))
+        for key, value in sorted(self.pod.env.items()):
+            bad = credentials.in_env(key, value)
+            if bad:
+                out.append(Problem(f"pod.env.{key}", bad))
+        for key in sorted(self.pod.node_selector):
+            if key in ACCELERATOR_SELECTORS:
+                out.append(Problem(f"pod.nodeSelector.{key}", "the generator selects the accelerator (and Kueue's "
+                                                              "flavor adds its labels); name it with `accelerator`"))
+        volumes = [v.name for v in self.pod.volumes]
+        for i, v in enumerate(volumes):
+            if v in volumes[:i]:
+                out.append(Problem(f"pod.volumes[{i}].name", f"volume {v!r} is listed twice"))
+        for i, m in enumerate(self.pod.volume_mounts):
+            if m.name not in volumes:
+                out.append(Problem(f"pod.volumeMounts[{i}].name", f"no volume {m.name!r} in pod.volumes "
+                                                                  f"(declared: {', '.join(volumes) or 'none'})"))
+        return out
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
         """Skeletons of the queued objects the builder emits (kinds, counts, pod

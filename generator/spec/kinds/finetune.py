@@ -10,7 +10,7 @@ from ...errors import Problem
 from .. import hardware
 from ..context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount, ServiceName
-from .base import Resources, WorkloadBase, container, pod_template
+from .base import ImageContract, Resources, WorkloadBase, container, pod_template
 from .gpu import gpu_checks
 
 MOUNT = "/model-data"   # where the model bucket is mounted in the pod
@@ -41,6 +41,8 @@ class Finetune(WorkloadBase):
     frameworks: ClassVar = ("batch/job",)
     device: ClassVar = "gpu"
     required_values: ClassVar = ("modelBucket", "hfTokenSecret")
+    # images/finetune/Dockerfile: USER 1000:1000; HF_HOME under /home/trainer.
+    image_contract: ClassVar = ImageContract("images/finetune", 1000, ("/tmp", "/home/trainer"))
 
     @property
     def service(self) -> str:

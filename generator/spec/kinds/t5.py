@@ -11,7 +11,7 @@ from ...errors import Problem
 from .. import hardware
 from ..context import CheckContext
 from ..fields import DnsLabel, PositiveCount, ServiceName, SpecModel
-from .base import Resources, WorkloadBase, autopilot_requests, container, pod_template
+from .base import ImageContract, Resources, WorkloadBase, autopilot_requests, container, pod_template
 from .gpu import gpu_checks
 
 DURATION = r"^([1-9][0-9]*)(ms|s|m|h)$"
@@ -83,6 +83,10 @@ class T5Inference(WorkloadBase):
     priority_kind: ClassVar = "priorityClass"
     frameworks: ClassVar = ("pod", "deployment")
     device: ClassVar = "gpu"
+    # images/t5-torchserve/Dockerfile: USER 1000:1000; TorchServe writes TEMP=/home/model-server/tmp
+    # (the unpacked archive) and /home/model-server/logs.
+    image_contract: ClassVar = ImageContract("images/t5-torchserve", 1000,
+                                             ("/tmp", "/home/model-server/tmp", "/home/model-server/logs"))
 
     @property
     def service(self) -> str:

@@ -28,6 +28,7 @@ class Tgi(WorkloadBase):
     frameworks: ClassVar = ("pod", "deployment")
     device: ClassVar = "gpu"
     required_values: ClassVar = ("hfTokenSecret",)
+    root_image: ClassVar = "Text Generation Inference"
 
     @property
     def service(self) -> str:

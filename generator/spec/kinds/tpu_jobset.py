@@ -10,7 +10,7 @@ from ... import tpu
 from ...errors import Problem
 from ..context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount
-from .base import Resources, WorkloadBase, container, pod_template
+from .base import ImageContract, Resources, WorkloadBase, container, pod_template
 from .tpu_common import shape_checks, target, vm_fit
 
 SHAPE = r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$"
@@ -31,6 +31,8 @@ class TpuJobset(WorkloadBase):
     frameworks: ClassVar = ("jobset.x-k8s.io/jobset",)
     controllers: ClassVar = ("jobset",)
     device: ClassVar = "tpu"
+    # images/jax-slice-check/Dockerfile: USER 10001:10001; JAX and libtpu write under $HOME and /tmp.
+    image_contract: ClassVar = ImageContract("images/jax-slice-check", 10001, ("/tmp", "/home/slicecheck"))
 
     def slice(self, ctx: CheckContext) -> tpu.Slice | None:
         t = target(self, ctx)

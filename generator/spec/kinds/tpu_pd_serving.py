@@ -89,6 +89,7 @@ class TpuPdServing(WorkloadBase):
     controllers: ClassVar = ("lws",)
     device: ClassVar = "tpu"
     required_values: ClassVar = ("modelBucket", "serviceAccount", "hfTokenSecret")
+    root_image: ClassVar = "vLLM TPU"
 
     def role(self, role: str) -> Role:
         return self.prefill if role == "prefill" else self.decode
