@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from generator import crds, facts, quantity, schemacheck, versions
+from generator import catalog, crds, quantity, schemacheck, versions
 from generator.validate.fetch import FetchError, all_pinned, fetch
 from generator.validate.findings import format_path
 from generator.validate.rules import RULES
@@ -61,15 +61,15 @@ def test_token_heuristic(value, token):
     assert looks_like_token(value) is token
 
 
-def test_tpu7x_slice_shapes_come_from_facts():
-    tpu = facts.TPU_TYPES["tpu7x"]
-    for shape in tpu.subslice_shapes:
-        dims = [int(d) for d in shape.split("x")]
-        assert slice_chips(tpu, shape) == dims[0] * dims[1] * dims[2]
+def test_tpu7x_slice_shapes_come_from_the_catalog():
+    tpu = catalog.tpu_generation("tpu7x")
+    # TPU7x dynamic slicing codelab: sub-slices 2x2x1 .. 2x4x4, whole 4x4x4 cubes.
+    for shape, chips in (("2x2x1", 4), ("2x2x2", 8), ("2x2x4", 16), ("2x4x4", 32)):
+        assert slice_chips(tpu, shape) == chips
     assert slice_chips(tpu, "4x4x4") == 64 and slice_chips(tpu, "4x4x8") == 128
     assert slice_chips(tpu, "8x4x4") is None and slice_chips(tpu, "2x2x3") is None and slice_chips(tpu, "2x2") is None and slice_chips(tpu, "axbxc") is None
     # pods per slice = chips / chips per VM: 2x2x2 is 2 pods of 4, as the dynamic-slicing codelab runs it
-    assert slice_chips(tpu, "2x2x2") // tpu.chips_per_vm == 2
+    assert slice_chips(tpu, "2x2x2") // tpu.machines[0].chips == 2
 
 
 def test_every_pinned_crd_dir_has_files_and_they_match_upstream_copies():
