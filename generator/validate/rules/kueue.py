@@ -114,7 +114,8 @@ def topology_exists(model):
                       missing=f"Topology {name!r}")
 
 
-def _admission_checks(cq):
+def admission_checks(cq):
+    """(path, name) of each admission check a ClusterQueue names, in either form."""
     strategy = cq.spec.get("admissionChecksStrategy") or {}
     for i, ac in enumerate(strategy.get("admissionChecks") or []):
         if isinstance(ac, dict) and ac.get("name"):
@@ -129,7 +130,7 @@ def _admission_checks(cq):
       "until then no workload in the queue admits")
 def admission_checks_exist(model):
     for cq in model.kueue("ClusterQueue"):
-        for path, name in _admission_checks(cq):
+        for path, name in admission_checks(cq):
             if model.get(KUEUE, "AdmissionCheck", name) is None:
                 yield Hit(cq, path, f"no AdmissionCheck {name!r} "
                           f"(AdmissionChecks: {describe(model.names(KUEUE, 'AdmissionCheck'))})",
