@@ -16,6 +16,7 @@ from ..yamlio import load_all
 from .context import UsageError
 from .findings import Finding
 from .objects import Obj
+from .rules.kueue import KUEUE
 from .rules.multikueue import GROUP_RULES, JOBSET_CRD, Group, Member, dispatched, kueue_config
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -47,12 +48,11 @@ def is_manager(stream) -> bool:
     """Does an input hold a MultiKueueConfig or a MultiKueue AdmissionCheck?"""
     from .loader import objects
     for _, body, _ in objects(stream):
-        group = str(body.get("apiVersion", "")).rpartition("/")[0]
-        if group != kq.MULTIKUEUE_CONTROLLER.partition("/")[0]:
+        if str(body.get("apiVersion", "")).rpartition("/")[0] != KUEUE:
             continue
-        spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
-        if body.get("kind") == "MultiKueueConfig" or \
-                (body.get("kind") == "AdmissionCheck" and spec.get("controllerName") == kq.MULTIKUEUE_CONTROLLER):
+        spec = body.get("spec")
+        if body.get("kind") == "MultiKueueConfig" or (body.get("kind") == "AdmissionCheck" and isinstance(spec, dict)
+                                                      and spec.get("controllerName") == kq.MULTIKUEUE_CONTROLLER):
             return True
     return False
 

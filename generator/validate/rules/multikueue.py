@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from ... import kueue as kq
 from ... import quantity, yamlio
@@ -313,7 +314,7 @@ def local_queues_mirrored(group):
                               f"{lq.namespace!r}", missing=unseen(w, f"Namespace {lq.namespace!r}"))
 
 
-def _quotas(cq: Obj) -> dict[tuple[str, str], tuple[object, tuple]]:
+def _quotas(cq: Obj) -> dict[tuple, tuple[Decimal, tuple]]:
     """(flavor, resource) -> (nominalQuota as Decimal, path) of a ClusterQueue."""
     out = {}
     for i, g in enumerate(resource_groups(cq)):
@@ -341,7 +342,8 @@ def related_queues(group: Group, cq: Obj, config: Obj) -> list[tuple[Member, Obj
         seen = set()
         for ns, name in names:
             wlq = w.model.get(KUEUE, "LocalQueue", name, ns)
-            wcq = w.model.get(KUEUE, "ClusterQueue", wlq.spec.get("clusterQueue")) if wlq else None
+            target = wlq.spec.get("clusterQueue") if wlq else None
+            wcq = w.model.get(KUEUE, "ClusterQueue", target) if isinstance(target, str) else None
             if wcq is not None and wcq.name not in seen:
                 seen.add(wcq.name)
                 out.append((w, wcq))
@@ -458,8 +460,8 @@ def kinds_enabled(group):
 def kueue_apis(member: Member) -> list[str]:
     """The kueue.x-k8s.io versions an input writes its Kueue objects in (Topology aside: it had its
     own v1alpha1 before v1beta2)."""
-    return sorted({o.body.get("apiVersion") for o in member.model.objects
-                   if o.group == KUEUE and o.kind != "Topology" and isinstance(o.body.get("apiVersion"), str)})
+    return sorted({str(o.body.get("apiVersion")) for o in member.model.objects
+                   if o.group == KUEUE and o.kind != "Topology"})
 
 
 @group_rule("MK105", ERROR, "a MultiKueue manager and a worker use different Kueue API versions "
