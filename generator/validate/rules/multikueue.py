@@ -358,8 +358,10 @@ def quota_is_workers_total(group):
     m = group.manager.model
     for cq, config in dispatching_queues(m):
         related = related_queues(group, cq, config)
-        if {w.name for w, _ in related} != {w.name for w in group.workers(config)}:
-            continue   # a worker serves none of its LocalQueues: MK101 says so; no total until they mirror
+        if {w.name for w, _ in related} != set(clusters_of(config)):
+            # A worker that is not among the inputs (MK106's note) or serves none of the queue's
+            # LocalQueues (MK101): no total to compare until every worker is there and mirrors.
+            continue
         mine = _quotas(cq)
         theirs = [(w, wcq, _quotas(wcq)) for w, wcq in related]
         manager_flavors = {f for f, _ in mine}
