@@ -81,6 +81,8 @@ def test_the_example_validates_clean_as_a_group(capsys, example):
     code, doc = check(capsys, example)
     assert code == 0, doc["findings"]
     assert doc["summary"]["groups"] == 1
+    assert [(Path(g["manager"]).name, [Path(w).name for w in g["workers"]]) for g in doc["groups"]] == \
+        [("manager", ["h100", "l4-spot"])]
     assert {k: doc["summary"][k] for k in ("sources", "errors", "warnings", "notes")} == \
         {"sources": 3, "errors": 0, "warnings": 0, "notes": 0}
     # The workers' headless Service selects the Job the manager dispatches to them: no SV001.
@@ -173,8 +175,34 @@ def test_a_worker_on_another_kueue_api(capsys, tree, tmp_path):
     assert message.endswith("writes kueue.x-k8s.io/v1beta1")
 
 
+def test_a_kueue_configuration_given_as_context(capsys, tree, tmp_path):
+    """Without controllers/ beside the overlays, a Configuration file (--context) stands for the
+    clusters' Kueue configuration: one that enables JobSets only leaves the manager's Job unmanaged,
+    the workers unable to admit dispatched Jobs, and JobSets dispatched to workers without JobSet."""
+    shutil.rmtree(tree / "controllers")
+    config = tmp_path / "controller_manager_config.yaml"
+    config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                      "integrations:\n  frameworks: [jobset.x-k8s.io/jobset]\n")
+    code, doc = check(capsys, tree, "--context", str(config))
+    assert code == 1
+    found_ = mk(doc)
+    assert [(r, s, o) for r, s, o, _, _ in found_] == [
+        ("MK104", "error", "Job/ml/finetune-l4"),          # the manager's overlay, in its order
+        ("MK104", "error", "MultiKueueCluster/h100"),
+        ("MK104", "error", "MultiKueueCluster/l4-spot"),
+        ("MK104", "error", "Configuration"),               # the context file, twice: once per worker
+        ("MK104", "error", "Configuration"),
+    ]
+    assert found_[0][4] == ("queued to ClusterQueue 'dispatch', which dispatches through MultiKueue, but the "
+                            f"manager's Configuration ({config}) does not enable batch/job: Kueue neither queues "
+                            "nor dispatches it")
+    assert "JobSets are dispatched, but worker 'h100' (" in found_[1][4]
+    assert sorted(m.split(":")[0] for _, _, _, _, m in found_[3:]) == ["worker 'h100'", "worker 'l4-spot'"]
+
+
 def test_a_kubeconfig_secret_in_the_manager_overlay(capsys, tree):
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "h100-kubeconfig", "namespace": "kueue-system"},
+    secret = {"apiVersion": "v1", "kind": "Secret",
+              "metadata": {"name": "h100-kubeconfig", "namespace": "kueue-system"},
               "stringData": {"kubeconfig": "apiVersion: v1\nkind: Config\n"}}
     (tree / "overlays" / "manager" / "secret_kueue-system_h100-kubeconfig.yaml").write_text(yamlio.dump(secret))
     k = tree / "overlays" / "manager" / "kustomization.yaml"

@@ -278,6 +278,12 @@ def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> 
             except Exception:   # noqa: BLE001  context objects are only looked up
                 pass
             out.append(Obj(-1, body, doc.source))
+        # Kueue's Configuration file (controller_manager_config.yaml) is not an object (no
+        # metadata); MultiKueue rules read the integrations it enables.
+        out += [Obj(-1, d.value, d.source) for d in stream.docs if isinstance(d.value, dict)
+                and d.value.get("kind") == "Configuration"
+                and str(d.value.get("apiVersion", "")).startswith("config.kueue.x-k8s.io/")
+                and loader.not_an_object(d.value)]
     return out
 
 

@@ -115,7 +115,7 @@ def run(args) -> int:
         sys.stdout.write(render_usage_error(message, args.format))
         return EXIT_USAGE
     if args.format == "json":
-        sys.stdout.write(render_json(report.findings, report.summary(), report.sources))
+        sys.stdout.write(render_json(report.findings, report.summary(), report.sources, report.groups))
     else:
         sys.stdout.write(render_text(report.findings, report.summary()))
     return report.exit_code(args.strict)

@@ -94,8 +94,8 @@ class KueueConfig:
 
     @property
     def where(self) -> str:
-        return f"{self.obj.kind} {self.obj.name} ({self.obj.source})" if self.obj.source else \
-            f"{self.obj.kind} {self.obj.name}"
+        what = " ".join(p for p in (self.obj.kind, self.obj.name) if p)
+        return f"{what} ({self.obj.source})" if self.obj.source else what
 
     @property
     def frameworks(self) -> list[str]:
