@@ -19,7 +19,11 @@ def _render(spec_path: str) -> dict[str, str]:
 
 def cmd_synth(args) -> int:
     from . import writer
+    from .validate import guard
     tree = _render(args.spec)
+    refused = guard.problems(tree)
+    if refused:
+        raise SpecError(args.spec, refused)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS)
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
     return EXIT_OK
