@@ -12,15 +12,20 @@ from .errors import SpecError
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-def _render(spec_path: str) -> dict[str, str]:
-    from . import platform, spec
-    return platform.build(spec.load(spec_path))
+def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
+    from . import platform, spec, userinput
+    from .spec import placeholders
+    loaded = spec.load(spec_path)
+    if warn:
+        for p in placeholders.warnings(userinput.load_mapping(spec_path, "spec")):
+            print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
+    return platform.build(loaded)
 
 
 def cmd_synth(args) -> int:
     from . import writer
     from .validate import guard
-    tree = _render(args.spec)
+    tree = _render(args.spec, warn=True)
     refused = guard.problems(tree)
     if refused:
         raise SpecError(args.spec, refused)
@@ -74,6 +79,14 @@ def cmd_diff(args) -> int:
     return EXIT_OK
 
 
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("gke-ml-platform")
+    except metadata.PackageNotFoundError:   # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def _shown(path: Path) -> str:
     """The path as messages should show it: relative when under the working directory."""
     rel = os.path.relpath(path)
@@ -82,6 +95,7 @@ def _shown(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
