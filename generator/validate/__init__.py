@@ -292,7 +292,7 @@ def validate(opts: Options) -> Report:
     from .. import crds
     from . import context, group, loader, selection
     from .rules import RULES
-    from .rules.multikueue import Group
+    from .rules.multikueue_group import Group
 
     sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)

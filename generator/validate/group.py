@@ -17,7 +17,8 @@ from .context import UsageError
 from .findings import Finding
 from .objects import Obj
 from .rules.kueue import KUEUE
-from .rules.multikueue import GROUP_RULES, JOBSET_CRD, Group, Member, dispatched, kueue_config
+from .rules.multikueue import dispatched, kueue_config
+from .rules.multikueue_group import GROUP_RULES, JOBSET_CRD, Group, Member
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
