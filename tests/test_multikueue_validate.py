@@ -200,6 +200,24 @@ def test_a_kueue_configuration_given_as_context(capsys, tree, tmp_path):
     assert sorted(m.split(":")[0] for _, _, _, _, m in found_[3:]) == ["worker 'h100'", "worker 'l4-spot'"]
 
 
+def test_a_dispatcher_in_the_kueue_configuration_beside_a_v0_12_manager(capsys, tmp_path):
+    """A v0.12.3 group whose manager's controllers/manager/kueue was edited by hand to name a
+    dispatcher, which Kueue's v1beta1 Configuration has not (multiKueue.dispatcherName came in v0.13.0)."""
+    raw = _raw()
+    raw["kueue"]["version"] = "v0.12.3"
+    raw["multiKueue"][0].pop("dispatcher")
+    root = _synth(tmp_path / "old", raw)
+    code, doc = check(capsys, root)
+    assert code == 0 and doc["findings"] == []
+    _edit(root / "controllers" / "manager" / "kueue" / "kueue-manager-config.yaml", "      - jobset.x-k8s.io/jobset\n",
+          "      - jobset.x-k8s.io/jobset\n    multiKueue:\n"
+          "      dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-all-at-once\n")
+    code, doc = check(capsys, root)
+    assert code == 1
+    assert [(f["rule"], Path(f["source"]).as_posix().split("/old/")[-1], f["path"]) for f in doc["findings"]] == [
+        ("MK006", "controllers/manager/kueue/kueue-manager-config.yaml", 'data["controller_manager_config.yaml"]')]
+
+
 def test_a_kubeconfig_secret_in_the_manager_overlay(capsys, tree):
     secret = {"apiVersion": "v1", "kind": "Secret",
               "metadata": {"name": "h100-kubeconfig", "namespace": "kueue-system"},
@@ -321,3 +339,92 @@ def test_multikueue_beside_provisioning_from_kueue_0_16(tmp_path, version, fires
 def test_dispatcher_name_from_kueue_0_13(version, fires):
     bad = CORPUS / "MK006" / "bad.yaml"
     assert bool(found(run(bad, ["--kueue-version", version])) & expected(bad)) is fires
+
+
+# Kueue's own MultiKueue + TAS example (kubernetes-sigs/kueue v0.17.4, site/static/examples/
+# multikueue/tas/manager-setup.yaml and worker-setup.yaml, the worker setup applied to worker1 and
+# worker2), restated: the manager's ClusterQueue books 16 cpu and 32Gi, each worker's 8 cpu and
+# 16Gi, through LocalQueue user-queue in namespace default (a namespace every cluster has).
+TAS_MANAGER = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: tas-flavor}
+spec: {nodeLabels: {cloud.provider.com/node-group: tas-node}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: multikueue-config}
+spec: {clusters: [worker1, worker2]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: multikueue-ac}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: multikueue-config}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker1}
+spec: {clusterSource: {kubeConfig: {locationType: Secret, location: worker1-secret}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker2}
+spec: {clusterSource: {kubeConfig: {locationType: Secret, location: worker2-secret}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: tas-flavor
+      resources: [{name: cpu, nominalQuota: CPU}, {name: memory, nominalQuota: 32Gi}]
+  admissionChecksStrategy: {admissionChecks: [{name: multikueue-ac}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: default, name: user-queue}
+spec: {clusterQueue: cluster-queue}
+"""
+TAS_WORKER = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: tas-flavor}
+spec: {nodeLabels: {cloud.provider.com/node-group: tas-node}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: worker-cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: tas-flavor
+      resources: [{name: cpu, nominalQuota: 8}, {name: memory, nominalQuota: 16Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: default, name: user-queue}
+spec: {clusterQueue: worker-cluster-queue}
+"""
+
+
+@pytest.mark.parametrize("cpu, warning", [
+    (16, None),
+    (17, "flavor 'tas-flavor' cpu: manager 17, above the workers' total 16 (worker1 8, worker2 8)"),
+    (15, "flavor 'tas-flavor' cpu: manager 15, below the workers' total 16 (worker1 8, worker2 8)"),
+])
+def test_kueues_own_group_example(capsys, tmp_path, cpu, warning):
+    (tmp_path / "manager.yaml").write_text(TAS_MANAGER.replace("nominalQuota: CPU", f"nominalQuota: {cpu}"))
+    (tmp_path / "worker.yaml").write_text(TAS_WORKER)
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--closed", "--format", "json", "--multikueue",
+                     str(tmp_path / "manager.yaml"), f"worker1={tmp_path / 'worker.yaml'}",
+                     f"worker2={tmp_path / 'worker.yaml'}"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert code == 0
+    assert [f["message"] for f in doc["findings"]] == ([warning] if warning else [])

@@ -17,7 +17,7 @@ from .context import UsageError
 from .findings import Finding
 from .objects import Obj
 from .rules.kueue import KUEUE
-from .rules.multikueue import dispatched, kueue_config
+from .rules.multikueue import dispatched, dispatcher_hits, kueue_config
 from .rules.multikueue_group import GROUP_RULES, JOBSET_CRD, Group, Member
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -115,11 +115,11 @@ def _layout_objects(directory: Path | None, display) -> list[Obj]:
 
 def member(name: str, path: str, stream_name: str, model, closed: bool, display) -> Member:
     controllers = layout_controllers(path)
-    config = kueue_config(model.objects) or kueue_config(model.context) or \
-        kueue_config(_layout_objects(controllers, display))
+    config = kueue_config(model.objects) or kueue_config(model.context)
+    beside = None if config else kueue_config(_layout_objects(controllers, display))
     jobset = (controllers is not None and (controllers / "jobset").is_dir()) or any(
         o.name == JOBSET_CRD for o in model.known("apiextensions.k8s.io", "CustomResourceDefinition"))
-    return Member(name, stream_name, model, closed, config, jobset)
+    return Member(name, stream_name, model, closed, config or beside, jobset, beside is not None)
 
 
 def dispatched_context(manager_model) -> list[Obj]:
@@ -133,6 +133,10 @@ def findings(group: Group, selection, order: dict[str, int]) -> tuple[list[Findi
     comments silenced."""
     from . import _Collector, _guard
     collector = _Collector(group.manager.source, False, selection)
+    for m in [group.manager, *group.members.values()]:
+        if m.config is not None and m.config_beside:   # MK006 saw the ones in the inputs
+            for hit in dispatcher_hits(m.config, m.model.kueue_version):
+                collector.add("MK006", hit)
     for rule_id, check in GROUP_RULES.items():
         if not selection.on(rule_id):
             continue

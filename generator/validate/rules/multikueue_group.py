@@ -38,6 +38,7 @@ class Member:
     closed: bool                       # closed world: what the input lacks, the cluster lacks
     config: KueueConfig | None = None  # its Kueue Configuration, from the input, context or controllers/
     jobset: bool = False               # a JobSet install is visible (controllers/<name>/jobset, or the CRD)
+    config_beside: bool = False        # the config is controllers/<name>/kueue's, not in the input or context
 
 
 @dataclass
@@ -74,7 +75,7 @@ def group_rule(rule_id: str, severity: str, summary: str, hint: str):
 
 @group_rule("MK101", ERROR, "a LocalQueue (or its namespace) of a MultiKueue manager is missing on a worker",
             f"create the same namespace and LocalQueue on every worker of the MultiKueueConfig: {MIRROR_QUOTE}; "
-            f"a workload copied to a worker without them stays pending there")
+            f"MultiKueue sends a workload to the LocalQueue of the same name in the same namespace")
 def local_queues_mirrored(group):
     m = group.manager.model
     for cq, config in dispatching_queues(m):
@@ -204,6 +205,11 @@ def _labels(labels: dict) -> str:
             "Configuration (kueue-manager-config), and install JobSet on every worker: the manager watches JobSets "
             "there, and a worker without the CRD stays inactive")
 def kinds_enabled(group):
+    # The manager builds a MultiKueue adapter per enabled integration and rejects a workload whose
+    # kind has none ("No multikueue adapter found", Kueue v0.17.4 test/integration/multikueue/
+    # enabled_integration_test.go); it watches each adapter's kind on every worker, and a watch that
+    # cannot start fails the connection (pkg/controller/admissionchecks/multikueue/multikueuecluster.go
+    # setConfig: "let's not accept this for now").
     mgr = group.manager
     mine = set(mgr.config.frameworks) if mgr.config else None
     sent = dispatched(mgr.model)
