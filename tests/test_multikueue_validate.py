@@ -14,11 +14,14 @@ machine tables): a3-highgpu-8g has 208 vCPU, 1872 GB and 8 H100; g2-standard-24 
 (416 vCPU, 3744Gi, 16 GPUs, 200Gi) and its l4-spot pool 4 (96 vCPU, 384Gi, 8 GPUs, 400Gi)."""
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 
 from generator import cli, paths, yamlio
 from tests import helpers
@@ -428,3 +431,64 @@ def test_kueues_own_group_example(capsys, tmp_path, cpu, warning):
     doc = json.loads(capsys.readouterr()[0])
     assert code == 0
     assert [f["message"] for f in doc["findings"]] == ([warning] if warning else [])
+
+
+# ---------------------------------------------------------------- bad input: findings, never a traceback
+def test_a_namespace_that_is_not_a_name(capsys, tmp_path):
+    """metadata.namespace as a mapping: one NM001 line (it used to end the run with a traceback
+    when another rule reported on the object)."""
+    f = tmp_path / "lq.yaml"
+    f.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: {a: b}}\n"
+                 "spec: {clusterQueue: cq}\n")
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--closed", str(f)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in err
+    assert "LocalQueue/default/lq: metadata.namespace: NM001 error: namespace is a dict, not a name" in out
+
+
+_ODD = st.sampled_from([None, 7, -1, True, "x", "1Gi", [], ["a"], {}, {"k": "v"}, [{"name": 3}]])
+
+
+def _paths(obj, prefix=()):
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, prefix + (i,))
+
+
+GROUP = {f.stem: yamlio.load_all(f.read_text()) for f in sorted((CORPUS / "MK104" / "good").glob("*.yaml"))}
+
+
+@st.composite
+def _mutated_group(draw):
+    """MK104's good group (a manager with its Job and Kueue configuration, two workers) with 1-3
+    values anywhere replaced by values of the wrong shape."""
+    group = copy.deepcopy(GROUP)
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(sorted(group)))
+        doc = draw(st.sampled_from(group[name]))
+        path = draw(st.sampled_from([p for p in _paths(doc) if p and p[0] not in ("apiVersion", "kind")]))
+        parent = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        parent[path[-1]] = draw(_ODD)
+    return group
+
+
+@seed(20261201)
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(group=_mutated_group())
+def test_fuzz_group_mutations(group, tmp_path_factory, capsys):
+    d = tmp_path_factory.mktemp("g")
+    for name, docs in group.items():
+        (d / f"{name}.yaml").write_text(yamlio.dump_all(docs))
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--closed", "--format", "json", "--multikueue",
+                     *[str(d / f"{name}.yaml") for name in sorted(group)]])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert code in (0, 1, 2), err
+    if code != 2:   # 2: the mutation took away what makes the manager one (a usage error, one line)
+        assert not [f for f in json.loads(out)["findings"] if f["rule"] == "IE001"], out

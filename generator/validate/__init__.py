@@ -339,7 +339,11 @@ def validate(opts: Options) -> Report:
         # MultiKueue groups: --multikueue names one; `make validate` (no paths) takes the spec's.
         groups = group.from_flag(names, streams) if opts.multikueue else \
             group.from_spec(spec, profile_of) if not opts.paths else []
-        manager_of = {i: m for m, members in groups for i, _ in members if i != m}
+        managers_of: dict[int, list[int]] = {}   # a worker may serve several managers
+        for m, members in groups:
+            for i, _ in members:
+                if i != m:
+                    managers_of.setdefault(i, []).append(m)
         report = Report()
         known: dict = {}
         results: dict = {}
@@ -349,7 +353,8 @@ def validate(opts: Options) -> Report:
             schemas = schemas_for(t, crd_root)
             if opts.context and t not in known:
                 known[t] = _context_objects(opts, t, schemas, crd_root)
-            extra = group.dispatched_context(results[manager_of[i]][4]) if i in manager_of else []
+            extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
+                     for o in group.dispatched_context(results[m][4])]
             results[i] = _check(streams[i], t, schemas, opts.namespace or "", context=known.get(t, []) + extra,
                                 closed=closed[i], selection=sel)
         for i, stream in enumerate(streams):
@@ -363,11 +368,13 @@ def validate(opts: Options) -> Report:
         for m, members in groups:
             built = {name: group.member(name, paths[i], streams[i].name, results[i][4], closed[i], _display)
                      for i, name in members}
-            manager = built.pop(next(name for i, name in members if i == m))
-            found, ignored = group.findings(Group(manager, built), sel, order)
+            g = Group(built.pop(next(name for i, name in members if i == m)), built)
+            broken = any(f.rule == "SC001" for i, _ in members for f in results[i][0])
+            found, ignored, skipped = group.findings(g, sel, order, broken)
             report.findings += found
             report.ignored += ignored
-            report.groups.append({"manager": manager.source, "workers": [w.source for w in built.values()]})
+            report.groups.append({"manager": g.manager.source, "workers": [w.source for w in built.values()],
+                                  "skippedRules": skipped})
         return report
     finally:
         for pend in pending:

@@ -125,14 +125,20 @@ def member(name: str, path: str, stream_name: str, model, closed: bool, display)
 def dispatched_context(manager_model) -> list[Obj]:
     """What the manager sends to its workers: the queued objects behind its MultiKueue checks. A worker
     runs their pods, so the worker's Services and monitors may select them."""
-    return [Obj(-1, o.body, o.source) for o, _ in dispatched(manager_model)]
+    try:
+        return [Obj(-1, o.body, o.source) for o, _ in dispatched(manager_model)]
+    except Exception:   # noqa: BLE001  a manager its rules cannot read (its findings say why): nothing sent
+        return []
 
 
-def findings(group: Group, selection, order: dict[str, int]) -> tuple[list[Finding], list]:
-    """The group rules' findings, by input, then rule, object and path; and those inline
-    comments silenced."""
-    from . import _Collector, _guard
+def findings(group: Group, selection, order: dict[str, int], schema_broken: bool = False) \
+        -> tuple[list[Finding], list, list[str]]:
+    """The group rules' findings, by input, then rule, object and path; those inline comments
+    silenced; and the rules that could not run (a rule that fails on inputs the schema layer
+    already rejected is skipped, as on one input; on valid inputs the failure is an IE001)."""
+    from . import _Collector
     collector = _Collector(group.manager.source, False, selection)
+    skipped = []
     for m in [group.manager, *group.members.values()]:
         if m.config is not None and m.config_beside:   # MK006 saw the ones in the inputs
             for hit in dispatcher_hits(m.config, m.model.kueue_version):
@@ -140,9 +146,16 @@ def findings(group: Group, selection, order: dict[str, int]) -> tuple[list[Findi
     for rule_id, check in GROUP_RULES.items():
         if not selection.on(rule_id):
             continue
-        hits = _guard(collector, None, f"rule {rule_id}", lambda c=check: list(c(group))) or []
+        try:
+            hits = list(check(group))
+        except Exception as e:   # noqa: BLE001
+            if schema_broken:
+                skipped.append(rule_id)
+            else:
+                collector.internal(None, f"rule {rule_id}", e)
+            continue
         for hit in hits:
             collector.add(rule_id, hit)
     out = collector.findings()
     return sorted(out, key=lambda f: (order.get(f.source, len(order)), f.rule, f.object, f.path, f.message)), \
-        collector.ignored
+        collector.ignored, skipped

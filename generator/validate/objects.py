@@ -55,7 +55,8 @@ class Obj:
 
     @property
     def namespace(self) -> str:
-        return meta(self.body).get("namespace") or self.default_namespace
+        ns = meta(self.body).get("namespace")   # not a string: SC001 says so; where it lands is unknown
+        return ns if isinstance(ns, str) and ns else self.default_namespace
 
     @property
     def labels(self) -> dict:

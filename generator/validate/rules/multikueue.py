@@ -53,7 +53,8 @@ def config_of(model: Model, check: str) -> Obj | None:
 
 
 def clusters_of(config: Obj) -> list[str]:
-    return [c for c in config.spec.get("clusters") or [] if isinstance(c, str)]
+    clusters = config.spec.get("clusters")
+    return [c for c in clusters if isinstance(c, str)] if isinstance(clusters, list) else []
 
 
 def dispatching_queues(model: Model) -> list[tuple[Obj, Obj]]:
@@ -99,8 +100,9 @@ def kueue_config(objs: Iterable[Obj]) -> KueueConfig | None:
     for o in objs:
         if o.kind == "Configuration" and o.group.startswith("config.kueue.x-k8s.io"):
             return KueueConfig(o, o.body, ())
-        if (o.group, o.kind) == ("", "ConfigMap") and o.name == kq.CONFIG_MAP:
-            text = (o.body.get("data") or {}).get(kq.CONFIG_KEY)
+        data = o.body.get("data")
+        if (o.group, o.kind) == ("", "ConfigMap") and o.name == kq.CONFIG_MAP and isinstance(data, dict):
+            text = data.get(kq.CONFIG_KEY)
             try:
                 doc = yamlio.load_strict(text) if isinstance(text, str) else None
             except Exception:   # noqa: BLE001  any parse failure: no configuration to read
@@ -189,7 +191,8 @@ def check_names_config(model):
       "dispatches to it (\"Missing clusters\")")
 def config_clusters_exist(model):
     for config in model.kueue("MultiKueueConfig"):
-        for i, name in enumerate(config.spec.get("clusters") or []):
+        clusters = config.spec.get("clusters")
+        for i, name in enumerate(clusters if isinstance(clusters, list) else []):
             if isinstance(name, str) and model.get(KUEUE, "MultiKueueCluster", name) is None:
                 yield Hit(config, ("spec", "clusters", i), f"no MultiKueueCluster {name!r} (MultiKueueClusters: "
                           f"{describe(model.names(KUEUE, 'MultiKueueCluster'))})",

@@ -99,16 +99,18 @@ def _quotas(cq: Obj) -> dict[tuple, tuple[Decimal, tuple]]:
     """(flavor, resource) -> (nominalQuota as Decimal, path) of a ClusterQueue."""
     out = {}
     for i, g in enumerate(resource_groups(cq)):
-        for j, f in enumerate(g.get("flavors") or []):
-            if not isinstance(f, dict):
-                continue
-            for k, r in enumerate(f.get("resources") or []):
+        flavors = g.get("flavors")
+        for j, f in enumerate(flavors if isinstance(flavors, list) else []):
+            resources = f.get("resources") if isinstance(f, dict) else None
+            for k, r in enumerate(resources if isinstance(resources, list) else []):
+                if not (isinstance(r, dict) and isinstance(f.get("name"), str) and isinstance(r.get("name"), str)):
+                    continue   # the schema layer reports it
                 try:
                     value = quantity.parse(r.get("nominalQuota", 0))
-                except (AttributeError, TypeError, ValueError):
-                    continue   # the schema layer reports it
-                out[(f.get("name"), r.get("name"))] = (value, ("spec", "resourceGroups", i, "flavors", j,
-                                                                "resources", k, "nominalQuota"))
+                except ValueError:
+                    continue
+                out[(f["name"], r["name"])] = (value, ("spec", "resourceGroups", i, "flavors", j,
+                                                       "resources", k, "nominalQuota"))
     return out
 
 
@@ -194,7 +196,9 @@ def flavor_names_agree(group):
                           f"{_labels(theirs)} on {other.name!r} ({other.source})")
 
 
-def _labels(labels: dict) -> str:
+def _labels(labels) -> str:
+    if not isinstance(labels, dict):
+        return repr(labels)   # the schema layer reports it
     return ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) or "every node (no nodeLabels)"
 
 
@@ -274,7 +278,7 @@ def members_match(group):
     configs = group.manager.model.kueue("MultiKueueConfig")
     listed = {c for config in configs for c in clusters_of(config)}
     for config in configs:
-        for i, c in enumerate(config.spec.get("clusters") or []):
+        for i, c in enumerate(config.spec.get("clusters") if isinstance(config.spec.get("clusters"), list) else []):
             if isinstance(c, str) and c not in group.members:
                 yield Hit(config, ("spec", "clusters", i), f"worker {c!r} is not among the inputs; the group rules "
                           f"did not check it", severity=INFO)
