@@ -516,3 +516,77 @@ def test_a_manager_planned_alone_says_to_plan_the_group(tmp_path, capsys):
     rc, out, _ = _cli(capsys, f["manager"])
     assert rc == 0
     assert "note: ClusterQueue q1 uses a MultiKueue check (ac1): its jobs run on worker clusters" in out
+
+
+def test_the_plot_has_a_panel_per_cluster(tmp_path):
+    pytest.importorskip("matplotlib")
+    from generator.plan import plot
+    # T16 again: gpu-h100 reserved on the manager and admitted on each worker, per step.
+    plan = _e2e({**E2E_MANAGER, V100S: "4"}, {**SMALL, H100: "1", V100S: "2"}, {**SMALL, H100: "1", V100S: "2"})
+    assert plot.resource_of(plan, "manager") == H100
+    assert plot.series(plan, H100, "manager") == (["ns/low-job", "ns/high-job"],
+                                                  {"ns/low-job": [1.0, 1.0], "ns/high-job": [0.0, 1.0]}, [2.0, 2.0])
+    assert plot.series(plan, H100, "worker1") == ([], {"ns/low-job": [0.0, 0.0], "ns/high-job": [0.0, 0.0]},
+                                                  [2.0, 2.0])
+    assert plot.series(plan, H100, "worker2") == (["ns/low-job", "ns/high-job"],
+                                                  {"ns/low-job": [1.0, 0.0], "ns/high-job": [0.0, 1.0]}, [1.0, 1.0])
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    plot.write(plan, str(a))
+    plot.write(plan, str(b))
+    assert a.read_bytes() == b.read_bytes()
+
+
+# ---------------------------------------------------------------- invariants under random steps
+def _steps():
+    from hypothesis import strategies as st
+    jobs = st.sampled_from(["a", "b", "c"])
+    workers = st.sampled_from(["worker1", "worker2"])
+    ref = jobs.map(lambda n: {"kind": "Job", "name": n})
+    return st.one_of(
+        st.builds(lambda r, w: {"evict": r, "cluster": w}, ref, workers),
+        st.builds(lambda r: {"evict": r}, ref),
+        st.builds(lambda w: {"workerLost": w}, workers),
+        st.builds(lambda w: {"workerReconnected": w}, workers),
+        st.builds(lambda w, n: {"cluster": w, "quota": {"clusterQueue": "cq", "flavor": "fl", "resource": CPU,
+                                                        "nominalQuota": n}}, workers, st.integers(0, 6)),
+        st.builds(lambda n: {"quota": {"clusterQueue": "q1", "flavor": "fl", "resource": CPU, "nominalQuota": n}},
+                  st.integers(0, 8)),
+        st.builds(lambda w, p: {"cluster": w, "stopPolicy": {"clusterQueue": "cq", "policy": p}}, workers,
+                  st.sampled_from(["Hold", "HoldAndDrain", "None"])))
+
+
+def _check_invariants(plan):
+    for s in plan.steps:
+        for r in s.rows:
+            if r.home != "manager" or not r.copies:
+                continue
+            states = dict(r.copies)
+            if r.state == "admitted":
+                # Runs on exactly one worker, whose copy is admitted; no other reachable worker has one.
+                assert states[r.cluster] == "admitted", (s.title, r)
+                assert all(v in ("none", "unreachable") for w, v in states.items() if w != r.cluster), (s.title, r)
+            else:
+                assert r.cluster is None and r.state in ("reserved", "never"), (s.title, r)
+        # Every admitted copy on a worker belongs to a manager workload that runs there, or to none
+        # (a worker that was unreachable still runs its old copy).
+        running = {(r.cluster, r.workload) for r in s.rows if r.home == "manager" and r.state == "admitted"}
+        for u in s.usage:
+            assert u.used >= 0
+        assert all(c in ("manager", "worker1", "worker2", None) for c, _ in running)
+
+
+def test_random_steps_keep_the_dispatch_invariants():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(steps=st.lists(_steps(), min_size=1, max_size=6), prio=st.booleans())
+    def run(steps, prio):
+        objs = mk_manager({CPU: "6"}) + [job("a", 1, {CPU: "2"}, prio="low-workload"),
+                                         job("b", 1, {CPU: "3"}, prio="high-workload" if prio else None),
+                                         job("c", 1, {CPU: "1"})]
+        plan = plan_group(objs, {"worker1": mk_worker({CPU: "3"}), "worker2": mk_worker({CPU: "4"})},
+                          steps=[{"title": f"s{i}", **s} for i, s in enumerate(steps)])
+        _check_invariants(plan)
+    run()

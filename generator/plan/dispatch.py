@@ -108,7 +108,7 @@ class GroupSim:
                   "manager's queue")
         for key, rem in list(self.remotes.items()):
             if rem.winner == name:
-                self._retry(key, rem, "Reserving remote lost", f"{name} is unreachable")
+                self._retry(key, rem, "Reserving remote lost", f"runs on {name}, which is unreachable")
 
     def worker_reconnected(self, name: str) -> None:
         self.lost.discard(name)
@@ -167,10 +167,10 @@ class GroupSim:
             check = self.group.queues.get(m.cluster_queue or "")
             if check is None or not m.holds_quota:
                 continue
-            rem = self.remotes.get(key)
-            if rem is None:
-                rem = self.remotes[key] = Remote(check, self.group.dispatches[check].clusters)
-                self._nominate(key, rem)
+            if key not in self.remotes:
+                self.remotes[key] = Remote(check, self.group.dispatches[check].clusters)
+                self._nominate(key, self.remotes[key])
+            rem = self.remotes[key]
             if rem.winner is None:
                 changed |= self._copy_out(key, m, rem)
         return changed

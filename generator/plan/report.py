@@ -31,6 +31,12 @@ def _counts(step: StepResult) -> dict[str, int]:
     return out
 
 
+def _summary_states(plan: Plan) -> tuple[str, ...]:
+    # A group plan's `reserved` is a job holding manager quota while it waits for a worker.
+    return ("admitted", "reserved", "pending", "preempted", "never") if plan.clusters else \
+        ("admitted", "pending", "preempted", "never")
+
+
 def _q(resource: str, v: Decimal) -> str:
     return str(fmt(resource, v))
 
@@ -73,7 +79,7 @@ def _cohort(step: StepResult, cq: str, cluster: str | None = None) -> str:
 
 def _queues(plan: Plan, step: StepResult) -> list[tuple[str | None, str]]:
     """(cluster, ClusterQueue) in report order: the manager's, then each worker's (None: one cluster)."""
-    order = {c: i for i, c in enumerate(plan.clusters)}
+    order: dict[str | None, int] = {c: i for i, c in enumerate(plan.clusters)}
     keys = {(u.cluster, u.cluster_queue) for u in step.usage}
     return sorted(keys, key=lambda k: (order.get(k[0], -1), k[1]))
 
@@ -153,9 +159,9 @@ def text(plan: Plan) -> str:
     if plan.failures:
         out += ["", "Expectations that do not hold:"] + [f"  - {f}" for f in plan.failures]
     out += ["", "Summary:"]
-    out += _table(["step", "title", "admitted", "pending", "preempted", "never"],
-                  [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
-                   for s in plan.steps])
+    keys = _summary_states(plan)
+    out += _table(["step", "title", *keys], [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys]
+                                             for s in plan.steps])
     return "\n".join(out) + "\n"
 
 
@@ -182,9 +188,9 @@ def markdown(plan: Plan) -> str:
         out.append("")
     if plan.failures:
         out += ["**Expectations that do not hold:**", ""] + [f"- {f}" for f in plan.failures] + [""]
-    out += _md_table(["Step", "What happens", "Admitted", "Pending", "Preempted", "Never"],
-                     [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
-                      for s in plan.steps])
+    keys = _summary_states(plan)
+    out += _md_table(["Step", "What happens", *(k.capitalize() for k in keys)],
+                     [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys] for s in plan.steps])
     for step in plan.steps:
         out += ["", f"#### Step {step.index}: {step.title}", "", f"_{step.action}_", ""]
         if step.events:

@@ -306,7 +306,7 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>",
     sc.initial_expect = _expect(raw.get("expect"))
     base_dir = Path(source).parent if source and not source.startswith("<") else Path(".")
     # Queue objects as the steps change them, to check references; one view per cluster.
-    views = {None: _View(copy.deepcopy(cluster), {o.ref: o for o in cluster.owners})}
+    views: dict[str | None, _View] = {None: _View(copy.deepcopy(cluster), {o.ref: o for o in cluster.owners})}
     for name, wc in (workers or {}).items():
         views[name] = _View(copy.deepcopy(wc), {o.ref: o for o in wc.owners})
     clusters = _Clusters(views, manager, workers is not None)
