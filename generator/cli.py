@@ -12,14 +12,23 @@ from .errors import SpecError
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-def _render(spec_path: str) -> dict[str, str]:
-    from . import platform, spec
-    return platform.build(spec.load(spec_path))
+def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
+    from . import platform, spec, userinput
+    from .spec import placeholders
+    loaded = spec.load(spec_path)
+    if warn:
+        for p in placeholders.warnings(userinput.load_mapping(spec_path, "spec")):
+            print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
+    return platform.build(loaded)
 
 
 def cmd_synth(args) -> int:
     from . import writer
-    tree = _render(args.spec)
+    from .validate import guard
+    tree = _render(args.spec, warn=True)
+    refused = guard.problems(tree)
+    if refused:
+        raise SpecError(args.spec, refused)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS)
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
     return EXIT_OK
@@ -70,6 +79,14 @@ def cmd_diff(args) -> int:
     return EXIT_OK
 
 
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("gke-ml-platform")
+    except metadata.PackageNotFoundError:   # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def _shown(path: Path) -> str:
     """The path as messages should show it: relative when under the working directory."""
     rel = os.path.relpath(path)
@@ -78,6 +95,7 @@ def _shown(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):

@@ -603,9 +603,25 @@ def gitops(p: Platform) -> list[Problem]:
     return out
 
 
+def _strings(node, path: tuple):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _strings(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _strings(v, path + (i,))
+    elif isinstance(node, str):
+        yield path, node
+
+
 def secrets(p: Platform) -> list[Problem]:
-    """Values that look like credentials never reach the output."""
+    """Values that look like credentials never reach the output: a published token format in
+    any field, and credential-shaped arguments and environment values where they are set."""
     out = []
+    for path, value in _strings(p.model_dump(by_alias=True, exclude_defaults=True), ()):
+        what = credentials.known_token(value)
+        if what and path[:1] != ("gitops",):   # the repository URL has its own check
+            out.append(Problem(format_path(list(path)), f"contains {what}; {credentials.HOW}"))
     for i, w in _workloads(p):
         for j, arg in enumerate(getattr(w, "engine_args", ())):
             bad = credentials.in_argument(arg)
