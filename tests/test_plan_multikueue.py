@@ -271,6 +271,7 @@ def test_T1_the_job_finishing_on_the_worker_finishes_it_on_the_manager():
     s0, s1 = plan.steps
     assert any(e == "[multikueue] ns/job copied to worker1, worker2" for e in s0.events)
     assert where(s0) == {"ns/job": ("admitted", "worker1")}
+    assert '[manager] ns/job: AdmissionCheck ac1 Ready: The workload got reservation on "worker1"' in s0.events
     assert where(s1) == {"ns/job": ("finished", None)}
     assert copies(s1, "ns/job") == {}
     assert used(s1, "manager", CPU) == "0" and used(s1, "worker1", CPU) == "0"
@@ -471,6 +472,8 @@ def _files(tmp_path, **clusters):
     ("only the manager", "give the manager's overlay, then each worker's"),
     ("scenario cluster", "steps[0].cluster: no cluster 'worker9' (known: manager, worker1, worker2)"),
     ("external dispatcher", "multiKueue.dispatcherName: 'example.com/mine' is an external dispatcher"),
+    ("clusters not a list", "MultiKueueConfig/multikueueconfig.spec.clusters: 'worker1' is not a list"),
+    ("config not YAML", "config.yaml: <root>: not valid YAML"),
 ])
 def test_bad_group_input_is_one_line_and_exit_2(tmp_path, capsys, case, expected):
     manager = mk_manager({CPU: "4"}) + [job("job", 1, {CPU: "1"})]
@@ -478,6 +481,8 @@ def test_bad_group_input_is_one_line_and_exit_2(tmp_path, capsys, case, expected
         manager = mk_worker({CPU: "4"})
     if case == "config missing":
         manager = [o for o in manager if o["kind"] != "MultiKueueConfig"]
+    if case == "clusters not a list":
+        next(o for o in manager if o["kind"] == "MultiKueueConfig")["spec"]["clusters"] = "worker1"
     f = _files(tmp_path, manager=manager, worker1=mk_worker({CPU: "2"}), worker2=mk_worker({CPU: "2"}),
                worker3=mk_worker({CPU: "2"}))
     args = ["--group", f["manager"], f["worker1"], f["worker2"]]
@@ -495,6 +500,10 @@ def test_bad_group_input_is_one_line_and_exit_2(tmp_path, capsys, case, expected
     elif case == "external dispatcher":
         cfg = tmp_path / "config.yaml"
         cfg.write_text(yamlio.dump_all([settings(dispatcherName="example.com/mine")]))
+        args += ["--manager-config", cfg]
+    elif case == "config not YAML":
+        cfg = tmp_path / "config.yaml"
+        cfg.write_text("multiKueue: [\n")
         args += ["--manager-config", cfg]
     rc, out, err = _cli(capsys, *args)
     assert (rc, out) == (2, "")
@@ -590,3 +599,17 @@ def test_random_steps_keep_the_dispatch_invariants():
                           steps=[{"title": f"s{i}", **s} for i, s in enumerate(steps)])
         _check_invariants(plan)
     run()
+
+
+def test_a_workers_own_jobs_take_its_quota_first():
+    # KEP 9988 lists "stray workloads on workers" among the reasons manager and worker quotas diverge:
+    # worker1 runs its own Job (cpu 2 of 2), so the manager's job, which both workers would fit when
+    # empty, runs on worker2. Worker-local workloads are listed as worker:namespace/name.
+    objs = mk_manager({CPU: "4"}) + [job("job", 1, {CPU: "2"})]
+    w1 = mk_worker({CPU: "2"}) + [job("local", 1, {CPU: "2"})]
+    plan = plan_group(objs, {"worker1": w1, "worker2": mk_worker({CPU: "2"})},
+                      initial=[{"kind": "Job", "name": "local", "cluster": "worker1"}], steps=[submit("job")])
+    s0, s1 = plan.steps
+    assert where(s0) == {"worker1:ns/local": ("admitted", "worker1")}
+    assert where(s1) == {"worker1:ns/local": ("admitted", "worker1"), "ns/job": ("admitted", "worker2")}
+    assert rows(s1)["worker1:ns/local"].home == "worker1"

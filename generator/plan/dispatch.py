@@ -1,36 +1,39 @@
 """MultiKueue replayed offline: the manager's Kueue and each worker's Kueue are
-simulate.Simulators, joined by what Kueue's MultiKueue controllers do (Kueue
-v0.17.4 pkg/controller/admissionchecks/multikueue/workload.go reconcileGroup,
-pkg/controller/workloaddispatcher/incrementaldispatcher.go; Kueue docs
-concepts/multikueue). The steps of the model (ours, research note §5.6):
+simulate.Simulators, joined by what Kueue's MultiKueue controllers do. The steps
+of the model (ours, research note §5.6), each with the Kueue v0.17.4 source it
+follows (pkg/controller/admissionchecks/multikueue/workload.go unless named):
 
-1. The manager admits with its own queues: quota, priority, preemption. The
-   MultiKueue check stays Pending, so a Workload with quota is `reserved`.
-2. Each reserved Workload is copied to the nominated workers: every reachable
-   worker of the MultiKueueConfig (all at once; always on v0.12.3), or
-   incremental rounds of 3 (v0.19.2: incrementalDispatcherConfig.stepSize) in
-   name order (v0.17.4) or the config's order (v0.19.2), a new round when no
-   nominated worker admits it (after 5 minutes, incrementalDispatcherRoundTimeout).
-3. Each worker runs ordinary admission of its copy in the LocalQueue of the same
-   name and namespace, against its own queues (preemption included; every
-   worker that can preempt for it does, KEP 8303, unless orchestrated).
-4. The winner is the copy admitted first (v0.17.4+: Admitted; v0.12.3:
-   QuotaReserved); the other copies are deleted and the manager's check turns
-   Ready: the manager's Workload is admitted, running on the winner. Copies
-   admitted in the same round are a tie, which Kueue breaks by map order; the
-   plan prefers a copy admitted without preemption, then the MultiKueueConfig
-   order, and says so (a modelling choice).
-5. The winner's copy evicted (preempted, drained) sends the Workload back to the
-   manager's queue (check Retry; v0.17.4+ MultiKueueRedoAdmissionOnEvictionInWorker)
-   and it is dispatched again; on v0.12.3 only when the worker does not admit it
-   again at once, after workerLostTimeout. A manager Workload that loses its
-   quota loses every copy.
-6. A worker lost (scenario `workerLost`) gets no copies; Workloads running there
-   go back to the manager's queue after workerLostTimeout ("Reserving remote
-   lost"); on reconnection its copies are kept where the manager still wants
-   them and deleted elsewhere.
+1. The manager admits with its own queues: quota, priority, preemption (its
+   scheduler, simulate.py). The MultiKueue check stays Pending, so a Workload
+   with quota is `reserved` there.
+2. Each reserved Workload is copied to the nominated workers
+   (nominateAndSynchronizeWorkers :712): every reachable worker of the
+   MultiKueueConfig (all at once, remoteClientsForAC :253; v0.12.3 always), or
+   the incremental dispatcher's rounds (workloaddispatcher/incrementaldispatcher.go:
+   3 at a time :180, in sorted name order :173, a new round after 5 minutes
+   without admission :44; v0.19.2: incrementalDispatcherConfig.stepSize :51 and
+   the MultiKueueConfig's order :179).
+3. Each worker admits its copy as a standalone Kueue would, in the LocalQueue of
+   the same name and namespace (docs tasks/manage/setup_multikueue), against its
+   own queues, preemption included; every worker that can preempt for it does
+   (KEP 8303), orchestrated preemption is not modelled.
+4. The winner is the copy admitted first (bestMatchByCondition :115 on Admitted
+   :462; v0.12.3 FirstReserving on QuotaReserved); the other copies are deleted
+   and the manager's check turns Ready, 'The workload got reservation on "<worker>"'
+   (:1009). Copies admitted in the same round are a tie, which Kueue breaks by
+   map order; the plan prefers a copy admitted without preemption, then the
+   MultiKueueConfig's order, and says so (a modelling choice).
+5. The winner's copy evicted sends the Workload back to the manager's queue
+   (check Retry, :395, MultiKueueRedoAdmissionOnEvictionInWorker) and it is
+   dispatched again; on v0.12.3 only when the worker does not admit it again at
+   once, after workerLostTimeout (inferred from K12 reconcileGroup). A manager
+   Workload without quota loses every copy (:346).
+6. A lost worker gets no copies; what runs there goes back to the manager's
+   queue after workerLostTimeout, "Reserving remote lost" (:517); reconnected,
+   its copies stay where the manager still wants them and are deleted elsewhere.
 7. A Workload no reachable worker can ever admit keeps its manager quota and is
-   reported as `never`, with each worker's reason.
+   reported `never` with each worker's reason (e2e T16's end state, KEP 9988's
+   wl3).
 
 Rounds (manager cycles, copies, worker cycles, winners) repeat until nothing
 changes. Not modelled: requeue backoff after a Retry, orchestrated preemption,
@@ -294,6 +297,7 @@ class GroupSim:
         for w in sorted(rem.copies - {winner} - self.lost):
             self._drop_copy(w, key, f"{winner} runs it")
         rem.copies &= {winner} | self.lost
+        self.manager.events.append(f'{key}: AdmissionCheck {rem.check} Ready: The workload got reservation on "{winner}"')
         self.manager.set_workload_check(key, rem.check, "Ready")
 
     def _follow_winner(self, key: str, rem: Remote) -> bool:

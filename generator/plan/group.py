@@ -260,9 +260,11 @@ def _dispatch(name: str, o: dict, configs: dict, clusters: set[str], problems: l
                                                  "(Kueue keeps the check inactive: BadConfig)"))
         return None
     cfg, r = configs[config]
+    before = len(problems)
     listed = [c for c in r.list(r.map(cfg, "spec", "spec"), "clusters", "spec.clusters") if isinstance(c, str)]
     if not listed:
-        r.bad("spec.clusters", "lists no MultiKueueCluster: there is nowhere to dispatch")
+        if len(problems) == before:
+            r.bad("spec.clusters", "lists no MultiKueueCluster: there is nowhere to dispatch")
         return None
     usable = [c for c in dict.fromkeys(listed) if c in clusters]
     for c in listed:
