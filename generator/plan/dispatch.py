@@ -116,6 +116,7 @@ class GroupSim:
     def worker_reconnected(self, name: str) -> None:
         self.lost.discard(name)
         self._say(f"worker {name} is reachable again")
+        self._prune()
         for key in sorted(self.copies[name]):
             rem = self.remotes.get(key)
             if rem is not None and rem.winner is None and name in rem.nominated:
@@ -156,8 +157,22 @@ class GroupSim:
         self.manager.evictions = []
         return changed
 
+    def _prune(self) -> None:
+        """Forget copies a scenario step deleted on a reachable worker: MultiKueue makes them again
+        (or, for the winner's, sends the Workload back to the manager's queue)."""
+        for name, w in self.workers.items():
+            if name in self.lost:
+                continue
+            for key in [k for k in self.copies[name] if k not in w.states]:
+                self.copies[name].discard(key)
+                rem = self.remotes.get(key)
+                if rem is not None and rem.winner != name:
+                    rem.copies.discard(name)
+                    rem.admitted.pop(name, None)
+
     def _sync_down(self) -> bool:
         """Copies to the nominated workers of every manager Workload that holds quota."""
+        self._prune()
         changed = False
         for key, rem in list(self.remotes.items()):
             m = self.manager.states.get(key)
