@@ -23,13 +23,11 @@ from pathlib import Path
 
 from .. import yamlio
 from ..errors import Problem, SpecError
+from ..kueue import MULTIKUEUE_CONTROLLER
 from ..spec.multikueue import DISPATCHERS
 from . import model
 
-# The MultiKueue admission check's controller (Kueue apis/kueue/v1beta2 constants,
-# MultiKueueControllerName; the generator writes the same in generator/multikueue.py,
-# which imports cdk8s and so is not imported here).
-CONTROLLER = "kueue.x-k8s.io/multikueue"
+CONTROLLER = MULTIKUEUE_CONTROLLER
 CONFIG_FILE = "kueue-manager-config.yaml"
 # Kueue's defaults (apis/config/v1beta2/defaults.go at v0.17.4: workerLostTimeout 15m;
 # incrementaldispatcher.go at v0.19.2: DefaultStepSize = 3).
