@@ -200,7 +200,11 @@ def load_objects(overlay: str) -> tuple[str, list[dict]]:
     """Objects of a built overlay: a directory (built with kubectl kustomize),
     a YAML file, or '-' for standard input."""
     if overlay == "-":
-        return "<stdin>", _parse(sys.stdin.read(), "<stdin>")
+        try:
+            text = yamlio.read_stdin()
+        except yamlio.InputError as e:
+            raise SpecError("<stdin>", [Problem("", str(e))]) from None
+        return "<stdin>", _parse(text, "<stdin>")
     path = Path(overlay)
     if path.is_dir():
         exe = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
@@ -212,19 +216,19 @@ def load_objects(overlay: str) -> tuple[str, list[dict]]:
             raise SpecError(overlay, [Problem("", f"kubectl kustomize failed: {out.stderr.strip()}")])
         return overlay, _parse(out.stdout, overlay)
     try:
-        text = path.read_text()
+        text = yamlio.read_text(path)
     except OSError as e:
-        raise SpecError(overlay, [Problem("", f"cannot read the overlay: {e.strerror}")])
+        raise SpecError(overlay, [Problem("", f"cannot read the overlay: {e.strerror}")]) from None
+    except yamlio.InputError as e:
+        raise SpecError(overlay, [Problem("", str(e))]) from None
     return overlay, _parse(text, overlay)
 
 
 def _parse(text: str, source: str) -> list[dict]:
     try:
-        docs = yamlio.load_all(text)
-    except Exception as e:  # yaml.YAMLError
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SpecError(source, [Problem("", f"not valid YAML: {where}{getattr(e, 'problem', e)}")])
+        docs = yamlio.load_user_all(text)
+    except yamlio.InputError as e:
+        raise SpecError(source, [Problem("", str(e))]) from None
     objs = []
     for i, d in enumerate(docs):
         if isinstance(d, dict) and d.get("kind") == "List":

@@ -10,29 +10,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from .. import yamlio
 from .context import UsageError
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZE_TIMEOUT_S = 120
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """The C parser with a check PyYAML lacks: a key twice in one mapping is an error."""
-
-
-def _mapping(loader, node, deep=False):
-    keys = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in keys:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        keys.add(key)
-    return loader.construct_mapping(node, deep)
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
 @dataclass
@@ -60,16 +42,11 @@ def kubectl() -> str:
 
 def parse(text: str, stream: Stream, label: str = "") -> None:
     """Add the documents of one YAML text to the stream; a syntax error drops that text's documents."""
-    docs = []
     try:
-        for doc in yaml.load_all(text, Loader=_Loader):
-            if doc is not None:
-                docs.append(doc)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        where = f"{label + ' ' if label else ''}line {mark.line + 1}, column {mark.column + 1}" if mark else label
-        what = getattr(e, "problem", None) or str(e)
-        stream.problems.append(Problem("IN001", where, f"not valid YAML: {what}"))
+        docs = yamlio.load_user_all(text)   # bounded: size, encoding, depth, aliases
+    except yamlio.InputError as e:
+        where = f"line {e.line}, column {e.column}" if e.line else ""
+        stream.problems.append(Problem("IN001", " ".join(x for x in (label, where) if x), e.message))
         return
     stream.docs.extend(docs)
 
@@ -100,7 +77,10 @@ class Pending:
     def collect(self) -> Stream:
         stream = Stream(self.name)
         if self.kind == "stdin":
-            parse(sys.stdin.read(), stream)
+            try:
+                parse(yamlio.read_stdin(), stream)
+            except yamlio.InputError as e:
+                raise UsageError(f"stdin: {e}") from None
         elif self.kind == "file":
             parse(_read(Path(self.arg)), stream)
         elif self.kind == "dir":
@@ -128,11 +108,11 @@ class Pending:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return yamlio.read_text(path)
     except OSError as e:
         raise UsageError(f"{path}: cannot read ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a text file (UTF-8)") from None
+    except yamlio.InputError as e:
+        raise UsageError(f"{path}: {e}") from None
 
 
 def objects(stream: Stream) -> list[tuple[int, dict]]:
