@@ -1,19 +1,33 @@
-"""Shared test helpers: the shared material, kustomize builds, strict schemas."""
+"""Shared test helpers: the tests' own spec and its generated tree, the
+upstream data, kustomize builds, strict schemas.
+
+Tests never read the shipped platform.yaml, scenarios/ or the committed
+output: they read tests/fixtures/ and what the generator makes of it
+(`generated()`), so a user editing the shipped spec keeps a green suite.
+`make check` and `make validate` cover the shipped spec."""
 from __future__ import annotations
 
+import atexit
 import copy
-import os
 import shutil
 import subprocess
 import sys
-from functools import lru_cache
+import tempfile
+from functools import cache
 from pathlib import Path
 
-from generator import crds, paths, platform, spec as specmod, writer, yamlio  # noqa: F401 (re-exported)
+from generator import crds, paths, platform, upstream, writer, yamlio
+from generator import spec as specmod
 from generator.schemacheck import SchemaSet
 
 ROOT = paths.ROOT
-SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
+FIXTURES = ROOT / "tests" / "fixtures"
+FIXTURE_SPEC = FIXTURES / "platform.yaml"
+FIXTURE_SCENARIOS = FIXTURES / "scenarios"
+
+# Upstream data: ../shared (or $SHARED_DIR) when present, else the cache
+# `make crds` fills (build/shared); tests/conftest.py checks it is complete.
+SHARED = upstream.data_root()
 CRD_ROOT = SHARED / "crds"
 REFERENCE = SHARED / "reference"
 
@@ -25,7 +39,28 @@ def kubectl() -> str:
     return exe
 
 
-@lru_cache(maxsize=None)
+# ---------------------------------------------------------------- kustomize
+
+def _inputs(directory: Path, seen: set[Path]) -> list[Path]:
+    """The files `kubectl kustomize directory` reads: its own, and those of
+    local directories its kustomization lists (bases, overlays, components)."""
+    directory = directory.resolve()
+    if directory in seen or not directory.is_dir():
+        return []
+    seen.add(directory)
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    kust = directory / "kustomization.yaml"
+    if kust.is_file():
+        doc = yamlio.load_all(kust.read_text())
+        body = doc[0] if doc and isinstance(doc[0], dict) else {}
+        for key in ("resources", "components", "bases"):
+            for ref in body.get(key) or []:
+                if isinstance(ref, str) and "://" not in ref:
+                    files += _inputs(directory / ref, seen)
+    return files
+
+
+@cache
 def _kustomize_cached(directory: str, stamp: tuple) -> tuple:
     out = subprocess.run([kubectl(), "kustomize", directory], capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
@@ -34,18 +69,42 @@ def _kustomize_cached(directory: str, stamp: tuple) -> tuple:
 
 
 def kustomize(directory: Path) -> list[dict]:
-    """Objects of `kubectl kustomize DIR` (cached while the files are unchanged)."""
+    """Objects of `kubectl kustomize DIR`, cached while the files it reads are unchanged."""
     directory = Path(directory)
-    stamp = tuple((str(p), p.stat().st_mtime_ns) for p in sorted(directory.parent.parent.rglob("*.yaml")))
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in _inputs(directory, set()))
     return copy.deepcopy(list(_kustomize_cached(str(directory), stamp)))
 
 
-def shipped_spec() -> specmod.Spec:
-    return specmod.load(paths.DEFAULT_SPEC)
+# ---------------------------------------------------------------- the fixture spec
+
+def fixture_spec() -> specmod.Spec:
+    return specmod.load(FIXTURE_SPEC)
 
 
-def raw_spec() -> dict:
-    return yamlio.load_strict(paths.DEFAULT_SPEC.read_text())
+def fixture_raw() -> dict:
+    """The fixture spec as a fresh dict, for tests that change it."""
+    return copy.deepcopy(_fixture_raw())
+
+
+@cache
+def _fixture_raw() -> dict:
+    return yamlio.load_user(FIXTURE_SPEC.read_text())
+
+
+# Older names, kept so tests written against them read the fixture, never
+# the shipped platform.yaml.
+shipped_spec = fixture_spec
+raw_spec = fixture_raw
+
+
+@cache
+def generated() -> Path:
+    """A folder holding base/, overlays/, controllers/ and argocd/ synthesized
+    from the fixture spec, once per test session (read-only for tests)."""
+    out = Path(tempfile.mkdtemp(prefix="fixture-tree-"))
+    atexit.register(shutil.rmtree, out, True)
+    writer.write_tree(platform.build(fixture_spec()), out, paths.OUTPUT_DIRS)
+    return out
 
 
 def render(raw: dict) -> dict[str, str]:
@@ -57,6 +116,23 @@ def synth_into(directory: Path, raw: dict) -> specmod.Spec:
     writer.write_tree(platform.build(s), directory, paths.OUTPUT_DIRS)
     return s
 
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """`python -m generator ARGS` in this process (no interpreter or Node
+    start per case): exit code, stdout, stderr."""
+    from generator import cli
+    capsys.readouterr()
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_spec(path: Path, raw: dict) -> Path:
+    path.write_text(yamlio.dump(raw))
+    return path
+
+
+# ---------------------------------------------------------------- schemas and objects
 
 def schemas_for(spec: specmod.Spec, profile: str) -> SchemaSet:
     return SchemaSet(spec.kubernetes_version, crds.crd_dirs(spec, spec.profiles[profile], CRD_ROOT))

@@ -28,7 +28,7 @@ def test_quick_bench_writes_the_report(tmp_path):
     main_table = text.split("Per overlay")[0]
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (shipped|10 workloads) \|.*$", main_table, re.M)}
     assert set(rows) == {"shipped", "10 workloads"}, text
-    n_shipped = len(helpers.raw_spec()["workloads"])
+    n_shipped = len(helpers.fixture_raw()["workloads"])
     for label, row in rows.items():
         cells = [c.strip() for c in row.strip("|").split("|")]
         # spec | workloads | files | synth | floor | ratio | synth CPU | floor CPU | user ratio | kustomize | validate
@@ -46,12 +46,12 @@ def test_quick_bench_writes_the_report(tmp_path):
     # The floor wrote exactly the files synth wrote, so it is the same work minus the generator.
     assert "Floor output byte-identical to synth output: yes" in text
     # One kustomize column per overlay of the shipped spec.
-    profiles = sorted(helpers.raw_spec()["profiles"])
+    profiles = sorted(helpers.fixture_raw()["profiles"])
     assert f"| spec | {' | '.join(profiles)} |" in text
 
 
 def test_grown_spec_is_a_valid_platform():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     grown = scale.scaled(raw, 100)
     s = specmod.from_dict(grown, "grown.yaml")   # schema and cross-checks pass
     assert len(s.workloads) == 100

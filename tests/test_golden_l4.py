@@ -64,7 +64,7 @@ INTENDED = {
 
 @pytest.fixture(scope="module")
 def generated():
-    return helpers.by_key(helpers.kustomize(paths.ROOT / "overlays" / "l4-standard"))
+    return helpers.by_key(helpers.kustomize(helpers.generated() / "overlays" / "l4-standard"))
 
 
 def _references():

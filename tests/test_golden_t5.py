@@ -19,7 +19,7 @@ from generator.workloads import t5_autoscaling, t5_clients
 from tests import helpers
 
 REF = "kubernetes-engine-samples/ai-ml/t5-model-serving/kubernetes"
-SPEC = helpers.shipped_spec()
+SPEC = helpers.fixture_spec()
 W = next(w for w in SPEC.workloads if w["kind"] == "t5-inference")
 NS = W["namespace"]
 ABSENT = "<absent>"
@@ -194,7 +194,7 @@ def reference(key) -> dict:
 
 @lru_cache(maxsize=None)
 def _built(profile: str) -> tuple:
-    return tuple(helpers.kustomize(paths.ROOT / "overlays" / profile))
+    return tuple(helpers.kustomize(helpers.generated() / "overlays" / profile))
 
 
 def overlay(profile: str) -> list[dict]:

@@ -16,7 +16,7 @@ from tests import golden, helpers
 
 SUB, SUPER = "tpu7x-subslice", "tpu7x-superslice"
 CODELAB = "devrel-demos/ai-ml/dynamic-slicing/"
-RAW = helpers.raw_spec()
+RAW = helpers.fixture_raw()
 PLACEHOLDERS = {"${NAMESPACE}": "llm", "MODEL_WEIGHT_BUCKET": RAW["profiles"][SUB]["values"]["modelBucket"]}
 
 ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync waves and options (README 'GitOps'); the codelab applies by hand"}
@@ -89,7 +89,7 @@ def _codelab(file: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def overlays():
-    return {p: helpers.kustomize(paths.ROOT / "overlays" / p) for p in (SUB, SUPER)}
+    return {p: helpers.kustomize(helpers.generated() / "overlays" / p) for p in (SUB, SUPER)}
 
 
 def _ours(overlays, profile, kind, name):
@@ -125,7 +125,7 @@ def test_superslice_topology(overlays):
 
 
 def test_unlimited_quota_is_the_codelab_queue():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     raw["profiles"][SUB]["tpu"]["unlimitedQuota"] = True
     tree = helpers.render(raw)
     (ours,) = yamlio.load_all(tree[f"overlays/{SUB}/clusterqueue_cq.yaml"])
