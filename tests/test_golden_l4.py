@@ -4,7 +4,6 @@ reason; a listed difference that no longer occurs fails too, so the list
 stays true."""
 import pytest
 
-from generator import paths
 from tests import golden, helpers
 
 REF = "kubernetes-engine-samples/ai-ml/mix-train-and-inference/workloads/"

@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from generator import paths, yamlio
+from generator import yamlio
 from generator.workloads import tpu_pd_serving as pd
 from tests import golden, helpers
 

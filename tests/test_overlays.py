@@ -2,7 +2,7 @@
 strictly against the pinned schemas (core + upstream CRDs)."""
 import pytest
 
-from generator import controllers, paths, yamlio
+from generator import controllers, yamlio
 from generator.platform import CLUSTER_SCOPED
 from tests import helpers
 

@@ -7,11 +7,10 @@ Each scenario test first checks the overlay facts its reasoning rests on
 which, and the reasoning has to be redone."""
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from generator import cli, paths
+from generator import cli
 from generator.plan import model, plot, scenario, simulate
 from tests import helpers
 from tests.test_plan_model import GPU, TPU, detail, states, used
