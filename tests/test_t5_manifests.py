@@ -403,12 +403,14 @@ def _run_locust(tmp_path: Path, broken: bool):
     return out, handler.requests
 
 
+@pytest.mark.slow  # runs locust for real
 def test_locustfile_drives_the_handler_format_end_to_end(tmp_path):
     out, requests = _run_locust(tmp_path, broken=False)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert requests and all(ok for _, _, ok in requests), requests
 
 
+@pytest.mark.slow  # runs locust for real
 def test_locustfile_reports_a_failing_server(tmp_path):
     out, requests = _run_locust(tmp_path, broken=True)
     assert requests, out.stderr[-2000:]
