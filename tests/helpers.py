@@ -8,12 +8,16 @@ output: they read tests/fixtures/ and what the generator makes of it
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from generator import crds, paths, platform, upstream, writer, yamlio
@@ -30,6 +34,35 @@ FIXTURE_SCENARIOS = FIXTURES / "scenarios"
 SHARED = upstream.data_root()
 CRD_ROOT = SHARED / "crds"
 REFERENCE = SHARED / "reference"
+
+
+@contextlib.contextmanager
+def upstream_mirror(files: dict[str, bytes] | None = None) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 standing in for raw.githubusercontent.com:
+    it serves each pinned file at its upstream path (from the local upstream
+    data, or `files`: upstream path -> bytes). Yields the base URL to put in
+    $UPSTREAM_BASE_URL."""
+    if files is None:
+        files = {f.url[len(upstream.UPSTREAM_BASE):]: (SHARED / f.rel).read_bytes() for f in upstream.pinned()}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = files.get(self.path.lstrip("/"))
+            self.send_response(200 if body is not None else 404)
+            self.end_headers()
+            self.wfile.write(body if body is not None else b"not found")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def kubectl() -> str:
