@@ -114,6 +114,12 @@ spec:
 }
 
 
+def test_the_readme_shows_exactly_this_layer():
+    readme = (paths.ROOT / "README.md").read_text()
+    for name, text in README_LAYER.items():
+        assert f"`custom/l4-standard/{name}`" in readme and f"```yaml\n{text}```" in readme, name
+
+
 def test_own_additions_layer_builds_on_the_generated_overlay_and_survives_synth(tmp_path, raw):
     helpers.synth_into(tmp_path, raw)
     layer = tmp_path / "custom" / "l4-standard"
