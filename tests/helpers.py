@@ -168,7 +168,11 @@ def write_spec(path: Path, raw: dict) -> Path:
 # ---------------------------------------------------------------- schemas and objects
 
 def schemas_for(spec: specmod.Spec, profile: str) -> SchemaSet:
-    return SchemaSet(spec.kubernetes_version, crds.crd_dirs(spec, spec.profiles[profile], CRD_ROOT))
+    """The profile's schemas from the pinned, hash-checked CRD files, as `validate`
+    loads them (their parsed index is cached on disk by content)."""
+    dirs = crds.crd_dirs(spec, spec.profiles[profile], CRD_ROOT)
+    files = crds.pinned_files([d.relative_to(CRD_ROOT).as_posix() for d in dirs])
+    return SchemaSet(spec.kubernetes_version, crd_files=crds.verified(CRD_ROOT, files))
 
 
 def assert_valid(schemas: SchemaSet, objs: list[dict], where: str) -> None:

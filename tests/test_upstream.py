@@ -78,16 +78,22 @@ def test_mirror_url_replaces_only_the_upstream_host(monkeypatch):
     assert upstream.download_url(f) == "http://127.0.0.1:8000/mirror/org/repo/v1/x.yaml"
 
 
-def test_without_shared_data_the_cache_is_filled_once_from_the_pinned_urls(tmp_path):
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> tuple[Path, list[subprocess.CompletedProcess]]:
+    """`make test`'s data step twice, with no shared folder and a mirror for the downloads."""
+    tmp = tmp_path_factory.mktemp("filled")
     with helpers.upstream_mirror() as base:
-        env = _env(tmp_path, base)
-        first = _ensure(env)
-        assert first.returncode == 0, first.stderr
-        n = len(upstream.pinned())
-        assert first.stdout == f"upstream data: {n} downloaded, 0 already in {tmp_path / 'cache'}, all sha256-verified\n"
-        second = _ensure(env)
-        assert second.stdout == f"upstream data: 0 downloaded, {n} already in {tmp_path / 'cache'}, all sha256-verified\n"
-    assert upstream.not_present(tmp_path / "cache") == []
+        env = _env(tmp, base)
+        return tmp, [_ensure(env), _ensure(env)]
+
+
+def test_without_shared_data_the_cache_is_filled_once_from_the_pinned_urls(filled):
+    tmp, (first, second) = filled
+    n = len(upstream.pinned())
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"upstream data: {n} downloaded, 0 already in {tmp / 'cache'}, all sha256-verified\n"
+    assert second.stdout == f"upstream data: 0 downloaded, {n} already in {tmp / 'cache'}, all sha256-verified\n"
+    assert upstream.not_present(tmp / "cache") == []
 
 
 def test_a_download_that_is_not_the_pinned_bytes_is_refused(tmp_path):
@@ -124,26 +130,26 @@ def test_pytest_alone_stops_before_collecting(tmp_path):
     assert "run `make crds`" in result.stderr and "passed" not in result.stdout
 
 
-def test_validate_reads_crds_from_the_cache(tmp_path, capsys, monkeypatch):
+def test_validate_reads_crds_from_the_cache(filled, capsys, monkeypatch):
     """With no shared folder, `validate` finds the CRDs where `make crds` put them."""
-    with helpers.upstream_mirror() as base:
-        assert _ensure(_env(tmp_path, base)).returncode == 0
-    monkeypatch.setenv("SHARED_DIR", str(tmp_path / "no-shared"))
-    monkeypatch.setenv("UPSTREAM_CACHE", str(tmp_path / "cache"))
+    tmp, _ = filled
+    monkeypatch.setenv("SHARED_DIR", str(tmp / "no-shared"))
+    monkeypatch.setenv("UPSTREAM_CACHE", str(tmp / "cache"))
     monkeypatch.delenv("CRD_DIR", raising=False)
     good = paths.ROOT / "tests" / "validate_corpus" / "KQ001" / "good.yaml"
     code, out, err = helpers.run_cli(capsys, "validate", "--spec", helpers.FIXTURE_SPEC, good)
     assert code == 0, out + err
-    monkeypatch.setenv("UPSTREAM_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("UPSTREAM_CACHE", str(tmp / "empty-cache"))
     code, _, err = helpers.run_cli(capsys, "validate", "--spec", helpers.FIXTURE_SPEC, good)
     assert code == 2 and "run `make crds`" in err
 
 
-def test_fetch_cli_fills_a_named_folder(tmp_path):
+def test_fetch_fills_a_named_folder(tmp_path, monkeypatch, capsys):
+    some = upstream.pinned()[:3]
+    monkeypatch.setattr(upstream, "pinned", lambda: some)
     with helpers.upstream_mirror() as base:
-        env = dict(os.environ, UPSTREAM_BASE_URL=base)
-        r = subprocess.run([sys.executable, "-m", "generator.validate.fetch", str(tmp_path / "dest")], env=env,
-                           cwd=paths.ROOT, capture_output=True, text=True, timeout=120, check=False)
-    assert r.returncode == 0, r.stderr
-    assert upstream.not_present(tmp_path / "dest") == []
+        monkeypatch.setenv("UPSTREAM_BASE_URL", base)
+        assert fetch.main([str(tmp_path / "dest")]) == 0
+    assert upstream.not_present(tmp_path / "dest", some) == []
+    assert capsys.readouterr().out == f"crds: 3 downloaded, 0 already present, all sha256-verified, under {tmp_path / 'dest'}/\n"
     assert fetch.main(["--bogus"]) == 2

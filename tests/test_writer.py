@@ -172,6 +172,7 @@ def test_a_second_writer_waits_for_the_first(tmp_path):
     assert proc.wait(timeout=60) == 0 and _tree(root) == NEW
 
 
+@pytest.mark.slow   # two whole synth processes
 def test_two_synth_processes_at_once_both_finish(tmp_path):
     """Two real synths into one folder: one waits, neither fails, the tree is whole."""
     out = tmp_path / "out"
