@@ -72,10 +72,17 @@ def _tree(root: Path) -> dict[str, str]:
     return writer.read_tree(root, OWNED)
 
 
+# A suite started in the background (`make test &`) inherits an ignored
+# SIGINT, and so would its children: this runs a command with Ctrl-C's
+# default restored (exec keeps it), as a terminal would.
+WITH_SIGINT = ["-c", ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                      "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")]
+
+
 def _start(root: Path, pause: int = -2) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(root), json.dumps(NEW), ",".join(OWNED), str(pause)],
-                            cwd=paths.ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen([sys.executable, *WITH_SIGINT, "-c", CHILD, str(root), json.dumps(NEW), ",".join(OWNED),
+                             str(pause)], cwd=paths.ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _steps(tmp_path) -> list[str]:
@@ -187,10 +194,17 @@ def test_two_synth_processes_at_once_both_finish(tmp_path):
 def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
     """Ctrl-C in a terminal signals the whole process group, jsii's Node included."""
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "generator", "synth", "--spec", str(helpers.FIXTURE_SPEC), "--out", str(out)]
-    proc = subprocess.Popen(cmd, cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    cmd = [sys.executable, *WITH_SIGINT, "-m", "generator", "synth", "--spec", str(helpers.FIXTURE_SPEC),
+           "--out", str(out)]
+    env = dict(os.environ, GENERATOR_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.Popen(cmd, cwd=paths.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    time.sleep(0.4)   # Node is starting or rendering: nothing is written yet
+    # Wait until the command is under way (its private temporary folder, made
+    # just before Node starts), not for a guessed time: in the interpreter's
+    # own first milliseconds Ctrl-C is Python's business.
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "cache" / "tmp").glob("run-*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
