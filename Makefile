@@ -18,7 +18,7 @@ IMAGE_TEST_REQS := images/finetune/requirements-test.txt images/jax-slice-check/
 # PYTEST_ARGS="-x -k quota" narrows a run.
 PYTEST_ARGS ?=
 
-.PHONY: help synth check test test-fast test-generator test-images upstream-data validate crds plan bench \
+.PHONY: help synth check schema test test-fast test-generator test-images upstream-data validate crds plan bench \
         images install install-test install-images clean
 
 help:
@@ -71,6 +71,10 @@ synth: $(VENV)/.bytecode
 
 check: $(VENV)/.bytecode
 	$(PY) -O -m generator check
+
+# The spec's JSON Schema is generated from the typed model (generator/spec/).
+schema: $(VENV)/.generator
+	$(PY) -m generator schema
 
 # Upstream CRDs and tutorial manifests: ../shared (or SHARED_DIR) when present,
 # else the cache in build/shared, filled from the pinned URLs when empty.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from . import facts
+from . import catalog, facts
 from .quantity import parse
 
 GiB = Decimal(2**30)
@@ -30,9 +30,9 @@ def _tiered(total: Decimal, tiers) -> Decimal:
     return reserved
 
 
-def node_allocatable(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
+def node_allocatable(machine: catalog.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
     cpu = Decimal(machine.vcpus) - _tiered(Decimal(machine.vcpus), facts.CPU_RESERVATION_TIERS)
-    mem_gib = Decimal(machine.memory_gib)
+    mem_gib = Decimal(machine.memory_gb)   # Compute Engine "GB", used as GiB (as the tutorials' quotas do)
     memory = (mem_gib - _tiered(mem_gib, facts.MEMORY_RESERVATION_TIERS)) * GiB - facts.MEMORY_EVICTION_MIB * MiB
     disk = Decimal(boot_disk_gi) * GiB
     system = min(disk * Decimal("0.5"), 6 * GiB + disk * Decimal("0.35"), 100 * GiB)
@@ -45,26 +45,36 @@ def node_allocatable(machine: facts.MachineType, boot_disk_gi: int) -> dict[str,
     }
 
 
-def node_capacity(machine: facts.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
+def node_capacity(machine: catalog.MachineType, boot_disk_gi: int) -> dict[str, Decimal]:
     return {
         "cpu": Decimal(machine.vcpus),
-        "memory": Decimal(machine.memory_gib) * GiB,
+        "memory": Decimal(machine.memory_gb) * GiB,
         "ephemeral-storage": Decimal(boot_disk_gi) * GiB,
     }
 
 
-def gpu_quota(profile) -> dict[str, Decimal]:
-    """Nominal quota per resource for a GPU profile (Standard or Autopilot)."""
-    if profile.autopilot:
-        return {r: parse(v) for r, v in profile.budget.items()}
-    pool = profile.node_pool
-    machine = profile.machine
-    per_node = (node_allocatable if profile.quota_basis == "allocatable" else node_capacity)(
-        machine, pool["bootDiskGi"])
-    nodes = pool["nodes"]
-    quota = {r: v * nodes for r, v in per_node.items()}
-    quota[profile.accel.resource] = Decimal(machine.accelerators * nodes)
+def pool_quota(pool, basis: str) -> dict[str, Decimal]:
+    """What a node pool gives its flavor: nodes x the machine's shape (capacity or
+    GKE allocatable), and its accelerators (none on a CPU machine type)."""
+    machine = catalog.machine(pool.machine_type)
+    per_node = (node_allocatable if basis == "allocatable" else node_capacity)(machine, pool.boot_disk_gi)
+    quota = {r: v * pool.nodes for r, v in per_node.items()}
+    if machine.resource is not None:
+        quota[machine.resource] = Decimal(machine.accelerators * pool.nodes)
     return quota
+
+
+def budget_quota(profile) -> dict[str, Decimal]:
+    """Autopilot: the budget, as given."""
+    return {r: parse(v) for r, v in profile.budget.quotas().items()}
+
+
+def capacity_sources(profile) -> list[tuple[object, dict[str, Decimal]]]:
+    """(node pool or None, quota) per capacity source of a GPU or CPU profile:
+    each Standard node pool, or the Autopilot budget."""
+    if profile.autopilot:
+        return [(None, budget_quota(profile))] if profile.budget else []
+    return [(pool, pool_quota(pool, profile.quota_basis)) for pool in profile.pools]
 
 
 def ordered(quota: dict) -> list[tuple[str, Decimal]]:

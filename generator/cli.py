@@ -30,13 +30,28 @@ def cmd_synth(args) -> int:
     return EXIT_OK
 
 
+def cmd_schema(args) -> int:
+    from .spec import schema
+    schema.write()
+    print(f"schema: wrote {_shown(paths.SPEC_SCHEMA)} from the spec model")
+    return EXIT_OK
+
+
 def cmd_check(args) -> int:
+    from .diff import stale
+    from .spec import schema
+    if not schema.is_current():
+        print(f"check: {_shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
+              "and commit it", file=sys.stderr)
+        return EXIT_FINDINGS
     expected = _render(args.spec)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
     if problems:
-        print("check: committed output does not match the generator; run `make synth` and commit:", file=sys.stderr)
+        # The same words as `generator diff`: the first thing a reader sees.
+        print(f"check: {stale.HEADLINE} (or generated files were edited by hand); {stale.REMEDY}:",
+              file=sys.stderr)
         for line in problems:
             print(f"  {line}", file=sys.stderr)
         return EXIT_FINDINGS
@@ -52,7 +67,8 @@ def cmd_plan(args) -> int:
 def cmd_diff(args) -> int:
     from . import diff
     try:
-        print(diff.run(Path(args.out), args.base_ref, args.format), end="")
+        print(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
+                       regenerate=not args.no_regenerate, crd_root=args.crd_dir), end="")
     except diff.DiffError as e:
         print(f"diff: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -79,20 +95,31 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)
     p.set_defaults(func=cmd_check)
+    p = sub.add_parser("schema", help="write schemas/platform.schema.json from the spec model")
+    p.set_defaults(func=cmd_schema)
     p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
     p.add_argument("--format", choices=("text", "markdown"), default="text")
     p.add_argument("--out", default=str(paths.ROOT), help="git working tree holding base/, overlays/, controllers/, argocd/")
+    p.add_argument("--spec", help="spec to regenerate from, to catch stale output "
+                   "(default: platform.yaml under --out)")
+    p.add_argument("--no-regenerate", action="store_true",
+                   help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
+    p.add_argument("--crd-dir", type=Path,
+                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/crds)")
     p.set_defaults(func=cmd_diff)
     from .validate import command as validate_command  # arguments only; the checks load lazily
     validate_command.register(sub)
     p = sub.add_parser("plan", help="simulate Kueue admission and preemption for a built overlay")
-    p.add_argument("overlay", help="overlay directory (built with kubectl kustomize), a YAML stream file, or - for stdin")
+    p.add_argument("overlay", nargs="+", help="overlay directory (built with kubectl kustomize), YAML stream files "
+                   "(read in order as one), or - for stdin")
     p.add_argument("--scenario", help="steps to replay (schemas/scenario.schema.json); default: apply everything")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
+    p.add_argument("--kueue-version", default="v0.17.4", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
+                   help="Kueue release whose scheduler to follow (default v0.17.4)")
     p.set_defaults(func=cmd_plan)
 
     args = parser.parse_args(argv)

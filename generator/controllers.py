@@ -13,7 +13,7 @@ KUEUE_CONFIGMAP = "kueue-manager-config"
 KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
 
 
-def kueue_configuration(profile: Profile, frameworks: set[str]) -> dict:
+def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None) -> dict:
     """The manager Configuration: upstream defaults for the pinned release, with
     only the integrations the profile's workloads need and system namespaces
     left alone. The metrics address stays the one the upstream metrics Service
@@ -22,7 +22,7 @@ def kueue_configuration(profile: Profile, frameworks: set[str]) -> dict:
     unsupported = frameworks - set(release.frameworks)
     if unsupported:
         raise ValueError(f"Kueue {release.version} has no integration for {sorted(unsupported)}")
-    return {
+    config = {
         "apiVersion": release.config_api,
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -40,13 +40,19 @@ def kueue_configuration(profile: Profile, frameworks: set[str]) -> dict:
         # Upstream order, filtered: a stable order keeps diffs quiet.
         "integrations": {"frameworks": [f for f in release.frameworks if f in frameworks]},
     }
+    if fair_sharing is not None:
+        # v1beta1 (Kueue v0.12) switches it on with `enable`; from v1beta2 the block's
+        # presence does (apis/config configuration_types.go; cmd/kueue/main.go).
+        block = {"preemptionStrategies": list(fair_sharing.preemption_strategies)}
+        config["fairSharing"] = block if release.is_v1beta2 else {"enable": True, **block}
+    return config
 
 
-def kueue_config_map(chart, profile: Profile, frameworks: set[str]) -> None:
+def kueue_config_map(chart, profile: Profile, frameworks: set[str], fair_sharing=None) -> None:
     k8s.KubeConfigMap(
         chart, f"ConfigMap.{KUEUE_NAMESPACE}.{KUEUE_CONFIGMAP}",
         metadata=core.meta(KUEUE_CONFIGMAP, KUEUE_NAMESPACE),
-        data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks))},
+        data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks, fair_sharing))},
     )
 
 

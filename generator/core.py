@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cdk8s_plus_33.k8s as k8s
 
+from . import catalog
 from .spec import Profile
 
 
@@ -30,7 +31,7 @@ def env_secret(name: str, secret: str, key: str) -> k8s.EnvVar:
         secret_key_ref=k8s.SecretKeySelector(name=secret, key=key)))
 
 
-def container_resources(profile: Profile, requests: dict, accelerators: int = 0) -> k8s.ResourceRequirements:
+def container_resources(profile: Profile, requests: dict, accelerators: dict[str, int] | None = None) -> k8s.ResourceRequirements:
     """Requests and limits by the profile's rules.
 
     Autopilot sets limits equal to requests for every resource, so we write
@@ -38,8 +39,7 @@ def container_resources(profile: Profile, requests: dict, accelerators: int = 0)
     (no CPU limit, no CFS throttling of tokenizer and data-loader threads);
     memory, ephemeral storage and accelerators keep limit = request."""
     reqs = {r: requests[r] for r in ("cpu", "memory", "ephemeral-storage") if r in requests}
-    if accelerators:
-        reqs[profile.accel.resource] = str(accelerators)
+    reqs.update({r: str(n) for r, n in (accelerators or {}).items() if n})
     limits = dict(reqs) if profile.autopilot else {r: v for r, v in reqs.items() if r != "cpu"}
     return k8s.ResourceRequirements(
         requests={r: qty(v) for r, v in reqs.items()} or None,
@@ -47,10 +47,14 @@ def container_resources(profile: Profile, requests: dict, accelerators: int = 0)
     )
 
 
-def accelerator_selector(profile: Profile) -> dict:
+def accelerator_selector(accelerator: str) -> dict:
     # Autopilot needs it to pick the Accelerator compute class; on Standard it
-    # keeps the pod off other GPU pools.
-    return {profile.accel.node_label: profile.accel.name}
+    # keeps the pod off other accelerators' pools (and Kueue off their flavors).
+    return catalog.accelerator(accelerator).node_labels()
+
+
+def accelerator_request(accelerator: str, count: int) -> dict[str, int]:
+    return {catalog.accelerator(accelerator).resource: count}
 
 
 def shm_volume() -> k8s.Volume:
@@ -59,14 +63,3 @@ def shm_volume() -> k8s.Volume:
 
 def shm_mount() -> k8s.VolumeMount:
     return k8s.VolumeMount(name="dshm", mount_path="/dev/shm")
-
-
-def container_security() -> k8s.SecurityContext:
-    return k8s.SecurityContext(allow_privilege_escalation=False, capabilities=k8s.Capabilities(drop=["ALL"]))
-
-
-def pod_security(uid: int | None = None) -> k8s.PodSecurityContext:
-    """RuntimeDefault seccomp for every pod; with a uid, also run as that
-    user and group (non-root) and give the volumes that group."""
-    ids = dict(run_as_user=uid, run_as_group=uid, fs_group=uid, run_as_non_root=True) if uid is not None else {}
-    return k8s.PodSecurityContext(seccomp_profile=k8s.SeccompProfile(type="RuntimeDefault"), **ids)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import paths, upstream, versions
 
-if TYPE_CHECKING:  # spec imports the kubernetes client (slow); the validator never needs it
+if TYPE_CHECKING:  # types only: the validator never loads the spec model through this module
     from .spec import Profile, Spec
 
 
@@ -23,7 +23,7 @@ def default_root() -> Path:
 
 
 def crd_dirs(spec: Spec, profile: Profile, root: Path | None = None) -> list[Path]:
-    return dirs_for(profile.kueue.version, spec.jobset_version, spec.lws_version, root)
+    return dirs_for(profile.kueue.version, spec.jobset.version, spec.lws.version, root)
 
 
 def dirs_for(kueue: str, jobset: str, lws: str, root: Path | None = None) -> list[Path]:

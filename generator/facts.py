@@ -1,48 +1,16 @@
-"""Hardware facts, as data. One table per fact family; nothing else in the
-generator hard-codes a machine shape, an accelerator label or a chip count.
+"""Platform facts that are not device facts: GKE's node allocatable formula
+and the namespaces Kueue must leave alone. Devices (machine types,
+accelerators, TPU topologies, slicing modes, node labels) live in the device
+catalog, generator/catalog.
 
-Sources: GKE machine-type docs (G2 series), GKE accelerator docs, GKE node
-allocatable docs, TPU7x (Ironwood) dynamic slicing docs.
-"""
+Below them, a read-only view of the catalog in the older shape the planner and
+the validator's TPU rules still read (ACCELERATORS, TPU_TYPES, TPU_* labels);
+derived from the catalog, so no fact is written twice."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Accelerator:
-    name: str             # value of the node label below
-    node_label: str       # label GKE puts on nodes with this accelerator
-    resource: str         # extended resource pods request
-    taint_key: str        # taint GKE puts on accelerator node pools
-
-
-@dataclass(frozen=True)
-class MachineType:
-    name: str
-    vcpus: int
-    memory_gib: int
-    accelerator: str
-    accelerators: int
-
-
-ACCELERATORS = {
-    "nvidia-l4": Accelerator("nvidia-l4", "cloud.google.com/gke-accelerator", "nvidia.com/gpu", "nvidia.com/gpu"),
-    "tpu7x": Accelerator("tpu7x", "cloud.google.com/gke-tpu-accelerator", "google.com/tpu", "google.com/tpu"),
-}
-
-# G2 (L4) machine types: vCPUs, memory (GB as GKE publishes them, used as GiB
-# by the tutorial's quotas), GPUs per VM.
-MACHINE_TYPES = {m.name: m for m in (
-    MachineType("g2-standard-4", 4, 16, "nvidia-l4", 1),
-    MachineType("g2-standard-8", 8, 32, "nvidia-l4", 1),
-    MachineType("g2-standard-12", 12, 48, "nvidia-l4", 1),
-    MachineType("g2-standard-16", 16, 64, "nvidia-l4", 1),
-    MachineType("g2-standard-24", 24, 96, "nvidia-l4", 2),
-    MachineType("g2-standard-32", 32, 128, "nvidia-l4", 1),
-    MachineType("g2-standard-48", 48, 192, "nvidia-l4", 4),
-    MachineType("g2-standard-96", 96, 384, "nvidia-l4", 8),
-)}
+from . import catalog
 
 # GKE's published node reservation (docs: "Standard cluster architecture /
 # node allocatable"). Tiers are (upper bound of the band, fraction reserved).
@@ -53,42 +21,6 @@ MEMORY_EVICTION_MIB = 100
 # min(50% of disk, 6GiB + 35% of disk, 100GiB).
 EPHEMERAL_EVICTION_FRACTION = 0.10
 
-
-@dataclass(frozen=True)
-class TpuType:
-    accelerator: str            # cloud.google.com/gke-tpu-accelerator value
-    machine_type: str
-    chips_per_vm: int
-    devices_per_chip: int       # JAX devices (TensorCores) per chip
-    cube: tuple[int, int, int]  # chips per dimension of one cube
-    subslice_shapes: tuple[str, ...]  # dynamic sub-slices inside one cube
-    vcpus_per_vm: int           # machine type's vCPUs (capacity, not allocatable)
-    memory_gib_per_vm: int      # machine type's memory; Compute Engine's "GB" are GiB
-
-
-TPU_TYPES = {
-    "tpu7x": TpuType(
-        accelerator="tpu7x",
-        machine_type="tpu7x-standard-4t",
-        chips_per_vm=4,
-        devices_per_chip=2,
-        cube=(4, 4, 4),
-        subslice_shapes=("2x2x1", "2x2x2", "2x2x4", "2x4x4"),
-        # Cloud TPU docs, "TPU7x (Ironwood)" system architecture table: 224 vCPUs
-        # and 960 GB RAM per 4-chip VM.
-        vcpus_per_vm=224,
-        memory_gib_per_vm=960,
-    ),
-}
-
-# Node labels GKE sets for TPU slicing; Kueue Topology levels are built from these.
-TPU_BLOCK_LABEL = "cloud.google.com/gce-topology-block"
-TPU_PARTITION_LABEL = "cloud.google.com/gke-tpu-partition-{shape}-id"
-TPU_SLICE_TOPOLOGY_ANNOTATION = "cloud.google.com/gke-tpu-slice-topology"
-TPU_SLICE_LABEL = "cloud.google.com/gke-tpu-slice"   # one value per formed slice (LWS exclusive topology)
-TPU_SLICE_CONTROLLER = "accelerator.gke.io/slice"    # AdmissionCheck controllerName of GKE's slice controller
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-
 # Namespaces Kueue must never manage: GKE's and the controllers' own. The
 # pod integration would otherwise gate their pods (kueue#7649, #9482).
 SYSTEM_NAMESPACES = (
@@ -96,3 +28,47 @@ SYSTEM_NAMESPACES = (
     "gke-managed-system", "gke-managed-cim", "gmp-system", "gmp-public",
     "jobset-system", "lws-system",
 )
+
+
+# ---------------------------------------------------------------- view of the catalog
+
+@dataclass(frozen=True)
+class Accelerator:
+    name: str             # value of the node label below
+    node_label: str       # label GKE puts on nodes with this accelerator
+    resource: str         # extended resource pods request
+    taint_key: str        # taint GKE puts on accelerator node pools
+
+
+@dataclass(frozen=True)
+class TpuType:
+    """A dynamically sliced TPU generation on its one machine type."""
+    accelerator: str
+    machine_type: str
+    chips_per_vm: int
+    devices_per_chip: int
+    cube: tuple[int, ...]
+    subslice_shapes: tuple[str, ...]
+    vcpus_per_vm: int
+    memory_gib_per_vm: int
+
+
+ACCELERATORS = {d.accelerator: Accelerator(d.accelerator, d.node_label, d.resource, d.taint.key)
+                for d in catalog.DEVICES.values()}
+
+
+def _tpu_type(g: catalog.TpuGeneration) -> TpuType:
+    assert g.dynamic is not None
+    (m,) = g.machines
+    return TpuType(g.accelerator, m.name, m.chips, g.jax_devices_per_chip, g.dynamic.cube.dims,
+                   tuple(s.text for s in g.dynamic.subslice_shapes), m.vcpus, m.memory_gb)
+
+
+TPU_TYPES = {g.accelerator: _tpu_type(g) for g in catalog.TPU_GENERATIONS.values() if g.dynamic is not None}
+_DYNAMIC = catalog.TPU7X_DYNAMIC
+TPU_BLOCK_LABEL = _DYNAMIC.block_label
+TPU_PARTITION_LABEL = _DYNAMIC.partition_label_template
+TPU_SLICE_TOPOLOGY_ANNOTATION = _DYNAMIC.slice_topology_annotation
+TPU_SLICE_LABEL = _DYNAMIC.slice_label
+TPU_SLICE_CONTROLLER = _DYNAMIC.admission_check_controller
+HOSTNAME_LABEL = catalog.labels.HOSTNAME_LABEL

@@ -1,7 +1,7 @@
 """Typed builders for the serving front door of the TPU profiles: a Gateway,
 an HTTPRoute to an InferencePool, the InferencePool, and GKE's HealthCheckPolicy
-and GCPBackendPolicy on the pool; plus a lint that the pool, the route, the
-policies and the pods agree (selector, ports, references).
+and GCPBackendPolicy on the pool. That they agree (selector, ports,
+references) is checked by the validator's rules (GW*, IP*).
 
 API versions come from schemas/versions.yaml. The route's backendRef group
 and kind are derived from the InferencePool apiVersion emitted, so they
@@ -87,75 +87,3 @@ def _obj(api_version: str, kind: str, name: str, namespace: str, spec: dict) -> 
     return {"apiVersion": api_version, "kind": kind,
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
-
-# ---------------------------------------------------------------- lint
-
-def _pod_templates(objs: list[dict]):
-    """(namespace, what, labels the pods get, ports they serve) of each LWS pod template;
-    LWS adds the worker index label: "0" on the leader, 1.. on workers."""
-    for o in objs:
-        if o["kind"] != "LeaderWorkerSet":
-            continue
-        ns, lwt = o["metadata"].get("namespace"), o["spec"]["leaderWorkerTemplate"]
-        templates = []
-        if "leaderTemplate" in lwt:
-            templates.append(("leader", lwt["leaderTemplate"], "0"))
-            if lwt.get("size", 1) > 1:
-                templates.append(("worker", lwt["workerTemplate"], "1"))
-        else:
-            templates.append(("worker", lwt["workerTemplate"], "0"))
-        for role, t, index in templates:
-            labels = {**t.get("metadata", {}).get("labels", {}), LWS_WORKER_INDEX: index}
-            pod = t.get("spec", {})
-            serving = [c for c in pod.get("containers", [])]
-            serving += [c for c in pod.get("initContainers", []) if c.get("restartPolicy") == "Always"]
-            ports = {p["containerPort"] for c in serving for p in c.get("ports", [])}
-            yield ns, f"LeaderWorkerSet/{o['metadata']['name']} {role}", labels, ports
-
-
-def lint(objs: list[dict]) -> list[str]:
-    out = []
-    pools = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs if o["kind"] == POOL_KIND}
-    gateways = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs if o["kind"] == "Gateway"}
-    pods = list(_pod_templates(objs))
-    for (ns, name), pool in sorted(pools.items()):
-        spec = pool["spec"]
-        selector = spec["selector"]["matchLabels"]
-        ports = {p["number"] for p in spec["targetPorts"]}
-        matched = [(what, served) for pns, what, labels, served in pods
-                   if pns == ns and all(labels.get(k) == v for k, v in selector.items())]
-        if not matched:
-            out.append(f"InferencePool/{name}: selector {selector} matches no pod template")
-        for what, served in matched:
-            if not ports <= served:
-                out.append(f"InferencePool/{name}: selector {selector} matches {what}, which does not "
-                           f"serve target port(s) {sorted(ports - served)}")
-        if "endpointPickerRef" not in spec:
-            out.append(f"InferencePool/{name}: no endpointPickerRef (Inference Extension v1.5.0 requires it)")
-    group = pool_group()
-    for o in objs:
-        ns, name = o["metadata"].get("namespace"), f"{o['kind']}/{o['metadata']['name']}"
-        if o["kind"] == "HTTPRoute":
-            for ref in o["spec"].get("parentRefs", []):
-                if ref.get("kind", "Gateway") == "Gateway" and (ref.get("namespace", ns), ref["name"]) not in gateways:
-                    out.append(f"{name}: parent Gateway {ref['name']!r} is not generated")
-            for rule in o["spec"].get("rules", []):
-                for ref in rule.get("backendRefs", []):
-                    if ref.get("kind") != POOL_KIND:
-                        continue
-                    if ref.get("group") != group:
-                        out.append(f"{name}: backendRef group {ref.get('group')!r} is not the InferencePool "
-                                   f"API group {group!r} that is generated")
-                    if (ref.get("namespace", ns), ref["name"]) not in pools:
-                        out.append(f"{name}: backendRef InferencePool {ref['name']!r} is not generated")
-        if o["kind"] in ("HealthCheckPolicy", "GCPBackendPolicy"):
-            ref = o["spec"]["targetRef"]
-            pool = pools.get((ref.get("namespace", ns), ref["name"])) if ref["kind"] == POOL_KIND else None
-            if pool is None or ref["group"] != group:
-                out.append(f"{name}: targetRef {ref} is not a generated InferencePool")
-            elif o["kind"] == "HealthCheckPolicy":
-                hc = o["spec"]["default"]["config"].get("httpHealthCheck", {})
-                targets = {p["number"] for p in pool["spec"]["targetPorts"]}
-                if hc.get("port") not in targets:
-                    out.append(f"{name}: health checks port {hc.get('port')}, the pool serves {sorted(targets)}")
-    return out

@@ -14,11 +14,9 @@ that Kueue integrates with (JobSet, LWS), then Kueue, then any other install
 checks, ClusterQueues, namespaced config and LocalQueues, workloads last."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from . import cdk, versions, yamlio
-from .errors import Problem, SpecError, problem
 
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -26,9 +24,7 @@ COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
 IN_CLUSTER = "https://kubernetes.default.svc"
 PROFILE_LABEL = "gke-ml-platform.dev/profile"
 # Argo CD tracks resources by application name, which a label value must hold.
-MAX_APP_NAME = 63
 # user:password@ or token@ in an https URL, user:password@ in an ssh URL.
-CREDENTIALS = re.compile(r"^(https://[^/]*@|ssh://[^/@]*:[^/@]*@)")
 
 # Waves inside an overlay Application (base objects included).
 WAVE_NAMESPACES = 0
@@ -282,36 +278,12 @@ class Settings:
 
 
 def settings(spec) -> Settings | None:
-    """The spec's `gitops` block, checked against the profiles; None when absent."""
-    raw = spec.raw.get("gitops")
-    if raw is None:
+    """The spec's `gitops` block (checked with the spec); None when absent."""
+    g = spec.gitops
+    if g is None:
         return None
-    project = raw.get("project", spec.name)
-    clusters = {p: Destination(server=d.get("server"), name=d.get("name"))
-                for p, d in sorted(raw["clusters"].items())}
-    problems: list[Problem] = []
-    if CREDENTIALS.match(raw["repoURL"]):
-        problems.append(problem(["gitops", "repoURL"], "carries credentials; give Argo CD the repository "
-                                "credentials (a repository Secret) and keep the URL plain"))
-    for p in clusters:
-        if p not in spec.profiles:
-            problems.append(problem(["gitops", "clusters", p],
-                                    f"unknown profile {p!r} (known: {', '.join(sorted(spec.profiles))})"))
-    for p in sorted(spec.profiles):
-        if p not in clusters:
-            problems.append(problem(["gitops", "clusters"],
-                                    f"profile {p!r} has no Argo CD destination: add gitops.clusters.{p}.server "
-                                    "(API server URL) or .name (a cluster registered in Argo CD)"))
-    seen: dict[Destination, str] = {}
-    for p, d in clusters.items():
-        if d in seen:
-            problems.append(problem(["gitops", "clusters", p],
-                                    f"same cluster as profile {seen[d]!r}; two overlays in one cluster would "
-                                    "fight over their cluster-scoped objects (ClusterQueues, PriorityClasses)"))
-        seen.setdefault(d, p)
-    if problems:
-        raise SpecError(spec.source, problems)
-    return Settings(raw["repoURL"], raw["targetRevision"], raw.get("argocdNamespace", "argocd"), project, clusters)
+    clusters = {p: Destination(server=d.server, name=d.name) for p, d in sorted(g.clusters.items())}
+    return Settings(g.repo_url, g.target_revision, g.argocd_namespace, g.project or spec.name, clusters)
 
 
 # ---------------------------------------------------------------- the tree
@@ -424,11 +396,6 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
                    (s.repo_url,), destinations, cluster_kinds=(("*", "*"),),
                    labels=labels, wave=APP_WAVE_PROJECTS),
     ]
-    too_long = sorted(a.name for a in apps if len(a.name) > MAX_APP_NAME)
-    if too_long:
-        raise SpecError(spec.source, [problem(["gitops", "project"], (
-            f"Application name {too_long[0]!r} is {len(too_long[0])} characters, over {MAX_APP_NAME}; "
-            "choose a shorter gitops.project or shorter profile names"))])
     chart = cdk.chart(app, "argocd/apps")
     for p in projects:
         cdk.custom(chart, p.body(api))

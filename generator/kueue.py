@@ -12,9 +12,31 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 @dataclass(frozen=True)
+class Quota:
+    resource: str
+    nominal: object
+    borrowing_limit: object | None = None
+    lending_limit: object | None = None
+
+    def body(self) -> dict:
+        out = {"name": self.resource, "nominalQuota": self.nominal}
+        if self.borrowing_limit is not None:
+            out["borrowingLimit"] = self.borrowing_limit
+        if self.lending_limit is not None:
+            out["lendingLimit"] = self.lending_limit
+        return out
+
+
+@dataclass(frozen=True)
 class FlavorQuota:
     flavor: str
-    quotas: tuple[tuple[str, object], ...]   # (resource, nominalQuota) in order
+    quotas: tuple[Quota, ...]   # one per covered resource, in the coveredResources order
+
+
+@dataclass(frozen=True)
+class AdmissionCheckRef:
+    name: str
+    on_flavors: tuple[str, ...] = ()   # empty: every flavor
 
 
 @dataclass(frozen=True)
@@ -23,26 +45,31 @@ class ClusterQueue:
     covered: tuple[str, ...]
     flavors: tuple[FlavorQuota, ...]
     preemption: dict = field(default_factory=dict)
-    admission_checks: tuple[str, ...] = ()
+    admission_checks: tuple[AdmissionCheckRef, ...] = ()
     cohort: str | None = None
+    namespace_selector: dict = field(default_factory=dict)   # {}: every namespace
+    fair_sharing_weight: object | None = None
 
     def body(self, kueue: KueueRelease) -> dict:
-        spec: dict = {"namespaceSelector": {}}
+        spec: dict = {"namespaceSelector": dict(self.namespace_selector)}
         if self.cohort:
             spec["cohortName" if kueue.is_v1beta2 else "cohort"] = self.cohort
         if self.admission_checks:
-            if kueue.is_v1beta2:
-                # v1beta2 removed the plain list; the strategy form is the only one.
-                spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": n} for n in self.admission_checks]}
+            if kueue.is_v1beta2 or any(a.on_flavors for a in self.admission_checks):
+                # v1beta2 removed the plain list; the strategy form is the only one
+                # (and the one that limits a check to some flavors).
+                spec["admissionChecksStrategy"] = {"admissionChecks": [
+                    {"name": a.name, **({"onFlavors": list(a.on_flavors)} if a.on_flavors else {})}
+                    for a in self.admission_checks]}
             else:
-                spec["admissionChecks"] = list(self.admission_checks)
+                spec["admissionChecks"] = [a.name for a in self.admission_checks]
+        if self.fair_sharing_weight is not None:
+            spec["fairSharing"] = {"weight": self.fair_sharing_weight}
         if self.preemption:
             spec["preemption"] = dict(self.preemption)
         spec["resourceGroups"] = [{
             "coveredResources": list(self.covered),
-            "flavors": [{"name": f.flavor,
-                         "resources": [{"name": r, "nominalQuota": q} for r, q in f.quotas]}
-                        for f in self.flavors],
+            "flavors": [{"name": f.flavor, "resources": [q.body() for q in f.quotas]} for f in self.flavors],
         }]
         return _obj(kueue.api, "ClusterQueue", self.name, None, spec=spec)
 
@@ -76,8 +103,30 @@ def topology(kueue: KueueRelease, name: str, node_labels: list[str]) -> dict:
                 spec={"levels": [{"nodeLabel": label} for label in node_labels]})
 
 
-def admission_check(kueue: KueueRelease, name: str, controller: str) -> dict:
-    return _obj(kueue.api, "AdmissionCheck", name, None, spec={"controllerName": controller})
+def admission_check(kueue: KueueRelease, name: str, controller: str, parameters: dict | None = None) -> dict:
+    spec: dict = {"controllerName": controller}
+    if parameters:
+        spec["parameters"] = dict(parameters)
+    return _obj(kueue.api, "AdmissionCheck", name, None, spec=spec)
+
+
+def provisioning_request_config(kueue: KueueRelease, name: str, provisioning_class: str,
+                                managed_resources: list[str]) -> dict:
+    return _obj(kueue.api, "ProvisioningRequestConfig", name, None, spec={
+        "provisioningClassName": provisioning_class, "managedResources": list(managed_resources)})
+
+
+def cohort(kueue: KueueRelease, name: str, parent: str | None = None, resource_groups: list | None = None,
+           fair_sharing_weight: object | None = None) -> dict:
+    """A v1beta2 Cohort: a node of the cohort tree, optionally holding quota of its own."""
+    spec: dict = {}
+    if parent:
+        spec["parentName"] = parent
+    if fair_sharing_weight is not None:
+        spec["fairSharing"] = {"weight": fair_sharing_weight}
+    if resource_groups:
+        spec["resourceGroups"] = resource_groups
+    return _obj(kueue.api, "Cohort", name, None, spec=spec or None)
 
 
 def _obj(api: str, kind: str, name: str, namespace: str | None, **body) -> dict:

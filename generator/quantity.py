@@ -49,14 +49,15 @@ def fmt_cpu(value: Decimal) -> int | str:
     return f"{int(value * 1000)}m"
 
 
-def fmt_bytes(value: Decimal) -> str:
-    """Largest binary unit that represents the value exactly, rounded down to Mi."""
+def fmt_bytes(value: Decimal) -> int | str:
+    """Largest binary unit that represents the value exactly, rounded down to Mi;
+    under 1Mi a plain number of bytes (0 for none)."""
     value = int(Decimal(value))
     for unit, size in _BINARY:
         if value >= size and value % size == 0:
             return f"{value // size}{unit}"
     mi = value // 2**20
-    return f"{mi}Mi" if mi else str(value)
+    return f"{mi}Mi" if mi else value
 
 
 def fmt(resource: str, value: Decimal):

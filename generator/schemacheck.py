@@ -170,6 +170,11 @@ class SchemaSet:
         return sorted((api, e[2], e[3]) for (api, k), e in _index(self._source).items()
                       if k == kind and api.rpartition("/")[0] == group)
 
+    def crd_schema(self, api_version: str, kind: str) -> dict | None:
+        """The CRD's own openAPIV3Schema for this version (not closed), or None for core kinds."""
+        entry = _index(self._source).get((api_version, kind))
+        return None if entry is None else entry[1]
+
     def validator(self, api_version: str, kind: str):
         v = _core_validator(self.k8s_minor, api_version, kind)
         if v is None:

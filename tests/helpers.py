@@ -189,3 +189,17 @@ def by_key(objs: list[dict]) -> dict[tuple, dict]:
 
 def load_reference(rel: str) -> list[dict]:
     return yamlio.load_all((REFERENCE / rel).read_text())
+
+
+def rule_findings(objs: list[dict], prefixes: tuple[str, ...]) -> list[str]:
+    """Findings of the validator's rules whose ids start with `prefixes`, on these objects
+    (run in-process, as `python -m generator validate` would)."""
+    import tempfile
+
+    from tests.test_validate_corpus import run
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "objects.yaml"
+        path.write_text(yamlio.dump_all(objs))
+        report = run(path, [])
+    return [f.line() for f in report.findings if f.rule.startswith(prefixes)]

@@ -77,14 +77,14 @@ def test_grown_spec_is_a_valid_platform():
     grown = scale.scaled(raw, 100)
     s = specmod.from_dict(grown, "grown.yaml")   # schema and cross-checks pass
     assert len(s.workloads) == 100
-    keys = [(w["namespace"], w["name"]) for w in s.workloads]
+    keys = [(w.namespace, w.name) for w in s.workloads]
     assert len(set(keys)) == 100, "every clone is distinct"
     names = [n["name"] for n in grown["namespaces"]]
     assert len(set(names)) == len(names)
     assert all(len(n) <= max(len(o["name"]) for o in raw["namespaces"]) for n in names)
     # Each clone runs on exactly one of its original's profiles, and all profiles get some.
-    assert all(len(w["profiles"]) == 1 for w in s.workloads)
-    used = {w["profiles"][0] for w in s.workloads}
+    assert all(len(w.profiles) == 1 for w in s.workloads)
+    used = {w.profiles[0] for w in s.workloads}
     assert used == {p for w in raw["workloads"] for p in w["profiles"]}
 
 

@@ -67,12 +67,12 @@ def test_one_application_per_overlay_and_install(tree):
     installs = sorted(p for p in tree if p.startswith("controllers/") and p.endswith("/kustomization.yaml"))
     expected = {f"overlays/{p}" for p in PROFILES} | {p.rpartition("/")[0] for p in installs}
     assert set(apps) == expected
-    clusters = SPEC.raw["gitops"]["clusters"]
+    clusters = {p: d.model_dump(exclude_none=True) for p, d in SPEC.gitops.clusters.items()}
     for path, app in apps.items():
         profile = path.split("/")[1]
         assert app["spec"]["destination"] == clusters[profile], path
-        assert app["spec"]["source"] == {"repoURL": SPEC.raw["gitops"]["repoURL"],
-                                         "targetRevision": SPEC.raw["gitops"]["targetRevision"], "path": path}
+        assert app["spec"]["source"] == {"repoURL": SPEC.gitops.repo_url,
+                                         "targetRevision": SPEC.gitops.target_revision, "path": path}
     (root,) = [o for o in objects(tree, "argocd") if o["kind"] == "Application"]
     assert root["spec"]["source"]["path"] == "argocd/apps"
     assert root["spec"]["destination"] == {"server": gitops.IN_CLUSTER, "namespace": "argocd"}
@@ -210,7 +210,7 @@ def test_projects_allow_exactly_what_the_overlays_apply(tree):
     projects = {p["metadata"]["name"]: p for p in objects(tree, "argocd/apps") + objects(tree, "argocd")
                 if p["kind"] == "AppProject"}
     apps = apps_by_path(tree)
-    workloads = projects[SPEC.raw["gitops"]["project"]]["spec"]
+    workloads = projects[SPEC.gitops.project]["spec"]
     cluster, namespaced = set(), set()
     for profile in PROFILES:
         for o in helpers.kustomize(helpers.generated() / "overlays" / profile):
@@ -223,7 +223,7 @@ def test_projects_allow_exactly_what_the_overlays_apply(tree):
         assert app["spec"]["source"]["repoURL"] in project["sourceRepos"]
         dest = app["spec"]["destination"]
         assert any(all(d.get(k) == dest.get(k) for k in ("server", "name")) for d in project["destinations"])
-    bootstrap = projects[SPEC.raw["gitops"]["project"] + "-bootstrap"]["spec"]
+    bootstrap = projects[SPEC.gitops.project + "-bootstrap"]["spec"]
     assert "clusterResourceWhitelist" not in bootstrap
     assert bootstrap["namespaceResourceWhitelist"] == [{"group": "argoproj.io", "kind": "Application"},
                                                        {"group": "argoproj.io", "kind": "AppProject"}]
@@ -316,10 +316,10 @@ def test_credentials_in_the_repo_url_are_refused(url):
 
 
 @pytest.mark.parametrize("mutate, path", [
-    (lambda g: g.update(extra=1), "gitops"),
+    (lambda g: g.update(extra=1), "gitops.extra"),
     (lambda g: g["clusters"].update(x={"server": "https://a", "name": "b"}), "gitops.clusters.x"),
     (lambda g: g["clusters"].update(x={"server": "http://plain"}), "gitops.clusters.x.server"),
-    (lambda g: g.pop("targetRevision"), "gitops"),
+    (lambda g: g.pop("targetRevision"), "gitops.targetRevision"),
 ])
 def test_gitops_block_is_strict(mutate, path):
     raw = helpers.fixture_raw()

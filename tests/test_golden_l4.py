@@ -14,13 +14,20 @@ KUEUE_API = {"apiVersion": "the spec pins Kueue v0.17.4, which serves v1beta2 (t
 NAMESPACED = {"metadata.namespace": "the tutorial relies on `kubectl -n llm`; generated objects say where they go"}
 TGI = "spec.template.spec.containers[inference-server]"
 JOB = "spec.template.spec.containers[gpu-job]"
+HARDENED = ("hardened (generator/podpolicy.py): seccomp RuntimeDefault, no privilege escalation, all capabilities "
+            "dropped; the upstream TGI image still runs as root, as the spec says (security.runAsRoot)")
+READ_ONLY = "the project's own image runs with a read-only root filesystem, with emptyDirs for the paths it writes"
 
 # Every object: its sync wave, and on custom resources and Jobs the sync options (tests/test_gitops.py checks the values).
 ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/gitops.py"}
 
 # (kind, name) -> {path prefix: reason}
 INTENDED = {
-    ("ResourceFlavor", "default-flavor"): KUEUE_API,
+    ("ResourceFlavor", "default-flavor"): {
+        **KUEUE_API,
+        "spec.nodeLabels": "the node pool's labels (accelerator, machine type) from the device catalog: Kueue pins "
+                           "admitted pods to the pool, and two pools in one cluster stay apart",
+    },
     ("LocalQueue", "lq"): KUEUE_API,
     ("ClusterQueue", "cluster-queue"): {
         **KUEUE_API,
@@ -42,13 +49,17 @@ INTENDED = {
         f"{TGI}.readinessProbe": "route traffic only to a loaded model (TGI /health)",
         f"{TGI}.startupProbe": "model download and load take minutes; readiness starts after",
         f"{TGI}.resources.limits.cpu": "GKE Standard profile: CPU may burst (no CFS throttling); Autopilot keeps limit = request",
+        f"{TGI}.securityContext": HARDENED,
+        "spec.template.spec.securityContext": HARDENED,
     },
     ("Job", "finetune-gemma-l4"): {
         **NAMESPACED,
         "spec.suspend": "Kueue's webhook suspends the Job; a value in Git makes Argo CD fight Kueue",
         f"{JOB}.command": "no `bash -c`: the image's entrypoint launch.py stays PID 1 and relays SIGTERM to the trainers only, so an eviction ends in a checkpoint and exit 0",
         f"{JOB}.args": "the `accelerate launch` arguments, generated from nodes x GPUs, passed to the entrypoint; without --debug",
-        f"{JOB}.securityContext": "no privilege escalation, all capabilities dropped",
+        f"{JOB}.securityContext": "no privilege escalation, all capabilities dropped, read-only root filesystem",
+        f"{JOB}.volumeMounts[writable-": READ_ONLY,
+        "spec.template.spec.volumes[writable-": READ_ONLY,
         "spec.template.spec.securityContext": "runs as the image's non-root user 1000, seccomp RuntimeDefault",
         "spec.template.spec.volumes[gcs-fuse-csi-ephemeral].csi.volumeAttributes.mountOptions": "uid/gid 1000 so the non-root trainer can write checkpoints to the bucket",
         f"{JOB}.image": "the project's own image (images/finetune) from the profile's registry, resumable after preemption",

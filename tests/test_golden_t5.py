@@ -20,7 +20,8 @@ from tests import helpers
 
 REF = "kubernetes-engine-samples/ai-ml/t5-model-serving/kubernetes"
 SPEC = helpers.fixture_spec()
-W = next(w for w in SPEC.workloads if w["kind"] == "t5-inference")
+RAW = helpers.fixture_raw()
+W = next(w for w in RAW["workloads"] if w["kind"] == "t5-inference")
 NS = W["namespace"]
 ABSENT = "<absent>"
 LOCUSTFILE = (paths.ROOT / "images" / "t5-loadgen" / "locustfile.py").read_text()
@@ -48,15 +49,16 @@ NAMESPACED = "the platform runs T5 in the `llm` namespace, beside the LocalQueue
 QUEUE = "queued through Kueue's LocalQueue so each replica the HPA adds is admitted against the GPU quota"
 APP = "`app: <workload>` added to the selector so two T5 workloads in one namespace never select each other's pods"
 HARDEN = "hardened: no privilege escalation, all capabilities dropped, RuntimeDefault seccomp"
+READ_ONLY = "the project's image runs with a read-only root filesystem; emptyDirs where TorchServe writes (its Dockerfile)"
 STARTUP = "a startup probe (/ping, up to 5 min) gates readiness and liveness instead of fixed initial delays, so new replicas serve as soon as the model is loaded"
 C = "spec.template.spec.containers"
 
 
 def expected_differences(profile) -> dict:
-    registry = profile.values["registry"]
-    t5_image = f"{registry}/{SPEC.images[W['image']]['name']}:{SPEC.images[W['image']]['tag']}"
-    fastdash = f"{registry}/{SPEC.images['fastdash']['name']}:{SPEC.images['fastdash']['tag']}"
-    locust = f"{SPEC.images['locust']['repository']}:{SPEC.images['locust']['tag']}"
+    registry = profile.values.registry
+    t5_image = f"{registry}/{RAW['images'][W['image']]['name']}:{RAW['images'][W['image']]['tag']}"
+    fastdash = f"{registry}/{RAW['images']['fastdash']['name']}:{RAW['images']['fastdash']['tag']}"
+    locust = f"{RAW['images']['locust']['repository']}:{RAW['images']['locust']['tag']}"
     env = reference(("loadgenerator.yaml", "ConfigMap", "loadgenerator-env"))["data"]
     diffs = {
         ("serving-gpu.yaml", "Deployment", "t5-inference"): {
@@ -82,6 +84,13 @@ def expected_differences(profile) -> dict:
             f"{C}[inference].startupProbe.failureThreshold": (ABSENT, 60, STARTUP),
             f"{C}[inference].securityContext.allowPrivilegeEscalation": (ABSENT, False, HARDEN),
             f"{C}[inference].securityContext.capabilities.drop[0]": (ABSENT, "ALL", HARDEN),
+            f"{C}[inference].securityContext.readOnlyRootFilesystem": (ABSENT, True, READ_ONLY),
+            f"{C}[inference].volumeMounts[writable-tmp].mountPath": (ABSENT, "/tmp", READ_ONLY),
+            f"{C}[inference].volumeMounts[writable-home-model-server-tmp].mountPath": (ABSENT, "/home/model-server/tmp", READ_ONLY),
+            f"{C}[inference].volumeMounts[writable-home-model-server-logs].mountPath": (ABSENT, "/home/model-server/logs", READ_ONLY),
+            "spec.template.spec.volumes[writable-tmp].emptyDir": (ABSENT, {}, READ_ONLY),
+            "spec.template.spec.volumes[writable-home-model-server-tmp].emptyDir": (ABSENT, {}, READ_ONLY),
+            "spec.template.spec.volumes[writable-home-model-server-logs].emptyDir": (ABSENT, {}, READ_ONLY),
             "spec.template.spec.securityContext.runAsNonRoot": (ABSENT, True, "the image runs as uid 1000; the kubelet refuses root"),
             "spec.template.spec.securityContext.seccompProfile.type": (ABSENT, "RuntimeDefault", HARDEN),
         },

@@ -30,6 +30,10 @@ JOBSET = {
         "Indexed written out (JobSet's default): GKE derives TPU_WORKER_ID from the completion index",
     f"{JOB_POD}[simple-container]": "python:3.12 that pip-installs jax[tpu] at every pod start is replaced by ...",
     f"{JOB_POD}[slice-check]": "... the project's jax-slice-check image (JAX baked in), told the device counts the shape implies",
+    "spec.replicatedJobs[job-jax].template.spec.template.spec.securityContext":
+        "hardened: runs as the image's non-root user 10001, seccomp RuntimeDefault",
+    "spec.replicatedJobs[job-jax].template.spec.template.spec.volumes[writable-":
+        "the image runs with a read-only root filesystem; emptyDirs for $HOME and /tmp, where JAX and libtpu write",
 }
 
 
@@ -42,8 +46,14 @@ def _secret(role: str) -> dict:
     }
 
 
+HARDENED = ("hardened: seccomp RuntimeDefault, no privilege escalation, all capabilities dropped; the upstream "
+            "vLLM TPU image still runs as root, as the spec says (security.runAsRoot)")
 LWS = {
     **ARGO, **_secret("leader"), **_secret("worker"),
+    "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[vllm-leader].securityContext": HARDENED,
+    "spec.leaderWorkerTemplate.leaderTemplate.spec.securityContext": HARDENED,
+    "spec.leaderWorkerTemplate.workerTemplate.spec.containers[vllm-worker].securityContext": HARDENED,
+    "spec.leaderWorkerTemplate.workerTemplate.spec.securityContext": HARDENED,
     "metadata.name": SLICE_NAME,
     "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[vllm-leader].command[2]":
         "same script; `vllm serve` options in another order (--tensor-parallel-size, derived from the shape, "
@@ -72,6 +82,7 @@ CASES = {
     ("kueue-lws-prefill-model-streamer.yaml", "LeaderWorkerSet", "kueue-vllm-prefill-model-streamer"): (SUB, "qwen-prefill", LWS),
     ("kueue-lws-decode-model-streamer.yaml", "LeaderWorkerSet", "kueue-vllm-decode-model-streamer"): (SUB, "qwen-decode", {
         **LWS,
+        "spec.leaderWorkerTemplate.leaderTemplate.spec.initContainers[routing-proxy].securityContext.capabilities": HARDENED,
         "spec.leaderWorkerTemplate.leaderTemplate.spec.initContainers[routing-proxy].imagePullPolicy":
             "the sidecar's tag is pinned; `Always` re-pulls it on every restart",
         "spec.leaderWorkerTemplate.leaderTemplate.spec.initContainers[routing-proxy].resources":

@@ -23,7 +23,7 @@ def _load(path):
 
 CONFIG = _load(IMAGE / "finetune_config.py")
 SPEC = helpers.fixture_spec()
-JOBS = [(p, w["name"]) for w in SPEC.workloads if w["kind"] == "finetune" for p in w["profiles"]]
+JOBS = [(p, w.name) for w in SPEC.workloads if w.kind == "finetune" for p in w.profiles]
 
 
 def _container(profile, name):

@@ -2,8 +2,8 @@
 strictly against the pinned schemas (core + upstream CRDs)."""
 import pytest
 
-from generator import controllers, yamlio
-from generator.platform import CLUSTER_SCOPED
+from generator import controllers, paths, yamlio
+from generator.apiscope import is_cluster_scoped
 from tests import helpers
 
 SPEC = helpers.fixture_spec()
@@ -21,7 +21,7 @@ def test_overlay_builds_and_validates(profile):
 def test_overlay_hygiene(profile):
     for o in helpers.kustomize(helpers.generated() / "overlays" / profile):
         name = f"{o['kind']}/{o['metadata']['name']}"
-        if o["kind"] in CLUSTER_SCOPED:
+        if is_cluster_scoped(o["apiVersion"], o["kind"]):
             assert "namespace" not in o["metadata"], f"{name} is cluster-scoped but namespaced"
         if o["kind"] in ("Job", "JobSet"):
             assert "suspend" not in o["spec"], f"{name}: Kueue sets spec.suspend, Git must not"

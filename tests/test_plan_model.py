@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 
+from generator import demand
 from generator.errors import SpecError
 from generator.plan import model, scenario, simulate
 
@@ -195,7 +196,7 @@ def test_pod_requests_follow_kubernetes_rules():
         ],
         "overhead": {"cpu": "100m"},
     }
-    got = model.pod_requests(spec)
+    got = demand.pod_requests(spec)
     # containers 1 + 0.5 + sidecar 0.25 = 1.75; init 4 + sidecar before it 0.25 = 4.25 wins; + overhead 0.1
     assert got["cpu"] == Decimal("4.35")
     assert got[GPU] == 1                       # a limit without a request is the request

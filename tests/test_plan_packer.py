@@ -138,7 +138,7 @@ def test_a_lower_priority_super_slice_waits_for_empty_cubes():
                                 jobset("super", 1, 32, {TPU: 4}, shape="4x4x8", prio="low")]
     s0 = run(objs, cubes=2).steps[0]
     assert states(s0) == {"ns/subs": "admitted", "ns/super": "pending"}
-    assert "no room for 1 slice of 4x4x8 in f (1 of 2 cubes empty); no lower-priority workload" \
+    assert "no room for 1 slice of 4x4x8 in f (1 of 2 cubes empty); no workload it may preempt would make room" \
         in detail(s0, "ns/super")
 
 
@@ -153,7 +153,7 @@ def test_slices_that_can_never_form():
     assert "reservation of 1 cube (64 google.com/tpu / 64 chips per cube)" in plan.notes[0]
     s0 = plan.steps[0]
     assert states(s0) == {"ns/super": "never", "ns/odd#1": "never", "ns/turned": "never"}
-    assert "requests 128 google.com/tpu, more than ClusterQueue cq's nominal quota 64 in f: short by 64" \
+    assert "requests 128 google.com/tpu, more than ClusterQueue cq's maximum capacity 64 in flavor f: short by 64" \
         in detail(s0, "ns/super")
     assert "12 chips of pods with slice topology 2x2x2 do not make whole 8-chip slices" in detail(s0, "ns/odd#1")
     assert "slice topology 4x2x2 is neither a tpu7x sub-slice" in detail(s0, "ns/turned")

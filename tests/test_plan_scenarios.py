@@ -58,18 +58,19 @@ def test_l4_standard_inference_burst():
     # 2: back to 1 replica frees 2: 2 + 4 = 6, the Job is re-admitted.
     assert states(s[2]) == {"llm/tgi-gemma-deployment#1": "admitted", "llm/finetune-gemma-l4": "admitted"}
     assert "llm/finetune-gemma-l4 re-admitted to default-flavor" in s[2].events
-    # 3: to 4 replicas: three new pods, numbered on from #2 (pods are never reused): #3 preempts
-    # the Job again (4 used), #4 fits (6/6), #5 waits: everything admitted now has its
-    # priority, so there is nobody to preempt.
+    # 3: to 4 replicas: three new pods take the free replica slots #2, #3, #4 (labels count
+    # from the Deployment's replicas; pods are new): #2 preempts the Job again (4 used), #3
+    # fits (6/6), #4 waits: everything admitted now has its priority, so there is nobody to
+    # preempt.
     st = states(s[3])
-    assert [w for w, v in st.items() if v == "admitted"] == [f"llm/tgi-gemma-deployment#{i}" for i in (1, 3, 4)]
-    assert st["llm/tgi-gemma-deployment#5"] == "pending" and st["llm/finetune-gemma-l4"] == "preempted"
-    assert "no lower-priority workload to preempt" in detail(s[3], "llm/tgi-gemma-deployment#5")
-    # 4: back to 1: the waiting #5 goes first, then the newest running #4, #3; the Job returns.
+    assert [w for w, v in st.items() if v == "admitted"] == [f"llm/tgi-gemma-deployment#{i}" for i in (1, 2, 3)]
+    assert st["llm/tgi-gemma-deployment#4"] == "pending" and st["llm/finetune-gemma-l4"] == "preempted"
+    assert "no workload it may preempt would make room" in detail(s[3], "llm/tgi-gemma-deployment#4")
+    # 4: back to 1: the waiting #4 goes first, then the newest running #3, #2; the Job returns.
     assert states(s[4]) == {"llm/tgi-gemma-deployment#1": "admitted", "llm/finetune-gemma-l4": "admitted"}
     assert [e for e in s[4].events if "scaled down" in e] == [
-        "llm/tgi-gemma-deployment#5 scaled down", "llm/tgi-gemma-deployment#4 scaled down, freeing its quota",
-        "llm/tgi-gemma-deployment#3 scaled down, freeing its quota"]
+        "llm/tgi-gemma-deployment#4 scaled down", "llm/tgi-gemma-deployment#3 scaled down, freeing its quota",
+        "llm/tgi-gemma-deployment#2 scaled down, freeing its quota"]
     assert gpus == [6, 4, 6, 6, 6]
 
 
@@ -87,7 +88,8 @@ def test_l4_autopilot_budget_cut():
     assert st["llm/fastdash#1"] == st["llm/loadgenerator#1"] == "unmanaged"
     # 1: T5 to 5: #2 takes the last free GPU; #3 finds none and preempts the Job (the only
     # lower priority), freeing 4: #3, #4, #5 fit. 2 + 5 = 7, the Job (4) waits with 1 free.
-    assert "llm/finetune-gemma-l4 preempted by llm/t5-inference#3 (priority 20 < 30)" in s[1].events
+    assert ("llm/finetune-gemma-l4 preempted by llm/t5-inference#3 (prioritization in the ClusterQueue; "
+            "priority 20 < 30)") in s[1].events
     assert all(states(s[1])[f"llm/t5-inference#{i}"] == "admitted" for i in range(1, 6))
     # 2: T5 back to 1: 3 used, the Job fits again: 7.
     assert states(s[2])["llm/finetune-gemma-l4"] == "admitted"
@@ -95,11 +97,11 @@ def test_l4_autopilot_budget_cut():
     assert states(s[3])["llm/finetune-gemma-l4"] == "admitted" and _quota(plan, GPU, 3) == 3
     # 4: the Job finishes: 3/3.  5: resubmitted, 4 > 3 for ever: short by 1.
     assert states(s[5])["llm/finetune-gemma-l4"] == "never"
-    assert ("can never be admitted: requests 4 nvidia.com/gpu, more than ClusterQueue cluster-queue's nominal "
-            "quota 3 in default-flavor: short by 1") in detail(s[5], "llm/finetune-gemma-l4")
+    assert ("can never be admitted: pod set main: requests 4 nvidia.com/gpu, more than ClusterQueue cluster-queue's "
+            "maximum capacity 3 in flavor default-flavor: short by 1") in detail(s[5], "llm/finetune-gemma-l4")
     # 6: TGI#2 needs 2 of the 0 free; the never-admissible Job holds nothing to preempt.
     assert states(s[6])["llm/tgi-gemma-deployment#2"] == "pending"
-    assert "requests 2, 0 of 3 free" in detail(s[6], "llm/tgi-gemma-deployment#2")
+    assert "nvidia.com/gpu in flavor default-flavor, 2 more needed" in detail(s[6], "llm/tgi-gemma-deployment#2")
     assert gpus == [7, 7, 7, 7, 3, 3, 3]
 
 
@@ -133,7 +135,7 @@ def test_tpu7x_subslice_slices():
     # 4: the sub-slices finish: 64 chips free, but serving holds half of each cube, so no cube is
     # empty and the quota is 64 short anyway.
     assert cubes[4] == [32, 32] and states(s[4])["llm/jax-superslice"] == "pending"
-    assert "0 of 2 cubes empty" in detail(s[4], "llm/jax-superslice")
+    assert "google.com/tpu in flavor slice-rf, 64 more needed" in detail(s[4], "llm/jax-superslice")
 
 
 def test_tpu7x_superslice_cubes():
@@ -213,9 +215,9 @@ def test_plot_shows_preemption_and_readmission(capsys, tmp_path, l4_stream):
     order, held, quota = plot.series(plan, plot.resource_of(plan))
     assert plot.resource_of(plan) == GPU and quota == [6.0] * 5
     assert held["llm/finetune-gemma-l4"] == [4, 0, 4, 0, 4]
-    assert held["llm/tgi-gemma-deployment#2"] == [0, 2, 0, 0, 0]
+    assert held["llm/tgi-gemma-deployment#2"] == [0, 2, 0, 2, 0]     # replica slot 2, two different pods
     assert held["llm/tgi-gemma-deployment#3"] == [0, 0, 0, 2, 0]
-    assert "llm/tgi-gemma-deployment#5" not in order          # it only ever waited
+    assert "llm/tgi-gemma-deployment#4" not in order          # it only ever waited
     # Same plan, same bytes.
     again = tmp_path / "again.png"
     _cli(capsys, l4_stream, "--scenario", sc, "--plot", again)
@@ -226,7 +228,8 @@ BAD = {
     "two actions in a step": (
         "steps:\n- title: x\n  scale: {kind: Deployment, name: tgi-gemma-deployment, replicas: 2}\n"
         "  delete: {kind: Job, name: finetune-gemma-l4}\n",
-        "steps[0]: a step has a title and exactly one action: scale, submit, delete or quota"),
+        "steps[0]: a step has a title and exactly one action: scale, submit, delete, finish, quota, stopPolicy, "
+        "namespaceLabels, apply, remove, admissionCheck"),
     "scaling a Job": (
         "steps:\n- title: x\n  scale: {kind: Job, name: finetune-gemma-l4, replicas: 2}\n",
         "steps[0].scale.kind: 'Job' is not allowed (allowed: Deployment, LeaderWorkerSet)"),

@@ -15,7 +15,7 @@ def test_whole_workload_or_nothing():
     s0 = plan.steps[0]
     assert states(s0) == {"ns/a#1": "admitted", "ns/j1": "admitted", "ns/j2": "pending"}
     assert used(s0) == 6
-    assert "insufficient nvidia.com/gpu: requests 4, 0 of 6 free in f" in detail(s0, "ns/j2")
+    assert "insufficient unused quota for nvidia.com/gpu in flavor f, 4 more needed" in detail(s0, "ns/j2")
 
 
 def test_pending_order_is_priority_then_creation():
@@ -62,7 +62,7 @@ def test_victims_are_lowest_priority_then_most_recently_admitted():
     s1 = plan.steps[1]
     assert states(s1) == {"ns/p": "admitted", "ns/a": "admitted", "ns/c": "admitted", "ns/b": "preempted"}
     assert detail(s1, "ns/b").startswith("by ns/p")
-    assert "ns/b preempted by ns/p (priority 10 < 30)" in s1.events
+    assert "ns/b preempted by ns/p (prioritization in the ClusterQueue; priority 10 < 30)" in s1.events
 
 
 def test_victims_not_needed_are_added_back():
@@ -78,7 +78,7 @@ def test_victims_not_needed_are_added_back():
     assert states(s1) == {"ns/p": "admitted", "ns/small": "admitted", "ns/big": "preempted"}
     assert used(s1) == 5
     # small was never evicted (not merely evicted and re-admitted in the same step)
-    assert [e for e in s1.events if "preempted" in e] == ["ns/big preempted by ns/p (priority 20 < 30)"]
+    assert [e for e in s1.events if "preempted" in e] == ["ns/big preempted by ns/p (prioritization in the ClusterQueue; priority 20 < 30)"]
 
 
 def test_no_preemption_unless_it_makes_room():
@@ -88,7 +88,7 @@ def test_no_preemption_unless_it_makes_room():
                                                  job("l", 1, {GPU: 2}, prio="low"), job("p", 1, {GPU: 4}, prio="mid")]
     s0 = run(objs).steps[0]
     assert states(s0) == {"ns/h": "admitted", "ns/l": "admitted", "ns/p": "pending"}
-    assert "would still not make room" in detail(s0, "ns/p")
+    assert "no workload it may preempt would make room" in detail(s0, "ns/p")
     assert not any("preempted" in e for e in s0.events)
 
 
@@ -103,7 +103,7 @@ def test_preemption_policies():
                    steps=[{"title": name, "submit": {"kind": "Job", "name": name}}]).steps[1]
     # Never (the CRD default): nobody is preempted, whatever the priority.
     s = play(None, "hi")
-    assert states(s)["ns/hi"] == "pending" and "preemption is off (withinClusterQueue: Never)" in detail(s, "ns/hi")
+    assert states(s)["ns/hi"] == "pending" and "preemption is off (withinClusterQueue: Never, reclaimWithinCohort: Never)" in detail(s, "ns/hi")
     # LowerPriority: equal priority is not enough; higher is.
     assert states(play("LowerPriority", "new"))["ns/new"] == "pending"
     assert states(play("LowerPriority", "hi"))["ns/old"] == "preempted"
@@ -167,9 +167,9 @@ def test_can_never_be_admitted_names_resource_and_amount():
                                                     deployment("disk", 1, {"cpu": 1, "ephemeral-storage": "10Gi"})]
     s0 = run(objs).steps[0]
     assert states(s0) == {"ns/huge#1": "never", "ns/disk#1": "never"}
-    assert ("can never be admitted: requests 8 nvidia.com/gpu, more than ClusterQueue cq's nominal quota 3 in f: "
-            "short by 5") in detail(s0, "ns/huge#1")
-    assert "requests 10Gi ephemeral-storage, which ClusterQueue cq does not cover (covered: nvidia.com/gpu, cpu)" \
+    assert ("can never be admitted: pod set main: requests 8 nvidia.com/gpu, more than ClusterQueue cq's maximum "
+            "capacity 3 in flavor f: short by 5") in detail(s0, "ns/huge#1")
+    assert "resource ephemeral-storage unavailable in ClusterQueue cq (covered: nvidia.com/gpu, cpu)" \
         in detail(s0, "ns/disk#1")
 
 

@@ -20,13 +20,13 @@ def _workload(raw, name):
 CASES = {
     "wrong type": (
         lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", "three"),
-        "profiles.l4-standard.nodePool.nodes: 'three' is not of type 'integer'"),
+        "profiles.l4-standard.nodePool.nodes: 'three' should be a whole number"),
     "negative node count": (
         lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", -1),
-        "profiles.l4-standard.nodePool.nodes: -1 is less than the minimum of 1"),
+        "profiles.l4-standard.nodePool.nodes: -1 is too small: the least allowed is 1"),
     "unknown field": (
         lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodez", 3),
-        "profiles.l4-standard.nodePool: Additional properties are not allowed ('nodez' was unexpected) (allowed: bootDiskGi, machineType, nodes)"),
+        "profiles.l4-standard.nodePool.nodez: unknown field 'nodez'; did you mean 'nodes'?"),
     "unknown profile in a workload": (
         lambda r: _workload(r, "tgi-gemma-deployment")["profiles"].append("l4-spot"),
         "workloads[0].profiles[2]: unknown profile 'l4-spot'"),
@@ -47,13 +47,13 @@ CASES = {
         "workloads[1].queue: no LocalQueue 'other' in namespace 'llm' on profile 'l4-standard'"),
     "latest tag": (
         lambda r: r["images"]["tgi"].__setitem__("tag", "latest"),
-        "images.tgi.tag: 'latest' does not match the required format"),
+        "images.tgi.tag: 'latest' moves under the same name; pin a version tag"),
     "unknown Kueue release": (
         lambda r: r["kueue"].__setitem__("version", "v0.99.0"),
         "kueue.version: v0.99.0 is not a pinned Kueue release"),
     "two workloads create the same Service": (
         lambda r: r["workloads"].insert(0, {**_workload(r, "tgi-gemma-deployment"), "name": "tgi-copy", "appLabel": "copy"}),
-        "workloads[1]: 'tgi-gemma-deployment' would create Service/llm/llm-service, which another workload on profile 'l4-autopilot' already creates"),
+        "workloads[1]: 'tgi-gemma-deployment' would create Service/llm/llm-service, which workloads[0] also creates on profiles 'l4-autopilot', 'l4-standard'"),
     "two global defaults": (
         lambda r: r["priorityTiers"]["low"]["priorityClass"].__setitem__("globalDefault", True),
         "priorityTiers: only one PriorityClass may be globalDefault, found 2"),

@@ -22,17 +22,19 @@ import pytest
 
 from generator import cli, kueue, paths, yamlio
 from generator.errors import SpecError
+from generator.spec.kinds import T5Inference
 from generator.workloads import t5, t5_autoscaling, t5_clients
 from tests import helpers
 
 SPEC = helpers.fixture_spec()
-T5 = [w for w in SPEC.workloads if w["kind"] == "t5-inference"]
+RAW = helpers.fixture_raw()
+T5 = [w for w in RAW["workloads"] if w["kind"] == "t5-inference"]
 PROFILES = sorted({p for w in T5 for p in w["profiles"]})
 IMAGE_DIR = paths.ROOT / "images" / "t5-torchserve"
 LOADGEN_DIR = paths.ROOT / "images" / "t5-loadgen"
 
 
-def test_the_shipped_spec_runs_t5_on_autopilot_as_the_tutorial():
+def test_the_fixture_spec_runs_t5_on_autopilot_as_the_tutorial():
     assert len(T5) == 1 and PROFILES == ["l4-autopilot"]
 
 
@@ -207,9 +209,15 @@ def test_requests_follow_the_profile_rules(profile):
 def test_t5_pod_runs_hardened_as_the_image_user(profile):
     o = t5_objects(overlay(profile), T5[0])
     sc = pod_spec(o["deployment"])["securityContext"]
-    assert sc == {"fsGroup": t5.RUN_AS, "runAsUser": t5.RUN_AS, "runAsGroup": t5.RUN_AS, "runAsNonRoot": True,
+    # images/t5-torchserve/Dockerfile: USER 1000:1000.
+    assert sc == {"fsGroup": 1000, "runAsUser": 1000, "runAsGroup": 1000, "runAsNonRoot": True,
                   "seccompProfile": {"type": "RuntimeDefault"}}
-    for dep in (o["deployment"], o["client"], o["loadgen"]):
+    (c,) = pod_spec(o["deployment"])["containers"]
+    assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                    "readOnlyRootFilesystem": True}
+    # Writable: the Dockerfile's TEMP and logs directories, and /tmp.
+    assert {m["mountPath"] for m in c["volumeMounts"]} == {"/tmp", "/home/model-server/tmp", "/home/model-server/logs"}
+    for dep in (o["client"], o["loadgen"]):
         (c,) = pod_spec(dep)["containers"]
         assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
         assert pod_spec(dep)["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -245,11 +253,11 @@ def test_images_come_from_the_spec_and_are_pinned(profile):
     text = "".join(p.read_text() for p in sorted((helpers.generated() / "overlays" / profile).glob("*.yaml")))
     assert "PROJECT_ID" not in text
     o = t5_objects(overlay(profile), T5[0])
-    registry = SPEC.profiles[profile].values["registry"]
+    registry = SPEC.profiles[profile].values.registry
     images = {k: pod_spec(o[k])["containers"][0]["image"] for k in ("deployment", "client", "loadgen")}
     assert images["deployment"] == f"{registry}/t5-small:1.0-gpu"
-    assert images["client"] == f"{registry}/fastdash:{SPEC.images['fastdash']['tag']}"
-    assert images["loadgen"] == f"docker.io/locustio/locust:{SPEC.images['locust']['tag']}"
+    assert images["client"] == f"{registry}/fastdash:{RAW['images']['fastdash']['tag']}"
+    assert images["loadgen"] == f"docker.io/locustio/locust:{RAW['images']['locust']['tag']}"
     for image in images.values():
         tag = image.rsplit(":", 1)[1]
         assert tag and tag != "latest"
@@ -292,8 +300,9 @@ def test_ports_model_and_user_match_the_serving_image():
     w = T5[0]
     assert f"--model-name {w['model']['name']}" in dockerfile
     assert f"--version {w['model']['version']}" in dockerfile
-    assert f"USER {t5.RUN_AS}:{t5.RUN_AS}" in dockerfile
-    assert SPEC.images[w["image"]]["name"] == w["model"]["name"]
+    uid = T5Inference.image_contract.uid
+    assert f"USER {uid}:{uid}" in dockerfile
+    assert RAW['images'][w["image"]]["name"] == w["model"]["name"]
 
 
 # ---------------------------------------------------------------- locustfile
@@ -316,7 +325,7 @@ def test_locustfile_configmap_is_the_project_file_and_named_by_content():
 
 def test_locust_image_and_test_pin_are_the_same_release():
     pins = [l for l in (LOADGEN_DIR / "requirements-test.txt").read_text().splitlines() if l.startswith("locust==")]
-    assert pins == [f"locust=={SPEC.images['locust']['tag']}"]
+    assert pins == [f"locust=={RAW['images']['locust']['tag']}"]
 
 
 def _translation_module():
@@ -426,12 +435,12 @@ def _t5(raw: dict) -> dict:
 @pytest.mark.parametrize("edit, path, fragment", [
     (lambda w: w["autoscaling"].update(minReplicas=6, maxReplicas=5), "autoscaling.minReplicas", "more than maxReplicas"),
     (lambda w: w["monitoring"].update(timeout="2m"), "monitoring.timeout", "longer than the scrape interval"),
-    (lambda w: w["monitoring"].update(interval="1d"), "monitoring.interval", "does not match"),
+    (lambda w: w["monitoring"].update(interval="1d"), "monitoring.interval", "use a duration such as 30s"),
     (lambda w: w["client"].update(image="nope"), "client.image", "unknown image 'nope'"),
     (lambda w: w["loadGenerator"]["resources"].pop("ephemeral-storage"), "loadGenerator.resources", "ephemeral-storage"),
-    (lambda w: w["autoscaling"].update(targetValue=1), "autoscaling", "targetValue"),
-    (lambda w: w.pop("monitoring"), "", "'monitoring' is a required property"),
-    (lambda w: w["model"].update(version="v1"), "model.version", "does not match"),
+    (lambda w: w["autoscaling"].update(targetValue=1), "autoscaling.targetValue", "unknown field 'targetValue'"),
+    (lambda w: w.pop("monitoring"), "monitoring", "is required but missing"),
+    (lambda w: w["model"].update(version="v1"), "model.version", "use a version such as 1.0"),
 ])
 def test_bad_t5_input_is_refused_with_its_path(raw, edit, path, fragment):
     edit(_t5(raw))

@@ -6,12 +6,14 @@ import importlib.util
 
 import pytest
 
-from generator import facts, paths, tpu, yamlio
+from generator import catalog, paths, queues, tpu, yamlio
 from generator.errors import SpecError
 from generator.workloads import tpu_jobset
 from tests import helpers
 
-TPU7X = facts.TPU_TYPES["tpu7x"]
+TPU7X = catalog.tpu_generation("tpu7x")
+DYNAMIC = TPU7X.dynamic
+VM = TPU7X.machine("tpu7x-standard-4t")
 SUB, SUPER = "tpu7x-subslice", "tpu7x-superslice"
 
 
@@ -44,25 +46,28 @@ def _errors(raw) -> str:
     ("4x4x4", 64, 16, 128), ("4x4x8", 128, 32, 256), ("4x8x8", 256, 64, 512),
 ])
 def test_shape_derivations(shape, chips, pods, devices):
-    s = tpu.Shape.parse(shape, TPU7X)
+    s = tpu.slice_of(TPU7X, VM, shape)
     assert (s.chips, s.pods, s.tpus_per_pod, s.devices, s.devices_per_pod) == (chips, pods, 4, devices, 8)
     assert s.pods * s.tpus_per_pod == s.chips
 
 
 def test_whole_cube_shapes_are_what_the_slice_controller_accepts():
-    assert tpu.whole_cube_shapes(TPU7X, 1) == ["4x4x4"]
-    assert tpu.whole_cube_shapes(TPU7X, 2) == ["4x4x4", "4x4x8"]
-    assert tpu.whole_cube_shapes(TPU7X, 4) == ["4x4x4", "4x4x8", "4x4x12", "4x4x16", "4x8x8"]
-    for s in tpu.whole_cube_shapes(TPU7X, 8):
-        assert tpu.Shape.parse(s, TPU7X).is_whole_cubes
+    def texts(n):
+        return [s.text for s in DYNAMIC.whole_cube_shapes(n)]
+    assert texts(1) == ["4x4x4"]
+    assert texts(2) == ["4x4x4", "4x4x8"]
+    assert texts(4) == ["4x4x4", "4x4x8", "4x4x12", "4x4x16", "4x8x8"]
+    for s in DYNAMIC.whole_cube_shapes(8):
+        assert DYNAMIC.is_whole_cubes(s)
 
 
 def test_topology_levels():
-    cube = facts.TPU_PARTITION_LABEL.format(shape="4x4x4")
-    assert tpu.topology_levels(TPU7X, "superslice") == [facts.TPU_BLOCK_LABEL, cube, facts.HOSTNAME_LABEL]
-    sub = tpu.topology_levels(TPU7X, "subslice")
-    assert sub[:2] == [facts.TPU_BLOCK_LABEL, cube] and sub[-1] == facts.HOSTNAME_LABEL
-    assert sub[2:-1] == [facts.TPU_PARTITION_LABEL.format(shape=s) for s in ("2x4x4", "2x2x4", "2x2x2", "2x2x1")]
+    block, host = "cloud.google.com/gce-topology-block", "kubernetes.io/hostname"
+    cube = "cloud.google.com/gke-tpu-partition-4x4x4-id"
+    assert DYNAMIC.topology_levels(subslicing=False) == [block, cube, host]
+    sub = DYNAMIC.topology_levels(subslicing=True)
+    assert sub[:2] == [block, cube] and sub[-1] == host
+    assert sub[2:-1] == [f"cloud.google.com/gke-tpu-partition-{s}-id" for s in ("2x4x4", "2x2x4", "2x2x2", "2x2x1")]
 
 
 # ---------------------------------------------------------------- quotas and pod counts follow the spec
@@ -76,7 +81,7 @@ def test_quota_follows_the_reservation(cubes):
     quotas = {r["name"]: r["nominalQuota"] for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
     assert quotas == {"google.com/tpu": cubes * 64, "cpu": vms * 224, "memory": f"{vms * 960}Gi" if vms * 960 % 1024 else f"{vms * 960 // 1024}Ti"}
     assert cq["spec"]["resourceGroups"][0]["coveredResources"] == ["google.com/tpu", "cpu", "memory"]
-    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": tpu.ADMISSION_CHECK_NAME}]}
+    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": queues.SLICE_CHECK}]}
 
 
 def test_quota_per_vm_overrides_and_unlimited():
@@ -87,7 +92,7 @@ def test_quota_per_vm_overrides_and_unlimited():
     sub = _one(_objects(tree, SUB), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
     assert [(r["name"], r["nominalQuota"]) for r in sub] == [("google.com/tpu", 128), ("cpu", 32 * 222), ("memory", f"{32 * 900}Gi")]
     sup = _one(_objects(tree, SUPER), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
-    assert [(r["name"], r["nominalQuota"]) for r in sup] == list(tpu.UNLIMITED_QUOTA.items())
+    assert [(r["name"], r["nominalQuota"]) for r in sup] == list(queues.UNLIMITED_QUOTA.items())
 
 
 @pytest.mark.parametrize("shape,slices", [("2x2x1", 6), ("2x2x2", 6), ("2x2x4", 3), ("2x4x4", 2)])
@@ -95,19 +100,19 @@ def test_subslice_jobset_follows_the_shape(shape, slices):
     raw = helpers.fixture_raw()
     _workload(raw, "jax-subslice").update(shape=shape, slices=slices)
     js = _one(_objects(helpers.render(raw), SUB), "JobSet")
-    s = tpu.Shape.parse(shape, TPU7X)
+    s = tpu.slice_of(TPU7X, VM, shape)
     (rj,) = js["spec"]["replicatedJobs"]
     job = rj["template"]["spec"]
     pod = job["template"]
     assert rj["replicas"] == slices
     assert job["parallelism"] == job["completions"] == s.pods
-    assert pod["metadata"]["annotations"] == {facts.TPU_SLICE_TOPOLOGY_ANNOTATION: shape}
+    assert pod["metadata"]["annotations"] == {DYNAMIC.slice_topology_annotation: shape}
     (c,) = pod["spec"]["containers"]
     assert c["resources"]["requests"]["google.com/tpu"] == "4" == c["resources"]["limits"]["google.com/tpu"]
     env = {e["name"]: e["value"] for e in c["env"]}
     assert env["SLICE_EXPECTED_GLOBAL_DEVICES"] == str(s.chips * 2) and env["SLICE_TOPOLOGY"] == shape
     assert env["SLICE_CHECK_DISTRIBUTED"] == ("false" if s.pods == 1 else "true")
-    assert tpu.lint([js]) == []
+    assert helpers.rule_findings([js], ("TP",)) == []
 
 
 @pytest.mark.parametrize("shape,cubes", [("4x4x4", 1), ("4x4x8", 2), ("4x4x12", 3), ("4x8x8", 4)])
@@ -133,9 +138,9 @@ def test_lws_follows_the_shape_and_replicas():
         lwt = lws["spec"]["leaderWorkerTemplate"]
         assert lws["spec"]["replicas"] == replicas and lwt["size"] == 4
         for t in (lwt["leaderTemplate"], lwt["workerTemplate"]):
-            assert t["metadata"]["annotations"][facts.TPU_SLICE_TOPOLOGY_ANNOTATION] == "2x2x4"
+            assert t["metadata"]["annotations"][DYNAMIC.slice_topology_annotation] == "2x2x4"
         assert "--tensor-parallel-size=32" in lwt["leaderTemplate"]["spec"]["containers"][0]["command"][2]
-    assert tpu.lint(objs) == []
+    assert helpers.rule_findings(objs, ("TP",)) == []
 
 
 def test_engine_env_overrides_and_adds():
@@ -176,7 +181,7 @@ def test_env_matches_the_image_contract():
         assert "command" not in c and "args" not in c, "the image's entrypoint runs the check"
         # The image's own parser accepts what we set, and agrees with the shape.
         cfg = contract.parse_env(env)
-        shape = tpu.Shape.parse(pod["metadata"]["annotations"][facts.TPU_SLICE_TOPOLOGY_ANNOTATION], TPU7X)
+        shape = tpu.slice_of(TPU7X, VM, pod["metadata"]["annotations"][DYNAMIC.slice_topology_annotation])
         assert (cfg.topology, cfg.expected_global_devices, cfg.expected_local_devices) == \
             (shape.text, shape.devices, shape.devices_per_pod)
         assert cfg.should_initialize_distributed() == (shape.pods > 1)
@@ -263,7 +268,7 @@ SPEC_CASES = {
          "one pod runs per VM"]),
     "JobSet pod needs cpu and memory requests": (
         lambda r: _workload(r, "jax-subslice")["resources"].pop("memory"),
-        ["workloads[3].resources: 'memory' is a required property"]),
+        ["workloads[3].resources: TPU pods need explicit memory requests"]),
     "engine flag the generator owns": (
         lambda r: _workload(r, "qwen")["engineArgs"].append("--tensor-parallel-size=8"),
         ["workloads[5].engineArgs[9]: --tensor-parallel-size is set by the generator (from model, shape and port); "
@@ -278,7 +283,7 @@ SPEC_CASES = {
          "the sidecar takes `port` (the pool's target port)"]),
     "serving without a service account": (
         lambda r: r["profiles"][SUB]["values"].pop("serviceAccount"),
-        ["workloads[5].profiles: profile 'tpu7x-subslice' needs values.serviceAccount for this workload"]),
+        ["profiles.tpu7x-subslice.values: profile 'tpu7x-subslice' needs values.serviceAccount for workload 'qwen'"]),
     "two stacks selecting the same pods": (
         lambda r: r["workloads"].append({**copy.deepcopy(_workload(r, "qwen")), "name": "pd2",
                                          "gateway": {"name": "gw2", "className": "gke-l7-rilb"}}),
@@ -294,7 +299,7 @@ SPEC_CASES = {
 }
 
 
-SCHEMA_CASES = {"JobSet pod needs cpu and memory requests"}
+SCHEMA_CASES: set[str] = set()
 
 
 @pytest.mark.parametrize("case", sorted(SPEC_CASES))
@@ -311,12 +316,12 @@ def test_spec_check(case):
         assert line.startswith(f"spec.yaml: {want}"), line
 
 
-def test_shipped_spec_passes_every_tpu_check():
+def test_fixture_spec_passes_every_tpu_check():
     s = helpers.fixture_spec()
     assert {SUB, SUPER} <= set(s.profiles)
 
 
-# ---------------------------------------------------------------- lint of generated slice workloads
+# ---------------------------------------------------------------- generated slice workloads pass the validator's TPU rules
 
 @pytest.fixture(scope="module")
 def shipped_objs():
@@ -324,57 +329,6 @@ def shipped_objs():
     return _objects(tree, SUB) + _objects(tree, SUPER)
 
 
-def test_generated_slice_workloads_lint_clean(shipped_objs):
+def test_generated_slice_workloads_pass_the_tpu_rules(shipped_objs):
     assert len([o for o in shipped_objs if o["kind"] in ("JobSet", "LeaderWorkerSet")]) == 4
-    assert tpu.lint(shipped_objs) == []
-
-
-def _jobset_pod(js):
-    return js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
-
-
-LINT_CASES = {
-    "shape on the JobSet": (
-        "JobSet", lambda o: o["metadata"].setdefault("annotations", {}).__setitem__(
-            facts.TPU_SLICE_TOPOLOGY_ANNOTATION, "2x2x2"),
-        "belongs on the pod template, not on the JobSet"),
-    "shape on the Job template": (
-        "JobSet", lambda o: o["spec"]["replicatedJobs"][0]["template"].setdefault("metadata", {}).setdefault(
-            "annotations", {}).__setitem__("kueue.x-k8s.io/podset-required-topology", "x"),
-        "belongs on the pod template, not on the Job template"),
-    "pods x chips differ from the shape": (
-        "JobSet", lambda o: o["spec"]["replicatedJobs"][0]["template"]["spec"].update(parallelism=3, completions=3),
-        "pods x chips per pod = 12, but a 2x2x2 slice has 8 chips"),
-    "completions differ from parallelism": (
-        "JobSet", lambda o: o["spec"]["replicatedJobs"][0]["template"]["spec"].__setitem__("completions", 4),
-        "completions 4 != parallelism 2"),
-    "no toleration": (
-        "JobSet", lambda o: _jobset_pod(o)["spec"].pop("tolerations"),
-        "no toleration for the google.com/tpu taint"),
-    "no accelerator selector": (
-        "JobSet", lambda o: _jobset_pod(o)["spec"].pop("nodeSelector"),
-        "no TPU accelerator node selector"),
-    "pod takes half a VM": (
-        "JobSet", lambda o: _jobset_pod(o)["spec"]["containers"][0]["resources"]["requests"].__setitem__("google.com/tpu", "2"),
-        "a pod asks for 2 google.com/tpu, a tpu7x-standard-4t VM has 4"),
-    "worker template without the shape": (
-        "LeaderWorkerSet", lambda o: o["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["annotations"].pop(
-            facts.TPU_SLICE_TOPOLOGY_ANNOTATION),
-        "pod template has no cloud.google.com/gke-tpu-slice-topology"),
-    "leader and worker disagree": (
-        "LeaderWorkerSet", lambda o: o["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["annotations"].__setitem__(
-            facts.TPU_SLICE_TOPOLOGY_ANNOTATION, "2x2x4"),
-        "pod templates of one slice disagree on the shape"),
-    "LWS size differs from the shape": (
-        "LeaderWorkerSet", lambda o: o["spec"]["leaderWorkerTemplate"].__setitem__("size", 3),
-        "pods x chips per pod = 12, but a 2x2x2 slice has 8 chips"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(LINT_CASES))
-def test_lint_bites(case, shipped_objs):
-    kind, mutate, expected = LINT_CASES[case]
-    obj = copy.deepcopy(next(o for o in shipped_objs if o["kind"] == kind))
-    mutate(obj)
-    problems = tpu.lint([obj])
-    assert any(expected in p for p in problems), problems
+    assert helpers.rule_findings(shipped_objs, ("TP",)) == []

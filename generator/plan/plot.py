@@ -46,6 +46,10 @@ def write(plan: Plan, path: str) -> None:
     matplotlib.use("Agg")  # no display, deterministic
     import matplotlib.pyplot as plt
 
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SpecError(path, [Problem("--plot", f"cannot create the folder: {e.strerror or e}")])
     resource = resource_of(plan)
     order, held, quota = series(plan, resource)
     n = len(plan.steps)
@@ -73,11 +77,16 @@ def write(plan: Plan, path: str) -> None:
             ax.annotate("\n".join(notes), anchor, xytext=(0, 6), textcoords="offset points",
                         ha="center", va="bottom", fontsize=7, color="firebrick")
         waiting = [_short(r.workload) for r in step.rows
-                   if r.state in ("pending", "preempted", "never") and resource in r.demand]
-        if waiting:
-            shown = waiting[:3] + ([f"+{len(waiting) - 3} more"] if len(waiting) > 3 else [])
-            ax.annotate("waiting: " + "\n".join(shown), anchor, xytext=(0, 8 + 9 * len(notes)),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=7, color="dimgray")
+                   if r.state in ("pending", "preempted", "reserved") and resource in r.demand]
+        never = [_short(r.workload) for r in step.rows if r.state == "never" and resource in r.demand]
+        offset = 8 + 9 * len(notes)
+        for label, names, colour in (("waiting", waiting, "dimgray"), ("never admitted", never, "black")):
+            if not names:
+                continue
+            shown = names[:3] + ([f"+{len(names) - 3} more"] if len(names) > 3 else [])
+            ax.annotate(f"{label}: " + "\n".join(shown), anchor, xytext=(0, offset),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=7, color=colour)
+            offset += 9 * (len(shown) + 1)
     ax.set_xticks(xs, ["\n".join(textwrap.wrap(f"{s.index}. {s.title}", 18)) for s in plan.steps], fontsize=8)
     ax.set_ylabel(f"{resource} admitted")
     top = max(max(bottom, default=0), max(quota, default=0)) or 1
@@ -92,7 +101,10 @@ def write(plan: Plan, path: str) -> None:
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     # No timestamps in the file: the same plan draws the same PNG.
-    fig.savefig(path, metadata={"Software": None})
+    try:
+        fig.savefig(path, metadata={"Software": None})
+    except OSError as e:
+        raise SpecError(path, [Problem("--plot", f"cannot write the plot: {e.strerror or e}")])
     plt.close(fig)
 
 

@@ -10,10 +10,12 @@ from .simulate import Plan, StepResult, Usage
 FORMATS = ("text", "json", "markdown")
 STATE_LABEL = {
     "admitted": "admitted",
+    "reserved": "reserved",
     "preempted": "PREEMPTED",
     "pending": "pending",
     "never": "NEVER",
     "unmanaged": "not queued",
+    "finished": "finished",
 }
 
 
@@ -33,11 +35,35 @@ def _q(resource: str, v: Decimal) -> str:
     return str(fmt(resource, v))
 
 
+USAGE_HEADERS = ["flavor", "resource", "used", "nominal", "borrowed", "lent", "free", "use"]
+
+
 def _usage_cells(u: Usage) -> list[str]:
     free = u.nominal - u.used
-    pct = f"{(u.used / u.nominal * 100):.0f}%" if u.nominal else ("-" if not u.used else "over")
-    free_cell = _q(u.resource, free) if free >= 0 else f"over by {_q(u.resource, -free)}"
-    return [u.flavor, u.resource, _q(u.resource, u.used), _q(u.resource, u.nominal), free_cell, pct]
+    pct = f"{(u.used / u.nominal * 100):.0f}%" if u.nominal else ("-" if not u.used else "borrowed")
+    free_cell = _q(u.resource, free) if free >= 0 else "0"
+    borrowed = _q(u.resource, u.borrowed) if u.borrowed else "-"
+    if u.borrowing_limit is not None and u.cohort:
+        borrowed += f" (limit {_q(u.resource, u.borrowing_limit)})"
+    lent = _q(u.resource, u.lent) if u.lent else "-"
+    if u.lending_limit is not None and u.cohort:
+        lent += f" (limit {_q(u.resource, u.lending_limit)})"
+    return [u.flavor, u.resource, _q(u.resource, u.used), _q(u.resource, u.nominal), borrowed, lent, free_cell, pct]
+
+
+def borrow_lines(step: StepResult, cq: str) -> list[str]:
+    """Who a queue borrows from: the queues of its cohort with unused quota (and the cohort's own)."""
+    out = []
+    for u in step.usage:
+        if u.cluster_queue == cq and u.borrowed > 0:
+            who = ", ".join(u.lenders) or "nobody with unused quota (over quota after a cut)"
+            out.append(f"{u.flavor} {u.resource}: borrows {_q(u.resource, u.borrowed)} from cohort {u.cohort}: {who}")
+    return out
+
+
+def _cohort(step: StepResult, cq: str) -> str:
+    c = next((u.cohort for u in step.usage if u.cluster_queue == cq and u.cohort), None)
+    return f" (cohort {c})" if c else ""
 
 
 def _cube_lines(step: StepResult) -> list[str]:
@@ -80,13 +106,15 @@ def text(plan: Plan) -> str:
         out += _table(["workload", "kind", "priority", "state", "detail"],
                       [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], r.detail] for r in step.rows])
         for cq in sorted({u.cluster_queue for u in step.usage}):
-            out.append(f"quota of ClusterQueue {cq}:")
-            out += _table(["flavor", "resource", "used", "nominal", "free", "use"],
-                          [_usage_cells(u) for u in step.usage if u.cluster_queue == cq])
+            out.append(f"quota of ClusterQueue {cq}{_cohort(step, cq)}:")
+            out += _table(USAGE_HEADERS, [_usage_cells(u) for u in step.usage if u.cluster_queue == cq])
+            out += [f"    {ln}" for ln in borrow_lines(step, cq)]
         lines = _cube_lines(step)
         if lines:
             out.append("TPU cubes:")
             out += [f"  {ln}" for ln in lines]
+    if plan.failures:
+        out += ["", "Expectations that do not hold:"] + [f"  - {f}" for f in plan.failures]
     out += ["", "Summary:"]
     out += _table(["step", "title", "admitted", "pending", "preempted", "never"],
                   [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
@@ -114,6 +142,8 @@ def markdown(plan: Plan) -> str:
         out.append(f"> {n}")
     if plan.notes:
         out.append("")
+    if plan.failures:
+        out += ["**Expectations that do not hold:**", ""] + [f"- {f}" for f in plan.failures] + [""]
     out += _md_table(["Step", "What happens", "Admitted", "Pending", "Preempted", "Never"],
                      [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
                       for s in plan.steps])
@@ -126,8 +156,11 @@ def markdown(plan: Plan) -> str:
                            if r.state in ("preempted", "never") else STATE_LABEL[r.state], r.detail]
                           for r in step.rows])
         out.append("")
-        out += _md_table(["ClusterQueue", "Flavor", "Resource", "Used", "Nominal", "Free", "Use"],
-                         [[u.cluster_queue] + _usage_cells(u) for u in step.usage])
+        out += _md_table(["ClusterQueue", "Cohort", "Flavor", "Resource", "Used", "Nominal", "Borrowed", "Lent", "Free",
+                          "Use"], [[u.cluster_queue, u.cohort or "-"] + _usage_cells(u) for u in step.usage])
+        lines = [f"- `{cq}` {ln}" for cq in sorted({u.cluster_queue for u in step.usage}) for ln in borrow_lines(step, cq)]
+        if lines:
+            out += [""] + lines
         lines = _cube_lines(step)
         if lines:
             out += [""] + [f"- TPU cubes, {ln}" for ln in lines]
@@ -152,9 +185,14 @@ def as_json(plan: Plan) -> str:
                 "detail": r.detail, "demand": r.demand, "flavors": r.flavors,
             } for r in s.rows],
             "usage": [{
-                "clusterQueue": u.cluster_queue, "flavor": u.flavor, "resource": u.resource,
+                "clusterQueue": u.cluster_queue, "cohort": u.cohort, "flavor": u.flavor, "resource": u.resource,
                 "used": _q(u.resource, u.used), "nominal": _q(u.resource, u.nominal),
+                "borrowed": _q(u.resource, u.borrowed), "lent": _q(u.resource, u.lent),
+                "borrowingLimit": None if u.borrowing_limit is None else _q(u.resource, u.borrowing_limit),
+                "lendingLimit": None if u.lending_limit is None else _q(u.resource, u.lending_limit),
+                "borrowedFrom": list(u.lenders),
             } for u in s.usage],
+            "expectationFailures": list(s.failures),
             "cubes": [{
                 "flavor": c.flavor,
                 "cubes": [{"usedChips": used, "chips": total, "holders": list(h)} for used, total, h in c.cubes],

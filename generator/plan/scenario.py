@@ -1,61 +1,163 @@
 """Scenario files: load, validate (schemas/scenario.schema.json, then against
 the overlay), and turn into steps. Every problem names the file and the field
-path; the run stops with exit 2 before anything is simulated."""
+path; the run stops with exit 2 before anything is simulated.
+
+A step changes one thing (scale, submit, delete, finish a workload; a quota or
+its limits; a stop policy; a namespace's labels; apply or remove a queue
+object; an admission check's verdict) and may carry `expect:`, what the author
+says happens: the plan checks it against the simulation and reports every
+expectation that does not hold (exit 1)."""
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import jsonschema
 
-from .. import paths, userinput
+from .. import paths, userinput, yamlio
 from ..errors import Problem, SpecError, problem
-from ..quantity import parse
+from ..quantity import fmt
 from . import model
 
 SCHEMA = paths.SCHEMAS / "scenario.schema.json"
+QUEUE_KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Namespace",
+               "WorkloadPriorityClass", "PriorityClass", "Topology")
+MAX_COUNT = 1000        # copies one submit step may make
 
 
+# ---------------------------------------------------------------- expectations
 @dataclass(frozen=True)
-class Scale:
-    ref: tuple[str, str, str]
-    replicas: int
+class Expect:
+    """What a step's author says the outcome is. Workloads are named ns/name (#i for a
+    replica) or just name when that is unique."""
+    states: dict[str, tuple[str, ...]]             # state -> workloads
+    flavors: dict[str, dict[str, str] | str]       # workload -> flavor, or resource -> flavor
+    usage: tuple[dict, ...]                        # {clusterQueue, flavor, resource, used?, borrowed?}
+    counts: dict[str, int]                         # state -> how many
+
+    def check(self, result) -> list[str]:
+        rows = {r.workload: r for r in result.rows}
+        out = []
+        for state, names in self.states.items():
+            for name in names:
+                row = _find(rows, name)
+                if row is None:
+                    out.append(f"expected {name} {state}, but there is no such workload")
+                elif row.state != state:
+                    out.append(f"expected {row.workload} {state}, but it is {row.state}: {row.detail}")
+        for name, want in self.flavors.items():
+            row = _find(rows, name)
+            got = row.flavors if row else {}
+            if isinstance(want, str):
+                if not got or set(got.values()) != {want}:
+                    out.append(f"expected {name} on flavor {want}, but it holds {got or 'nothing'}")
+            elif any(got.get(r) != f for r, f in want.items()):
+                out.append(f"expected {name} on {want}, but it holds {got or 'nothing'}")
+        for u in self.usage:
+            match = [x for x in result.usage if x.cluster_queue == u["clusterQueue"] and x.resource == u["resource"]
+                     and ("flavor" not in u or x.flavor == u["flavor"])]
+            if not match:
+                out.append(f"expected usage of {u['clusterQueue']} {u['resource']}, but it has no such quota")
+                continue
+            for key, attr in (("used", "used"), ("borrowed", "borrowed")):
+                if key in u:
+                    got = sum((getattr(x, attr) for x in match), Decimal(0))
+                    want = model.parse(u[key])
+                    if got != want:
+                        out.append(f"expected {u['clusterQueue']} {key} {u['resource']} "
+                                   f"{u.get('flavor', 'over all flavors')} = {fmt(u['resource'], want)}, "
+                                   f"got {fmt(u['resource'], got)}")
+        for state, n in self.counts.items():
+            got = sum(1 for r in result.rows if r.state == state)
+            if got != n:
+                out.append(f"expected {n} workload(s) {state}, got {got}")
+        return out
 
 
-@dataclass(frozen=True)
-class Submit:
-    owner: model.Owner
+def _find(rows: dict, name: str):
+    if name in rows:
+        return rows[name]
+    hits = [r for k, r in rows.items() if k.split("/", 1)[-1] == name]
+    return hits[0] if len(hits) == 1 else None
 
 
-@dataclass(frozen=True)
-class Delete:
-    ref: tuple[str, str, str]
+def _expect(raw: dict | None) -> Expect | None:
+    if not raw:
+        return None
+    states = {k: tuple(raw[k]) for k in ("admitted", "reserved", "pending", "preempted", "never", "unmanaged",
+                                         "finished") if k in raw}
+    return Expect(states, dict(raw.get("flavors") or {}), tuple(raw.get("usage") or ()), dict(raw.get("count") or {}))
 
 
-@dataclass(frozen=True)
-class Quota:
-    cluster_queue: str
-    flavor: str
-    resource: str
-    value: Decimal
-
-
+# ---------------------------------------------------------------- steps
 @dataclass(frozen=True)
 class Step:
     title: str
-    action: Scale | Submit | Delete | Quota
+    kind: str
+    args: dict
+    expect: Expect | None = None
 
     def describe(self) -> str:
-        a = self.action
-        if isinstance(a, Scale):
-            return f"scale {a.ref[0]} {a.ref[1]}/{a.ref[2]} to {a.replicas}"
-        if isinstance(a, Submit):
-            return f"submit {a.owner.label}"
-        if isinstance(a, Delete):
-            return f"delete {a.ref[0]} {a.ref[1]}/{a.ref[2]}"
-        return f"set {a.resource} nominalQuota of {a.cluster_queue}/{a.flavor} to {a.value}"
+        a = self.args
+        if self.kind == "scale":
+            return f"scale {_ref(a['ref'])} to {a['replicas']}"
+        if self.kind == "submit":
+            owners = a["owners"]
+            return f"submit {owners[0].label}" + (f" and {len(owners) - 1} more" if len(owners) > 1 else "")
+        if self.kind in ("delete", "finish"):
+            return f"{self.kind} {_ref(a['ref'])}"
+        if self.kind == "quota":
+            parts = [f"{k} {v if v is not None else 'none'}" for k, v in
+                     (("nominalQuota", a.get("nominal")), ("borrowingLimit", a.get("borrowing", "keep")),
+                      ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
+            return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
+        if self.kind == "stopPolicy":
+            return f"set stopPolicy of {a['kind']} {a.get('namespace') + '/' if a.get('namespace') else ''}{a['name']} " \
+                   f"to {a['policy']}"
+        if self.kind == "namespaceLabels":
+            return f"set labels of namespace {a['namespace']} to {a['labels']}"
+        if self.kind == "apply":
+            return "apply " + ", ".join(f"{o['kind']} {o['metadata'].get('name')}" for o in a["objects"])
+        if self.kind == "remove":
+            return f"remove {a['kind']} {a['name']}"
+        if self.kind == "admissionCheck":
+            return f"AdmissionCheck {a['name']} answers {a['state']}" + (f" for {_ref(a['ref'])}" if a.get("ref") else "")
+        return self.kind
+
+    def apply(self, sim) -> None:
+        a = self.args
+        if self.kind == "scale":
+            sim.scale(a["ref"], a["replicas"])
+        elif self.kind == "submit":
+            for o in a["owners"]:
+                sim.submit(copy.deepcopy(o))
+        elif self.kind == "delete":
+            sim.delete(a["ref"])
+        elif self.kind == "finish":
+            sim.finish(a["ref"])
+        elif self.kind == "quota":
+            sim.set_quota(a["owner"], a["flavor"], a["resource"], a.get("nominal"), a.get("borrowing", "keep"),
+                          a.get("lending", "keep"), cohort=a["cohort"])
+        elif self.kind == "stopPolicy":
+            sim.set_stop_policy(a["kind"], a["name"], a.get("namespace"), a["policy"])
+        elif self.kind == "namespaceLabels":
+            sim.set_namespace_labels(a["namespace"], a["labels"])
+        elif self.kind == "apply":
+            for o in a["objects"]:
+                sim.apply(copy.deepcopy(o))
+        elif self.kind == "remove":
+            sim.remove_object(a["kind"], a["name"], a.get("namespace"))
+        elif self.kind == "admissionCheck":
+            sim.set_check(a["name"], a["state"], a.get("ref"))
+
+
+def _ref(ref: tuple) -> str:
+    return f"{ref[0]} {ref[1]}/{ref[2]}"
 
 
 @dataclass
@@ -65,6 +167,7 @@ class Scenario:
     cubes: int | None = None
     initial: list[model.Owner] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    initial_expect: Expect | None = None
 
 
 @lru_cache(maxsize=1)
@@ -81,6 +184,10 @@ def load(path: str, cluster: model.Cluster) -> Scenario:
     return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path))
 
 
+STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "namespaceLabels", "apply", "remove",
+              "admissionCheck")
+
+
 def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenario:
     if not isinstance(raw, dict):
         raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
@@ -89,7 +196,9 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenar
         raise SpecError(source, errors)
     problems: list[Problem] = []
     sc = Scenario(source, raw.get("description", ""), raw.get("cubes"))
-    # Track which owners exist as the steps go, so a step can only touch what is there.
+    sc.initial_expect = _expect(raw.get("expect"))
+    base_dir = Path(source).parent if source and not source.startswith("<") else Path(".")
+    work = copy.deepcopy(cluster)        # queue objects as the steps change them, to check references
     available = {o.ref: o for o in cluster.owners}
     live: dict[tuple, model.Owner] = {}
     initial = raw.get("initial", "all")
@@ -104,45 +213,167 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenar
                 problems.append(problem(["initial", i], f"{owner.label} is listed twice"))
                 continue
             sc.initial.append(owner)
+            live[owner.ref] = owner
     for o in sc.initial:
         live[o.ref] = o
     for i, s in enumerate(raw["steps"]):
-        base = ["steps", i]
-        if "scale" in s:
-            owner = _resolve(s["scale"], live, base + ["scale"], problems, what="running")
-            if owner:
-                sc.steps.append(Step(s["title"], Scale(owner.ref, s["scale"]["replicas"])))
-        elif "delete" in s:
-            owner = _resolve(s["delete"], live, base + ["delete"], problems, what="running")
-            if owner:
-                live.pop(owner.ref)
-                sc.steps.append(Step(s["title"], Delete(owner.ref)))
-        elif "submit" in s:
-            owner = _submitted(s["submit"], available, live, base + ["submit"], problems)
-            if owner:
-                live[owner.ref] = owner
-                sc.steps.append(Step(s["title"], Submit(owner)))
-        else:
-            q = s["quota"]
-            path = base + ["quota"]
-            cq = cluster.cluster_queues.get(q["clusterQueue"])
-            if cq is None:
-                problems.append(problem(path + ["clusterQueue"], f"no ClusterQueue {q['clusterQueue']!r} in the overlay "
-                                        f"(known: {', '.join(sorted(cluster.cluster_queues))})"))
-                continue
-            flavors = [f.flavor for g in cq.groups for f in g.flavors]
-            if q["flavor"] not in flavors:
-                problems.append(problem(path + ["flavor"], f"ClusterQueue {cq.name} has no flavor {q['flavor']!r} "
-                                        f"(known: {', '.join(flavors)})"))
-                continue
-            if cq.quota(q["flavor"], q["resource"]) is None:
-                problems.append(problem(path + ["resource"], f"flavor {q['flavor']} of ClusterQueue {cq.name} has no "
-                                        f"quota for {q['resource']!r} (known: {', '.join(cq.covered())})"))
-                continue
-            sc.steps.append(Step(s["title"], Quota(cq.name, q["flavor"], q["resource"], parse(q["nominalQuota"]))))
+        kind = next(k for k in STEP_KINDS if k in s)
+        path = ["steps", i, kind]
+        body = s[kind]
+        args = _step_args(kind, body, path, problems, work, available, live, base_dir)
+        if args is not None:
+            sc.steps.append(Step(s["title"], kind, args, _expect(s.get("expect"))))
     if problems:
         raise SpecError(source, problems)
     return sc
+
+
+def _step_args(kind, body, path, problems, work: model.Cluster, available, live, base_dir) -> dict | None:
+    if kind in ("scale", "delete", "finish"):
+        owner = _resolve(body, live, path, problems, what="running")
+        if owner is None:
+            return None
+        if kind != "scale":
+            live.pop(owner.ref)
+            return {"ref": owner.ref}
+        return {"ref": owner.ref, "replicas": body["replicas"]}
+    if kind == "submit":
+        owners = _submitted(body, available, live, path, problems, work, base_dir)
+        for o in owners:
+            live[o.ref] = o
+        return {"owners": owners} if owners else None
+    if kind == "quota":
+        return _quota(body, path, problems, work)
+    if kind == "stopPolicy":
+        if "clusterQueue" in body:
+            if body["clusterQueue"] not in work.cluster_queues:
+                problems.append(problem(path + ["clusterQueue"], _unknown("ClusterQueue", body["clusterQueue"],
+                                                                          work.cluster_queues)))
+                return None
+            return {"kind": "ClusterQueue", "name": body["clusterQueue"], "policy": body["policy"]}
+        lq = body["localQueue"]
+        if (lq["namespace"], lq["name"]) not in work.local_queues:
+            problems.append(problem(path + ["localQueue"], _unknown(
+                "LocalQueue", f"{lq['namespace']}/{lq['name']}", [f"{k[0]}/{k[1]}" for k in work.local_queues])))
+            return None
+        return {"kind": "LocalQueue", "name": lq["name"], "namespace": lq["namespace"], "policy": body["policy"]}
+    if kind == "namespaceLabels":
+        work.namespaces[body["namespace"]] = dict(body["labels"])
+        return {"namespace": body["namespace"], "labels": dict(body["labels"])}
+    if kind == "apply":
+        objs = _objects(body, path, problems, base_dir)
+        out = []
+        for j, o in enumerate(objs):
+            if o.get("kind") not in QUEUE_KINDS:
+                problems.append(problem(path + ["objects" if "file" in body else "manifest", j, "kind"],
+                                        f"{o.get('kind')!r} is not a queue object (allowed: {', '.join(QUEUE_KINDS)}); "
+                                        "workloads are submitted with `submit`"))
+                continue
+            before = len(problems)
+            model.read_object(work, o, j, sub := [])
+            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
+            if len(problems) == before:
+                out.append(o)
+        return {"objects": out} if out else None
+    if kind == "remove":
+        table = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors, "Cohort": work.cohorts,
+                 "AdmissionCheck": work.admission_checks}
+        if body["kind"] == "LocalQueue":
+            key = (body.get("namespace") or "default", body["name"])
+            if key not in work.local_queues:
+                problems.append(problem(path + ["name"], _unknown("LocalQueue", f"{key[0]}/{key[1]}",
+                                                                  [f"{k[0]}/{k[1]}" for k in work.local_queues])))
+                return None
+            work.local_queues.pop(key)
+        else:
+            if body["name"] not in table[body["kind"]]:
+                problems.append(problem(path + ["name"], _unknown(body["kind"], body["name"], table[body["kind"]])))
+                return None
+        return {"kind": body["kind"], "name": body["name"], "namespace": body.get("namespace")}
+    if kind == "admissionCheck":
+        ref = None
+        if "workload" in body:
+            owner = _resolve(body["workload"], live, path + ["workload"], problems, what="running")
+            if owner is None:
+                return None
+            ref = owner.ref
+        return {"name": body["name"], "state": body["state"], "ref": ref}
+    return None
+
+
+def _unknown(what: str, name: str, known) -> str:
+    names = sorted(known)
+    return f"no {what} {name!r}" + (f" (known: {', '.join(names)})" if names else "")
+
+
+def _path(parts) -> str:
+    from ..errors import format_path
+    return format_path(parts)
+
+
+def _quota(body, path, problems, work: model.Cluster) -> dict | None:
+    is_cohort = "cohort" in body
+    name = body["cohort"] if is_cohort else body["clusterQueue"]
+    table = work.cohorts if is_cohort else work.cluster_queues
+    if name not in table:
+        problems.append(problem(path + ["cohort" if is_cohort else "clusterQueue"],
+                                _unknown("Cohort" if is_cohort else "ClusterQueue", name, table)
+                                + (" in the overlay" if not is_cohort else "")))
+        return None
+    owner = table[name]
+    flavors = [f.flavor for g in owner.groups for f in g.flavors]
+    if body["flavor"] not in flavors:
+        problems.append(problem(path + ["flavor"], f"{'Cohort' if is_cohort else 'ClusterQueue'} {name} has no flavor "
+                                f"{body['flavor']!r} (known: {', '.join(flavors) or 'none'})"))
+        return None
+    fq = next(f for g in owner.groups for f in g.flavors if f.flavor == body["flavor"])
+    if body["resource"] not in fq.resources:
+        problems.append(problem(path + ["resource"], f"flavor {body['flavor']} of "
+                                f"{'Cohort' if is_cohort else 'ClusterQueue'} {name} has no quota for "
+                                f"{body['resource']!r} (known: {', '.join(fq.resources)})"))
+        return None
+    args: dict[str, Any] = {"owner": name, "cohort": is_cohort, "flavor": body["flavor"], "resource": body["resource"]}
+    for key, arg in (("nominalQuota", "nominal"), ("borrowingLimit", "borrowing"), ("lendingLimit", "lending")):
+        if key not in body:
+            continue
+        if body[key] is None:
+            if key == "nominalQuota":
+                problems.append(problem(path + [key], "nominalQuota cannot be removed; give a quantity"))
+            args[arg] = None
+            continue
+        value = model.quantity(body[key], lambda m: problems.append(problem(path + [key], m)))
+        if value is not None:
+            args[arg] = value
+    q = fq.resources[body["resource"]]
+    nominal = args.get("nominal", q.nominal)
+    lending = args.get("lending", q.lending)
+    if isinstance(lending, Decimal) and nominal is not None and lending > nominal:
+        problems.append(problem(path + ["lendingLimit"], f"lendingLimit {lending} is above nominalQuota {nominal}"))
+    return args
+
+
+def _objects(body, path, problems, base_dir: Path) -> list[dict]:
+    if "manifest" in body:
+        return [body["manifest"]]
+    f = Path(body["file"])
+    f = f if f.is_absolute() else base_dir / f
+    try:
+        docs = yamlio.load_user_all(yamlio.read_text(f))   # the bounded reader of user files
+    except OSError as e:
+        problems.append(problem(path + ["file"], f"cannot read {f}: {e.strerror or e}"))
+        return []
+    except yamlio.InputError as e:
+        problems.append(problem(path + ["file"], f"{f}: {e}"))
+        return []
+    out = []
+    for j, d in enumerate(docs):
+        if d is None:
+            continue
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or not isinstance(d.get("metadata"), dict):
+            problems.append(problem(path + ["file"], f"{f}: document {j} is not a Kubernetes object"))
+            continue
+        out.append(d)
+    return out
 
 
 def _resolve(ref: dict, pool: dict, path: list, problems: list, what: str = "in the overlay"):
@@ -161,23 +392,48 @@ def _resolve(ref: dict, pool: dict, path: list, problems: list, what: str = "in 
     return matches[0]
 
 
-def _submitted(s: dict, available: dict, live: dict, path: list, problems: list):
-    if "manifest" in s:
-        obj = s["manifest"]
-        meta = obj["metadata"]
-        ref = (obj["kind"], meta["namespace"], meta["name"])
-        if ref in live or ref in available:
-            problems.append(problem(path + ["manifest", "metadata", "name"],
-                                    f"{ref[0]} {ref[1]}/{ref[2]} already exists; pick another name or delete it first"))
-            return None
-        spec = obj.get("spec") or {}
-        replicas = int(spec.get("replicas", 1)) if obj["kind"] in model.SCALABLE_KINDS else None
-        return model.Owner(obj["kind"], meta["namespace"], meta["name"], obj, replicas)
+def _submitted(s: dict, available: dict, live: dict, path: list, problems: list, work: model.Cluster,
+               base_dir: Path) -> list[model.Owner]:
+    if "manifest" in s or "file" in s:
+        objs = _objects(s, path, problems, base_dir)
+        count = s.get("count", 1)
+        out = []
+        for j, obj in enumerate(objs):
+            if obj.get("kind") not in model.OWNER_KINDS:
+                problems.append(problem(path + (["manifest"] if "manifest" in s else ["file"]),
+                                        f"{obj.get('kind')!r} is not a workload kind "
+                                        f"(allowed: {', '.join(model.OWNER_KINDS)})"))
+                continue
+            meta = obj["metadata"]
+            if count > 1 and meta.get("name"):
+                problems.append(problem(path + ["count"], f"count {count} needs objects with metadata.generateName "
+                                        f"and no name; {obj['kind']} {meta.get('name')} has a name"))
+                continue
+            for _ in range(count):
+                sub: list[Problem] = []
+                taken = {o.name for o in list(work.owners) + list(live.values())}
+                o = copy.deepcopy(obj)
+                if not o["metadata"].get("name") and isinstance(o["metadata"].get("generateName"), str):
+                    n = 1
+                    while f"{o['metadata']['generateName']}{n}" in taken:
+                        n += 1
+                    o["metadata"]["name"] = f"{o['metadata']['generateName']}{n}"
+                model.read_object(work, o, j, sub)
+                if sub:
+                    problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
+                    break
+                owner = work.owners[-1]
+                if owner.ref in live or (owner.ref in available and "manifest" in s):
+                    problems.append(problem(path + ["manifest", "metadata", "name"] if "manifest" in s else path,
+                                            f"{owner.kind} {owner.namespace}/{owner.name} already exists; "
+                                            "pick another name or delete it first"))
+                    break
+                live[owner.ref] = owner
+                out.append(owner)
+        return out
     owner = _resolve(s, available, path, problems)
     if owner and owner.ref in live:
         problems.append(problem(path, f"{owner.label} already exists at this step "
                                 "(list the others in `initial` to hold it back)"))
-        return None
-    return owner
-
-
+        return []
+    return [owner] if owner else []

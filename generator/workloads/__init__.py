@@ -1,30 +1,17 @@
-"""Workload kinds. Each kind is a module with a `KIND` (WorkloadKind) that
-says where it runs, which Kueue integrations and controllers it needs, how to
-check its spec entry and how to build its objects. Adding a kind: write the
-module, add it to _MODULES, and add its fields to schemas/platform.schema.json."""
+"""Workload builders, one module per kind: each turns a workload of the spec
+(generator/spec/kinds/, where its fields and checks live) into objects.
+Registration is explicit: the table below."""
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import Problem
+from . import finetune, t5, tgi, tpu_jobset, tpu_pd_serving
+from .common import BuildContext
 
-
-@dataclass(frozen=True)
-class WorkloadKind:
-    name: str
-    accelerators: tuple[str, ...]          # profiles it can run on
-    priority_kind: str                      # "priorityClass" | "workloadPriorityClass"
-    frameworks: tuple[str, ...]             # Kueue integrations it needs
-    controllers: tuple[str, ...]            # controller installs it needs besides Kueue
-    check: Callable[[dict, dict, str], list[Problem]]   # (workload, raw profile, profile name)
-    build: Callable[["BuildContext", dict], None]        # noqa: F821
-
-
-_MODULES = ("tgi", "finetune", "t5", "tpu_jobset", "tpu_pd_serving")
-
-KINDS: dict[str, WorkloadKind] = {}
-for _m in _MODULES:
-    _kind = importlib.import_module(f"{__name__}.{_m}").KIND
-    KINDS[_kind.name] = _kind
+BUILDERS: dict[str, Callable[[BuildContext, object], None]] = {
+    "tgi": tgi.build,
+    "finetune": finetune.build,
+    "t5-inference": t5.build,
+    "tpu-jobset": tpu_jobset.build,
+    "tpu-pd-serving": tpu_pd_serving.build,
+}

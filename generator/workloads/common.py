@@ -1,5 +1,5 @@
-"""Shared pieces of workload kinds: the build context and spec checks that
-several kinds apply."""
+"""The build context every workload builder gets: the platform, the profile
+(cluster) being built, and the chart its objects go into."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,15 +7,13 @@ from dataclasses import dataclass
 import cdk8s
 
 from .. import cdk
-from ..errors import Problem
-from ..spec import Profile, Spec
-
-AUTOPILOT_REQUIRED = ("cpu", "memory", "ephemeral-storage")
+from ..spec import Platform, Profile, hardware
+from ..spec.context import CheckContext
 
 
 @dataclass
 class BuildContext:
-    spec: Spec
+    spec: Platform
     profile: Profile
     chart: cdk8s.Chart
 
@@ -25,33 +23,13 @@ class BuildContext:
     def add_custom(self, body: dict) -> None:
         cdk.custom(self.chart, body)
 
+    @property
+    def checks(self) -> CheckContext:
+        """The same platform and profile, as the spec's kind methods take them."""
+        return CheckContext(self.spec, self.profile)
 
-def autopilot_requests(w: dict, profile: dict) -> list[Problem]:
-    """Autopilot injects default requests the ClusterQueue never sees; make them explicit."""
-    if profile["platform"] != "autopilot":
-        return []
-    missing = [r for r in AUTOPILOT_REQUIRED if r not in w.get("resources", {})]
-    if missing:
-        return [Problem("resources", f"Autopilot profiles need explicit requests for {', '.join(missing)} "
-                                     "(Autopilot would inject defaults that Kueue's quota does not account for)")]
-    return []
-
-
-def fits_one_node(w: dict, profile: dict, accelerators: int) -> list[Problem]:
-    """On Standard a pod must fit one node of the pool."""
-    from .. import facts
-
-    pool = profile.get("nodePool")
-    if not pool or pool["machineType"] not in facts.MACHINE_TYPES:
-        return []
-    mt = facts.MACHINE_TYPES[pool["machineType"]]
-    if accelerators > mt.accelerators:
-        return [Problem("", f"a pod asks for {accelerators} {mt.accelerator} but {mt.name} has {mt.accelerators} per node")]
-    return []
-
-
-def required_values(profile: dict, keys: tuple[str, ...], profile_name: str) -> list[Problem]:
-    missing = [k for k in keys if k not in profile["values"]]
-    if missing:
-        return [Problem("profiles", f"profile {profile_name!r} needs values.{', values.'.join(missing)} for this workload")]
-    return []
+    def accelerator(self, w) -> str:
+        """The accelerator the workload runs on in this profile (the checks made sure there is one)."""
+        accel = hardware.accelerator_for(w, self.profile)
+        assert accel is not None, "checked by the spec checks"
+        return accel

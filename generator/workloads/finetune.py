@@ -11,43 +11,27 @@ from __future__ import annotations
 import cdk8s_plus_33.k8s as k8s
 
 from .. import core, kueue
-from . import WorkloadKind
-from .common import BuildContext, autopilot_requests, fits_one_node, required_values
+from ..spec.kinds import Finetune
+from ..spec.kinds.finetune import MOUNT
+from .common import BuildContext
 
 MASTER_PORT = 29500
-MOUNT = "/model-data"
 VOLUME = "gcs-fuse-csi-ephemeral"
-IMAGE_UID = 1000   # USER of images/finetune/Dockerfile
+IMAGE_UID = Finetune.image_contract.uid   # the image's user; the bucket mount is writable to it
 
 
-def check(w: dict, profile: dict, profile_name: str) -> list:
-    return (autopilot_requests(w, profile) + fits_one_node(w, profile, w["gpusPerNode"])
-            + required_values(profile, ("modelBucket", "hfTokenSecret"), profile_name))
-
-
-def env_for(w: dict, hf_secret: str) -> list[k8s.EnvVar]:
+def env_for(w: Finetune, hf_secret: str) -> list[k8s.EnvVar]:
     """Environment of the training container; names are the ones images/finetune reads."""
-    name = w["name"]
-    values = {
-        "EXPERIMENT": w.get("experiment", f"{name}-experiment"),
-        "MODEL_NAME": w["model"],
-        "NEW_MODEL": w.get("newModel", f"{name}-model"),
-        "MODEL_PATH": w.get("modelPath", f"{MOUNT}/{name}/experiment"),
-        "DATASET_NAME": w["dataset"],
-        "EPOCHS": w.get("epochs", 1),
-        "GRADIENT_ACCUMULATION_STEPS": w.get("gradientAccumulationSteps", 2),
-        "CHECKPOINT_SAVE_STEPS": w.get("checkpointSaveSteps", 10),
-    }
-    if "datasetLimit" in w:
-        values["DATASET_LIMIT"] = w["datasetLimit"]
-    return [core.env(k, v) for k, v in values.items()] + [core.env_secret("HF_TOKEN", hf_secret, "hf_api_token")]
+    return ([core.env(k, v) for k, v in w.env().items()]
+            + [core.env_secret("HF_TOKEN", hf_secret, "hf_api_token")])
 
 
-def build(ctx: BuildContext, w: dict) -> None:
-    ns, name = w["namespace"], w["name"]
-    svc = w.get("serviceName", f"{name}-headless")
-    nodes, gpus = w["nodes"], w["gpusPerNode"]
+def build(ctx: BuildContext, w: Finetune) -> None:
+    ns, name = w.namespace, w.name
+    svc = w.service
+    nodes, gpus = w.nodes, w.gpus_per_node
     values = ctx.profile.values
+    accel = ctx.accelerator(w)
     # The image's entrypoint (launch.py) stays PID 1 and relays SIGTERM to the
     # training processes only, so a Kueue eviction ends in a checkpoint and exit 0
     # (plain `accelerate launch` would let torch's elastic agent kill them after 30 s).
@@ -66,44 +50,43 @@ def build(ctx: BuildContext, w: dict) -> None:
     )
     container = k8s.Container(
         name="gpu-job",
-        image=ctx.image(w["image"]),
+        image=ctx.image(w.image),
         args=launch_args,
-        env=env_for(w, values["hfTokenSecret"]),
+        env=env_for(w, values.hf_token_secret),
         ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")],
-        resources=core.container_resources(ctx.profile, w.get("resources", {}), gpus),
-        security_context=core.container_security(),
+        resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
+                                           core.accelerator_request(accel, gpus)),
         volume_mounts=[core.shm_mount(),
                        k8s.VolumeMount(name=VOLUME, mount_path=MOUNT, read_only=False)],
     )
     k8s.KubeJob(
         ctx.chart, f"Job.{ns}.{name}",
-        metadata=core.meta(name, ns, labels={kueue.QUEUE_LABEL: w["queue"]}),
+        metadata=core.meta(name, ns, labels={kueue.QUEUE_LABEL: w.queue}),
         spec=k8s.JobSpec(
-            backoff_limit=w.get("backoffLimit", 4),
+            backoff_limit=w.backoff_limit,
             completions=nodes,
             parallelism=nodes,
             completion_mode="Indexed",
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(
-                    labels={"app": w.get("appLabel", name)},
+                    labels={"app": w.app},
                     # GCS FUSE sidecar; the checkpoint lives in the bucket so it survives eviction.
                     annotations={"gke-gcsfuse/volumes": "true", "gke-gcsfuse/memory-limit": "35Gi"},
                 ),
                 spec=k8s.PodSpec(
-                    priority_class_name=ctx.spec.priority_class(w["priority"]),
+                    priority_class_name=ctx.spec.priority_class(w.priority),
                     containers=[container],
-                    node_selector=core.accelerator_selector(ctx.profile),
+                    node_selector=core.accelerator_selector(accel),
                     restart_policy="OnFailure",
-                    security_context=core.pod_security(IMAGE_UID),
-                    service_account_name=values.get("serviceAccount", "default"),
+                    service_account_name=values.service_account or "default",
                     subdomain=svc,
                     # The trainer checkpoints on SIGTERM; this is its time to do so.
-                    termination_grace_period_seconds=w.get("terminationGracePeriodSeconds", 60),
+                    termination_grace_period_seconds=w.termination_grace_period_seconds,
                     volumes=[
                         core.shm_volume(),
                         k8s.Volume(name=VOLUME, csi=k8s.CsiVolumeSource(
                             driver="gcsfuse.csi.storage.gke.io",
-                            volume_attributes={"bucketName": values["modelBucket"],
+                            volume_attributes={"bucketName": values.model_bucket,
                                                # the image runs as uid/gid 1000 and writes checkpoints here
                                                "mountOptions": f"implicit-dirs,uid={IMAGE_UID},gid={IMAGE_UID}",
                                                "gcsfuseLoggingSeverity": "warning"})),
@@ -113,13 +96,3 @@ def build(ctx: BuildContext, w: dict) -> None:
         ),
     )
 
-
-KIND = WorkloadKind(
-    name="finetune",
-    accelerators=("nvidia-l4",),
-    priority_kind="priorityClass",
-    frameworks=("batch/job",),
-    controllers=(),
-    check=check,
-    build=build,
-)

@@ -7,12 +7,12 @@ derived from it, and tests compare it with what the image's integration test
 asserts TorchServe exposes."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import cdk8s_plus_33.k8s as k8s
 
 from .. import core, versions
+from ..spec.kinds.t5 import duration_ms
 
 # TorchServe's queue-latency counter (metrics_mode=prometheus in the image's
 # config.properties). Managed Prometheus exports it to Cloud Monitoring as
@@ -21,17 +21,6 @@ from .. import core, versions
 QUEUE_LATENCY_METRIC = "ts_queue_latency_microseconds"
 HPA_METRIC = f"prometheus.googleapis.com|{QUEUE_LATENCY_METRIC}|counter"
 
-_DURATION = re.compile(r"^([1-9][0-9]*)(ms|s|m|h)$")
-_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
-
-
-def duration_ms(text: str) -> int:
-    """'60s' -> 60000. The spec schema admits only this simple form, which is
-    both a Prometheus and a Go duration (the CRD field has format: duration)."""
-    m = _DURATION.match(text)
-    if not m:
-        raise ValueError(f"not a duration: {text!r}")
-    return int(m.group(1)) * _UNIT_MS[m.group(2)]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import cdk8s_plus_33.k8s as k8s
 
 from .. import core, paths
+from ..spec.kinds.t5 import Client, LoadGenerator, T5Model
 
 CLIENT_PORT = 8050          # fastdash listens here (client-app image)
 LOADGEN_PORT = 8080         # Locust web UI
@@ -50,24 +51,23 @@ def _deployment(chart, name: str, ns: str, labels: dict, container: k8s.Containe
             selector=k8s.LabelSelector(match_labels=labels),
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(labels=labels),
-                spec=k8s.PodSpec(containers=[container], volumes=volumes, security_context=core.pod_security()),
+                spec=k8s.PodSpec(containers=[container], volumes=volumes),
             ),
         ),
     )
 
 
-def client(ctx, ns: str, c: dict, prediction_url: str, management_url: str) -> None:
-    name = c.get("name", "fastdash")
+def client(ctx, ns: str, c: Client, prediction_url: str, management_url: str) -> None:
+    name = c.name
     labels = {"app": name}
     container = k8s.Container(
         name="main",
-        image=ctx.image(c["image"]),
+        image=ctx.image(c.image),
         image_pull_policy="IfNotPresent",
         env=[core.env("MODEL_PREDICTION", prediction_url), core.env("MODEL_MANAGEMENT", management_url)],
-        resources=core.container_resources(ctx.profile, c["resources"]),
+        resources=core.container_resources(ctx.profile, c.resources.requests()),
         ports=[k8s.ContainerPort(container_port=CLIENT_PORT, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"))),
-        security_context=core.container_security(),
     )
     _deployment(ctx.chart, name, ns, labels, container)
     _http_service(ctx.chart, name, ns, labels, CLIENT_PORT)
@@ -77,8 +77,8 @@ def locust_files() -> dict[str, str]:
     return {"locustfile.py": Path(LOCUSTFILE).read_text()}
 
 
-def load_generator(ctx, ns: str, g: dict, host: str, model: dict) -> None:
-    name = g.get("name", "loadgenerator")
+def load_generator(ctx, ns: str, g: LoadGenerator, host: str, model: T5Model) -> None:
+    name = g.name
     labels = {"app": name}
     files = locust_files()
     cm = content_name(f"{name}-files", files)
@@ -86,24 +86,23 @@ def load_generator(ctx, ns: str, g: dict, host: str, model: dict) -> None:
     # Settings as plain env (not a second ConfigMap): a change rolls the pod.
     env = {
         "LOCUST_HOST": host,
-        "LOCUST_USERS": g["users"],
-        "LOCUST_SPAWN_RATE": g["spawnRate"],
-        "LOCUST_LOGLEVEL": g.get("logLevel", "error"),
+        "LOCUST_USERS": g.users,
+        "LOCUST_SPAWN_RATE": g.spawn_rate,
+        "LOCUST_LOGLEVEL": g.log_level,
         "LOCUST_WEB_PORT": LOADGEN_PORT,
-        "MODEL_NAME": model["name"],
-        "MODEL_VERSION": model["version"],
+        "MODEL_NAME": model.name,
+        "MODEL_VERSION": model.version,
     }
     container = k8s.Container(
         name="loadgenerator",
-        image=ctx.image(g["image"]),
+        image=ctx.image(g.image),
         command=["locust", "--autostart", "--locustfile", f"{LOCUSTFILE_DIR}/locustfile.py"],
         env=[core.env(k, v) for k, v in env.items()],
         volume_mounts=[k8s.VolumeMount(name="locustfile", mount_path=LOCUSTFILE_DIR, read_only=True)],
-        resources=core.container_resources(ctx.profile, g["resources"]),
+        resources=core.container_resources(ctx.profile, g.resources.requests()),
         ports=[k8s.ContainerPort(container_port=LOADGEN_PORT, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"),
                                                              scheme="HTTP")),
-        security_context=core.container_security(),
     )
     _deployment(ctx.chart, name, ns, labels, container,
                 volumes=[k8s.Volume(name="locustfile", config_map=k8s.ConfigMapVolumeSource(name=cm))])

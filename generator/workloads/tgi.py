@@ -7,36 +7,33 @@ from __future__ import annotations
 import cdk8s_plus_33.k8s as k8s
 
 from .. import core, kueue
-from . import WorkloadKind
-from .common import BuildContext, autopilot_requests, fits_one_node, required_values
+from ..spec.kinds import Tgi
+from .common import BuildContext
 
 
-def check(w: dict, profile: dict, profile_name: str) -> list:
-    return (autopilot_requests(w, profile) + fits_one_node(w, profile, w["gpus"])
-            + required_values(profile, ("hfTokenSecret",), profile_name))
-
-
-def build(ctx: BuildContext, w: dict) -> None:
-    ns, name = w["namespace"], w["name"]
-    port = w.get("port", 8000)
-    app = w.get("appLabel", name)
-    model = w["model"]
+def build(ctx: BuildContext, w: Tgi) -> None:
+    ns, name = w.namespace, w.name
+    port = w.port
+    app = w.app
+    model = w.model
+    accel = ctx.accelerator(w)
     pod_labels = {
         "app": app,
         "ai.gke.io/model": model.split("/")[-1],
         "ai.gke.io/inference-server": "text-generation-inference",
         # Deployment pods are queued one by one through the pod integration.
-        kueue.QUEUE_LABEL: w["queue"],
+        kueue.QUEUE_LABEL: w.queue,
     }
     container = k8s.Container(
         name="inference-server",
-        image=ctx.image(w["image"]),
-        resources=core.container_resources(ctx.profile, w.get("resources", {}), w["gpus"]),
+        image=ctx.image(w.image),
+        resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
+                                           core.accelerator_request(accel, w.gpus)),
         env=[
             core.env("PORT", port),
-            core.env("NUM_SHARD", w["gpus"]),   # one shard per GPU of the replica
+            core.env("NUM_SHARD", w.gpus),   # one shard per GPU of the replica
             core.env("MODEL_ID", model),
-            core.env_secret("HF_TOKEN", ctx.profile.values["hfTokenSecret"], "hf_api_token"),
+            core.env_secret("HF_TOKEN", ctx.profile.values.hf_token_secret, "hf_api_token"),
         ],
         ports=[k8s.ContainerPort(container_port=port, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/health", port=k8s.IntOrString.from_string("http")),
@@ -47,22 +44,22 @@ def build(ctx: BuildContext, w: dict) -> None:
     )
     k8s.KubeDeployment(
         ctx.chart, f"Deployment.{ns}.{name}",
-        metadata=core.meta(name, ns, labels={"app": app, kueue.QUEUE_LABEL: w["queue"]}),
+        metadata=core.meta(name, ns, labels={"app": app, kueue.QUEUE_LABEL: w.queue}),
         spec=k8s.DeploymentSpec(
-            replicas=w.get("replicas", 1),
+            replicas=w.replicas,
             selector=k8s.LabelSelector(match_labels={"app": app}),
             template=k8s.PodTemplateSpec(
                 metadata=k8s.ObjectMeta(labels=pod_labels),
                 spec=k8s.PodSpec(
-                    priority_class_name=ctx.spec.priority_class(w["priority"]),
+                    priority_class_name=ctx.spec.priority_class(w.priority),
                     containers=[container],
                     volumes=[core.shm_volume()],
-                    node_selector=core.accelerator_selector(ctx.profile),
+                    node_selector=core.accelerator_selector(accel),
                 ),
             ),
         ),
     )
-    svc = w.get("serviceName", name)
+    svc = w.service
     k8s.KubeService(
         ctx.chart, f"Service.{ns}.{svc}",
         metadata=core.meta(svc, ns),
@@ -73,13 +70,3 @@ def build(ctx: BuildContext, w: dict) -> None:
         ),
     )
 
-
-KIND = WorkloadKind(
-    name="tgi",
-    accelerators=("nvidia-l4",),
-    priority_kind="priorityClass",
-    frameworks=("pod", "deployment"),
-    controllers=(),
-    check=check,
-    build=build,
-)

@@ -201,8 +201,8 @@ def workload_fits(model):
         groups = _quotas(cq)
         totals: dict = {}
         for ps in o.podsets:
-            per_pod = ps.requests()
-            need = {r: v * ps.pods for r, v in per_pod.items() if v}
+            per_pod = ps.requests
+            need = {r: v * ps.count for r, v in per_pod.items() if v}
             for r, v in need.items():
                 totals[r] = totals.get(r, 0) + v
             for res, flavors in groups:
@@ -215,7 +215,7 @@ def workload_fits(model):
                 short = [r for r in sorted(asked) if largest[r] < asked[r]]
                 if short:
                     r = short[0]
-                    yield Hit(o, ps.path, f"one workload needs {quantity.fmt(asked[r])} {r} ({ps.pods} pod(s) x "
+                    yield Hit(o, ps.path, f"one workload needs {quantity.fmt(asked[r])} {r} ({ps.count} pod(s) x "
                               f"{quantity.fmt(per_pod[r])}; {ps.what}) but ClusterQueue {cq.name!r} has at most "
                               f"{quantity.fmt(largest[r])} in any flavor", severity=severity)
                 else:

@@ -3,35 +3,12 @@ Service, PodMonitoring / ClusterPodMonitoring, InferencePool."""
 from __future__ import annotations
 
 from ..findings import ERROR
-from ..objects import Wild
+from ...labels import describe
+from ...labels import selector_matches as matches
 from . import Hit, rule
 
 GMP = "monitoring.googleapis.com"
 INFERENCE_GROUPS = ("inference.networking.k8s.io", "inference.networking.x-k8s.io")
-
-
-def _value_matches(have, want) -> bool:
-    return have.matches(want) if isinstance(have, Wild) else have == want
-
-
-def matches(selector: dict, labels: dict) -> bool:
-    """A LabelSelector ({matchLabels, matchExpressions}) against pod labels; labels the
-    controller sets per pod (Wild) match any value they can take."""
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if k not in labels or not _value_matches(labels[k], v):
-            return False
-    for e in selector.get("matchExpressions") or []:
-        k, op, values = e.get("key"), e.get("operator"), e.get("values") or []
-        have = labels.get(k)
-        if op == "In" and (k not in labels or not any(_value_matches(have, v) for v in values)):
-            return False
-        if op == "NotIn" and k in labels and not isinstance(have, Wild) and have in values:
-            return False
-        if op == "Exists" and k not in labels:
-            return False
-        if op == "DoesNotExist" and k in labels:
-            return False
-    return True
 
 
 def selected(model, selector: dict, namespace: str | None):
@@ -50,13 +27,6 @@ def _numbered_port(podsets, number) -> bool:
     return any(p.get("containerPort") == number for ps in podsets for p in ps.ports())
 
 
-def _show(selector: dict) -> str:
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    parts += [f"{e.get('key')} {e.get('operator')} {e.get('values') or ''}".strip()
-              for e in selector.get("matchExpressions") or []]
-    return ", ".join(parts)
-
-
 def _services(model):
     for svc in model.all("", "Service"):
         sel = svc.spec.get("selector")
@@ -69,7 +39,7 @@ def _services(model):
 def service_selects(model):
     for svc, sel in _services(model):
         if not selected(model, sel, svc.namespace):
-            yield Hit(svc, ("spec", "selector"), f"selector {_show(sel)} matches no pod template in namespace "
+            yield Hit(svc, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in namespace "
                       f"{svc.namespace or '(unset)'!r}")
 
 
@@ -101,7 +71,7 @@ def monitoring_selects(model):
         sel = pm.spec.get("selector") or {}
         if (sel.get("matchLabels") or sel.get("matchExpressions")) and not selected(model, sel, ns):
             where = f"namespace {ns!r}" if ns is not None else "any namespace"
-            yield Hit(pm, ("spec", "selector"), f"selector {_show(sel)} matches no pod template in {where}")
+            yield Hit(pm, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in {where}")
 
 
 @rule("PM002", ERROR, "a PodMonitoring endpoint port names a port no selected container declares",
@@ -132,7 +102,7 @@ def _pools(model):
 def pool_selects(model):
     for pool, sel in _pools(model):
         if sel.get("matchLabels") and not selected(model, sel, pool.namespace):
-            yield Hit(pool, ("spec", "selector"), f"selector {_show(sel)} matches no pod template in namespace "
+            yield Hit(pool, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in namespace "
                       f"{pool.namespace or '(unset)'!r}")
 
 

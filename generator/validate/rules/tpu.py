@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from math import prod
 
-from ... import facts
-from ...tpu import Shape
+from ... import catalog, facts
 from ..findings import ERROR
 from . import Hit, rule
 
 SLICE_ANNOTATION = facts.TPU_SLICE_TOPOLOGY_ANNOTATION
 TAS_PREFIX = "kueue.x-k8s.io/podset-"
+# Every TPU generation of the device catalog, by its GKE accelerator label value.
+KNOWN_TPUS = sorted(g.accelerator for g in catalog.TPU_GENERATIONS.values())
 TPU_ACCELERATORS = {a.name: a for a in facts.ACCELERATORS.values() if a.name in facts.TPU_TYPES}
 TPU_LABELS = sorted({a.node_label for a in TPU_ACCELERATORS.values()})
 TPU_RESOURCES = sorted({a.resource for a in TPU_ACCELERATORS.values()})
@@ -26,12 +27,13 @@ def slice_chips(tpu: facts.TpuType, shape: str) -> int | None:
     """Chips in a slice of this shape, or None if the type has no such slice:
     a dynamic sub-slice of one cube, or whole cubes in every dimension listed
     in non-decreasing order (GKE's slice controller takes 4x4x8, not 8x4x4).
-    The rule is the generator's own (generator/tpu.Shape)."""
+    The rule is the device catalog's (its TPU7x dynamic slicing mode)."""
+    gen = catalog.tpu_generation(tpu.accelerator)
     try:
-        s = Shape.parse(shape, tpu)
+        s = gen.shape(shape)
     except ValueError:
         return None
-    return s.chips if s.is_subslice or s.is_whole_cubes else None
+    return s.chips if gen.dynamic is not None and gen.dynamic.kind(s) else None
 
 
 def _placed_annotations(o):
@@ -68,7 +70,7 @@ def _tpu_pods(model):
         shape = (ps.metadata.get("annotations") or {}).get(SLICE_ANNOTATION)
         selector = ps.spec.get("nodeSelector") or {}
         accel = next((selector[label] for label in TPU_LABELS if label in selector), None)
-        asks = any(r in ps.requests() for r in TPU_RESOURCES)
+        asks = any(r in ps.requests for r in TPU_RESOURCES)
         if shape is not None or accel is not None or asks:
             yield o, ps, shape, accel
 
@@ -87,15 +89,15 @@ def slice_shape(model):
 
 
 @rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
-      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(facts.TPU_TYPES))})")
+      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
 def tpu_selector(model):
     for o, ps, shape, accel in _tpu_pods(model):
         if accel is None:
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
-        elif accel not in facts.TPU_TYPES:
+        elif accel not in KNOWN_TPUS:
             label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
-                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(facts.TPU_TYPES))})")
+                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
 
 
 def _tolerates(tolerations, key) -> bool:
@@ -130,14 +132,14 @@ def chip_counts(model):
         if chips is None:
             continue
         resource = TPU_ACCELERATORS[accel].resource
-        per_pod = ps.requests().get(resource, 0)
+        per_pod = ps.requests.get(resource, 0)
         if per_pod != tpu.chips_per_vm:
             yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {accel} "
                       f"slice pod takes a whole VM: {tpu.chips_per_vm}")
-        g = groups.setdefault((id(o), ps.group), {"obj": o, "ps": ps, "shape": shape, "chips": chips,
+        g = groups.setdefault((id(o), ps.slice_group), {"obj": o, "ps": ps, "shape": shape, "chips": chips,
                                                   "have": 0, "what": []})
-        g["have"] += ps.group_pods * per_pod
-        g["what"].append(f"{ps.group_pods} pod(s) x {per_pod}")
+        g["have"] += ps.slice_pods * per_pod
+        g["what"].append(f"{ps.slice_pods} pod(s) x {per_pod}")
     for g in groups.values():
         if g["have"] != g["chips"]:
             ps = g["ps"]

@@ -1,0 +1,171 @@
+"""What a change does to capacity, overlay by overlay: the ClusterQueue (and
+cohort) rows whose quota or demand moved, the workloads that now can never be
+admitted (or now can), and per workload the accelerators it asks for and its
+priority."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .. import capacity as quotas
+from .. import demand, kueue
+from .capacity import (
+    ACCELERATOR_RESOURCES,
+    ZERO,
+    Picture,
+    accelerator_summary,
+    hpa_ranges,
+    never_admitted,
+    picture,
+    span,
+)
+from .objects import Key, Unit, is_overlay, label, sort_key
+
+Side = tuple[Decimal, Decimal, Decimal] | None   # (quota, demand at fewest, demand at most)
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One resource of one ClusterQueue (or a cohort's sum), before and after."""
+    queue: str           # "ClusterQueue cq" or "cohort c"
+    resource: str
+    old: Side
+    new: Side
+
+    @staticmethod
+    def headroom(side: Side) -> Decimal | None:
+        return None if side is None else side[0] - side[2]
+
+
+@dataclass(frozen=True)
+class NeverRow:
+    workload: Key
+    now: str | None      # why it can never be admitted after the change (None: it can)
+    before: str | None
+
+
+@dataclass(frozen=True)
+class WorkloadLine:
+    what: str            # accelerators | priority
+    subject: str         # the object, or "total"
+    item: str            # resource or field
+    old: str
+    new: str
+
+
+@dataclass
+class UnitImpact:
+    rows: list[QueueRow] = field(default_factory=list)
+    never: list[NeverRow] = field(default_factory=list)
+    lines: list[WorkloadLine] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows or self.never or self.lines)
+
+
+def _sides(pic: Picture) -> dict[tuple[str, str], tuple[Decimal, Decimal, Decimal]]:
+    out = {}
+    for name, q in pic.queues.items():
+        for r in sorted(q.covered):
+            lo, hi = pic.demand(name, r)
+            out[(f"ClusterQueue {name}", r)] = (q.quota(r), lo, hi)
+    cohorts = sorted({q.cohort for q in pic.queues.values() if q.cohort})
+    for c in cohorts:
+        members = [n for n, q in pic.queues.items() if q.cohort == c]
+        if len(members) < 2:
+            continue
+        for r in sorted({r for n in members for r in pic.queues[n].covered}):
+            parts = [out[(f"ClusterQueue {n}", r)] for n in members if (f"ClusterQueue {n}", r) in out]
+            out[(f"cohort {c}", r)] = (sum((p[0] for p in parts), ZERO), sum((p[1] for p in parts), ZERO),
+                                       sum((p[2] for p in parts), ZERO))
+    return out
+
+
+def queue_rows(old: Picture, new: Picture) -> list[QueueRow]:
+    a, b = _sides(old), _sides(new)
+    keys = list(a) + [k for k in b if k not in a]
+    rows = [QueueRow(q, r, a.get((q, r)), b.get((q, r))) for q, r in keys if a.get((q, r)) != b.get((q, r))]
+    rank = {r: i for i, r in enumerate(quotas.RESOURCE_ORDER)}   # the order ClusterQueues list them
+    return sorted(rows, key=lambda row: (row.queue.startswith("cohort"), row.queue,
+                                         rank.get(row.resource, len(rank)), row.resource))
+
+
+def never_rows(old: Picture, new: Picture) -> list[NeverRow]:
+    out = []
+    for key in sorted(set(old.workloads) | set(new.workloads), key=sort_key):
+        before = never_admitted(old, old.workloads[key]) if key in old.workloads else None
+        now = never_admitted(new, new.workloads[key]) if key in new.workloads else None
+        if now != before and (now or key in new.workloads):
+            out.append(NeverRow(key, now, before))
+    return out
+
+
+def _accelerator_lines(old: Unit, new: Unit) -> list[WorkloadLine]:
+    lines: list[WorkloadLine] = []
+    hpa_a, hpa_b = hpa_ranges(old), hpa_ranges(new)
+    workloads = sorted({k for u in (old, new) for k, loc in u.items() if demand.is_workload(loc.obj)}, key=sort_key)
+    for resource in ACCELERATOR_RESOURCES:
+        totals = [[0, 0], [0, 0]]
+        changed = False
+        for key in workloads:
+            a = accelerator_summary(old[key].obj, hpa_a, resource) if key in old else None
+            b = accelerator_summary(new[key].obj, hpa_b, resource) if key in new else None
+            for side, s in ((0, a), (1, b)):
+                if s:
+                    totals[side][0] += s[1]
+                    totals[side][1] += s[2]
+            if (a and a[0]) == (b and b[0]):
+                continue
+            changed = True
+            lines.append(WorkloadLine("accelerators", label(key), resource,
+                                      a[0] if a else ("(new)" if key not in old else "none"),
+                                      b[0] if b else ("(removed)" if key not in new else "none")))
+        if changed and totals[0] != totals[1]:
+            lines.append(WorkloadLine("accelerators", "total", resource, span(*totals[0]), span(*totals[1])))
+    return lines
+
+
+def _priorities(obj: dict) -> dict[str, str]:
+    d = demand.of(obj)
+    out = {}
+    if d.priority_class_name:
+        out["priorityClassName"] = d.priority_class_name
+    if d.workload_priority_class:
+        out[kueue.PRIORITY_LABEL] = d.workload_priority_class
+    return out
+
+
+def _priority_lines(old: Unit, new: Unit) -> list[WorkloadLine]:
+    lines = []
+    workloads = sorted({k for u in (old, new) for k, loc in u.items() if demand.is_workload(loc.obj)}, key=sort_key)
+    for key in workloads:
+        a = _priorities(old[key].obj) if key in old else None
+        b = _priorities(new[key].obj) if key in new else None
+        for item in sorted(set(a or {}) | set(b or {})):
+            va = (a or {}).get(item, "(new)" if a is None else "(unset)")
+            vb = (b or {}).get(item, "(removed)" if b is None else "(unset)")
+            if va != vb:
+                lines.append(WorkloadLine("priority", label(key), item, va, vb))
+    # Values of classes on both sides (new and removed classes are listed as objects).
+    for key in sorted({k for k in set(old) & set(new) if k[1] in ("PriorityClass", "WorkloadPriorityClass")},
+                      key=sort_key):
+        va, vb = str(old[key].obj.get("value")), str(new[key].obj.get("value"))
+        if va != vb:
+            lines.append(WorkloadLine("priority", label(key), "value", va, vb))
+    return lines
+
+
+def unit_impact(old: Unit, new: Unit) -> UnitImpact:
+    a, b = picture(old), picture(new)
+    return UnitImpact(queue_rows(a, b), never_rows(a, b), _accelerator_lines(old, new) + _priority_lines(old, new))
+
+
+def impacts(old_units: dict[str, Unit], new_units: dict[str, Unit]) -> dict[str, UnitImpact]:
+    """Per overlay (a profile's cluster), what the change does to capacity; overlays with nothing to say left out."""
+    out = {}
+    for u in sorted(set(old_units) | set(new_units)):
+        if is_overlay(u):
+            impact = unit_impact(old_units.get(u, {}), new_units.get(u, {}))
+            if impact:
+                out[u] = impact
+    return out

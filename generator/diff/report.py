@@ -1,0 +1,160 @@
+"""The whole review of a change: stale output, capacity per overlay, immutable
+changes with their rollout, and the object changes, assembled from the parts."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import crds, versions, yamlio
+from .compare import Entry, ObjectChanges, compare_units
+from .immutable import Immutable, core_violations
+from .impact import UnitImpact, impacts
+from .objects import Key, Unit, is_overlay, sort_key, units
+from .rollout import Rollout, rollout
+from .stale import Staleness
+from .transitions import default_releases, transition_violations
+
+
+@dataclass(frozen=True)
+class ImmutableChange:
+    key: Key
+    sections: tuple[str, ...]         # where the object changed (base, overlays/<profile>, ...)
+    fields: tuple[Immutable, ...]
+    rollout: Rollout
+
+
+@dataclass
+class Report:
+    base_commit: str
+    base_label: str
+    objects: ObjectChanges
+    capacity: dict[str, UnitImpact]
+    immutable: list[ImmutableChange]
+    stale: Staleness | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def never(self) -> int:
+        """Workloads that can now never be admitted (one count per overlay they are in)."""
+        return sum(1 for impact in self.capacity.values() for n in impact.never if n.now)
+
+
+# ---------------------------------------------------------------- releases and Argo CD
+
+_RELEASE = re.compile(r"/releases/download/(v[^/]+)/")
+
+
+def releases(tree: dict[str, str], profile: str) -> dict[str, str]:
+    """The Kueue/JobSet/LWS releases a profile's controller installs pin (their kustomization URLs)."""
+    out = default_releases()
+    for project in out:
+        text = tree.get(f"controllers/{profile}/{project}/kustomization.yaml")
+        docs = yamlio.load_all(text) if text else []
+        for url in (docs[0].get("resources") or []) if docs and isinstance(docs[0], dict) else []:
+            m = _RELEASE.search(str(url))
+            if m and m.group(1) in versions.known(project):
+                out[project] = m.group(1)
+    return out
+
+
+def application_options(new_units: dict[str, Unit]) -> dict[str, list[set[str]]] | None:
+    """Source path -> sync options of each Application syncing it; None when nothing is synced by Argo CD."""
+    out: dict[str, list[set[str]]] = {}
+    for unit in new_units.values():
+        for key, loc in unit.items():
+            if key[0] == "argoproj.io" and key[1] == "Application":
+                spec = loc.obj.get("spec") or {}
+                path = (spec.get("source") or {}).get("path")
+                opts = {str(o) for o in (spec.get("syncPolicy") or {}).get("syncOptions") or []}
+                out.setdefault(str(path), []).append(opts)
+    return out or None
+
+
+# ---------------------------------------------------------------- immutable changes
+
+@dataclass
+class _Context:
+    new_tree: dict[str, str]
+    new_units: dict[str, Unit]
+    crd_root: Path
+    apps: dict[str, list[set[str]]] | None
+    notes: list[str]
+    crd_failed: bool = False
+
+
+def _profile(section: str, new_units: dict[str, Unit], key: Key) -> str | None:
+    if is_overlay(section):
+        return section.split("/", 1)[1]
+    # A base object: any overlay that applies it decides the releases.
+    return next((u.split("/", 1)[1] for u in sorted(new_units) if is_overlay(u) and key in new_units[u]), None)
+
+
+_PROJECTS = {"kueue.x-k8s.io": "kueue", "jobset.x-k8s.io": "jobset", "leaderworkerset.x-k8s.io": "lws"}
+
+
+def _field_violations(section: str, e: Entry, ctx: _Context) -> list[Immutable]:
+    assert e.old is not None and e.new is not None
+    found = core_violations(e.key, e.old.obj, e.new.obj)
+    if e.key[0] in ("", "apps", "batch", "scheduling.k8s.io", "rbac.authorization.k8s.io") or ctx.crd_failed:
+        return found
+    profile = _profile(section, ctx.new_units, e.key)
+    pins = releases(ctx.new_tree, profile) if profile else None
+    try:
+        hits = transition_violations(e.old.obj, e.new.obj, ctx.crd_root, pins)
+    except crds.CrdFileError as err:
+        ctx.crd_failed = True
+        ctx.notes.append(f"CRD transition rules were not checked: {err}")
+        return found
+    project = _PROJECTS.get(e.key[0])
+    crd = f"{project} {pins[project]} " if project and pins else ""
+    return found + [Immutable(e.key, v.path, v.old, v.new, v.message or "guarded by a transition rule",
+                              f"{crd}{e.key[1]} CRD, x-kubernetes-validations rule `{v.rule}`", certain=v.certain)
+                    for v in hits]
+
+
+def _applied_by(key: Key, section: str, apps: dict[str, list[set[str]]] | None,
+                new_units: dict[str, Unit]) -> list[set[str]] | None:
+    if apps is None:
+        return None
+    dirs = [section] if section != "base" else [u for u in sorted(new_units) if is_overlay(u) and key in new_units[u]]
+    return [o for d in dirs for o in apps.get(d, [])]
+
+
+def _merged(key: Key, new_units: dict[str, Unit]) -> Unit:
+    """Every unit that applies `key`, together (a base object reaches each overlay)."""
+    out: Unit = {}
+    for u in new_units.values():
+        if key in u:
+            out.update(u)
+    return out
+
+
+def immutable_changes(objects: ObjectChanges, ctx: _Context) -> list[ImmutableChange]:
+    found: dict[tuple, list] = {}
+    for section, e in objects.entries():
+        if e.old is None or e.new is None or e.status == "renamed":
+            continue
+        fields = tuple(_field_violations(section, e, ctx))
+        if not fields:
+            continue
+        unit = ctx.new_units.get(section) or _merged(e.key, ctx.new_units)
+        r = rollout(e.key, e.new, unit, _applied_by(e.key, section, ctx.apps, ctx.new_units))
+        ident = (e.key, tuple((f.path, repr(f.old), repr(f.new)) for f in fields))
+        if ident in found:
+            found[ident][1].append(section)
+        else:
+            found[ident] = [fields, [section], r]
+    out = [ImmutableChange(ident[0], tuple(v[1]), v[0], v[2]) for ident, v in found.items()]
+    return sorted(out, key=lambda ic: (sort_key(ic.key), ic.sections))
+
+
+def compare(old_tree: dict[str, str], new_tree: dict[str, str], base_commit: str = "", base_label: str = "",
+            crd_root: Path | None = None) -> Report:
+    old_units, new_units = units(old_tree), units(new_tree)
+    objects = compare_units(old_units, new_units)
+    notes: list[str] = []
+    ctx = _Context(new_tree, new_units, Path(crd_root or crds.default_root()),
+                   application_options(new_units), notes)
+    return Report(base_commit, base_label, objects, impacts(old_units, new_units),
+                  immutable_changes(objects, ctx), notes=notes)

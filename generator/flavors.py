@@ -1,0 +1,88 @@
+"""The capacity sources of a profile as Kueue sees them: one ResourceFlavor
+per node pool, Autopilot budget or TPU7x reservation, with the node labels GKE
+puts on its nodes (from the device catalog) and the quota it holds. Read by
+the queue builders and by the spec checks (team shares, what fits), so no
+cdk8s here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from . import capacity, catalog, tpu
+from .catalog import labels as L
+
+if TYPE_CHECKING:   # the spec checks import this module
+    from .spec.model import NodePool, Platform, Profile
+
+# Named as in the TPU dynamic-slicing codelab, so its kubectl commands work unchanged.
+TOPOLOGY_NAME = "slice-topology"
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """A capacity source as Kueue sees it: a ResourceFlavor and the quota it holds."""
+    name: str
+    node_labels: dict[str, str]
+    quota: dict[str, Decimal]
+    tolerations: tuple[dict, ...] = ()
+    flex_start: bool = False
+    topology: str | None = None
+    pool: NodePool | None = field(default=None, compare=False)
+
+
+def flavor_name(spec: Platform, profile: Profile, pool: NodePool | None) -> str:
+    if pool is not None and pool.name:
+        return pool.name
+    name = spec.queue_for(profile.name).resource_flavor
+    assert name is not None, "checked by the spec checks"
+    return name
+
+
+def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) -> tuple[dict[str, str], tuple]:
+    """What tells this pool's nodes apart: the accelerator (and TPU topology), the machine
+    type, and how the nodes are provisioned."""
+    labels = dict(m.device.node_labels())
+    tolerations: tuple[dict, ...] = ()
+    if isinstance(m.device, catalog.TpuGeneration):
+        labels[L.TPU_TOPOLOGY_LABEL] = str(pool.topology)
+        # TAS and Kueue cannot see tolerations GKE adds to pods: put the TPU one on the flavor.
+        tolerations = (L.TPU_TAINT.toleration(),)
+    labels[L.MACHINE_TYPE_LABEL] = m.name
+    if pool.capacity == "flex-start":
+        labels[L.FLEX_START_LABEL] = L.FLEX_START_VALUE
+    elif pool.capacity == "spot":
+        labels[L.SPOT_LABEL] = L.SPOT_VALUE
+    elif any(p.capacity == "spot" and p.machine_type == pool.machine_type for p in pools):
+        # On-demand nodes carry no spot label; beside a spot pool of the same machine,
+        # select GKE's provisioning label so on-demand pods stay off the spot nodes.
+        labels[L.PROVISIONING_LABEL] = L.PROVISIONING_STANDARD
+    return labels, tolerations
+
+
+def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
+    """The profile's capacity sources, in the order Kueue should try them."""
+    if profile.tpu is not None:
+        return [_reservation_flavor(spec, profile)]
+    if profile.autopilot:
+        accel = catalog.accelerator(str(profile.accelerator))
+        return [Flavor(flavor_name(spec, profile, None), accel.node_labels(), capacity.budget_quota(profile))]
+    out = []
+    for pool, quota in capacity.capacity_sources(profile):
+        m = catalog.machine(pool.machine_type)
+        node_labels, tolerations = _pool_labels(pool, m, profile.pools)
+        out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
+                          flex_start=pool.capacity == "flex-start", pool=pool))
+    return out
+
+
+def _reservation_flavor(spec: Platform, profile: Profile) -> Flavor:
+    assert profile.tpu is not None
+    gen = catalog.tpu_generation(str(profile.accelerator))
+    r = profile.tpu.reservation
+    res = tpu.reservation(gen, r.cubes, r.cpu_per_vm, r.memory_per_vm)
+    quota = {"google.com/tpu": Decimal(res.chips), "cpu": res.cpu_per_vm * res.vms, "memory": res.memory_per_vm * res.vms}
+    # The toleration sits on the flavor too: TAS cannot see tolerations the cloud
+    # injects into pods, and would place no pod on the tainted TPU nodes.
+    return Flavor(flavor_name(spec, profile, None), gen.node_labels(), quota, (L.TPU_TAINT.toleration(),),
+                  topology=TOPOLOGY_NAME)

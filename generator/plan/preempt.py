@@ -1,0 +1,442 @@
+"""Which admitted Workloads Kueue evicts to make room (Kueue v0.17.4
+pkg/scheduler/preemption: preemption.go, classical/, fairsharing/, common/).
+
+Classical preemption. Candidates use a (flavor, resource) the preemptor needs
+preempted there, and are:
+- in the preemptor's ClusterQueue, allowed by withinClusterQueue (LowerPriority,
+  LowerOrNewerEqualPriority, Any);
+- in other ClusterQueues of the cohort tree that borrow, allowed by
+  reclaimWithinCohort. When the preemptor's own subtree has the quota it needs
+  (a hierarchical advantage) it reclaims regardless of priority; otherwise
+  borrowWithinCohort (with maxPriorityThreshold) decides whether the preemptor
+  may keep borrowing while it preempts lower-priority borrowers.
+They are ordered: other queues first, lowest priority, most recently admitted.
+They are removed one by one, each only while its queue (and the queues up to
+the common cohort) still borrows, until the preemptor fits; then those not
+needed are added back in reverse order. If even all of them are not enough,
+nobody is preempted.
+
+Fair sharing (when the manager configuration turns it on): the queues whose
+dominant resource share is highest lose workloads first, as long as the
+preemptor's share after admission stays at most the target's share after the
+eviction (rule S2-a), else below the target's share before it (S2-b)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from . import quota
+from .quota import FR, ZERO, Node
+
+WITHIN_CQ = "InClusterQueue"
+RECLAIM = "InCohortReclamation"
+RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+FAIR_SHARING = "InCohortFairSharing"
+REASONS = {WITHIN_CQ: "prioritization in the ClusterQueue", RECLAIM: "reclamation within the cohort",
+           RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+           FAIR_SHARING: "fair sharing within the cohort"}
+
+
+@dataclass(eq=False)
+class Info:
+    """An admitted Workload as the scheduler's snapshot holds it."""
+    key: str
+    cq: str
+    priority: int
+    created: int                          # queue order timestamp
+    admitted_at: int                      # quota reservation time
+    usage: dict[FR, Decimal]
+    frs: frozenset                        # (flavor, resource) of its assignment
+    evicted: bool = False
+
+
+@dataclass
+class Target:
+    info: Info
+    reason: str
+
+
+@dataclass
+class Preemptor:
+    key: str
+    cq: str
+    priority: int
+    created: int
+    usage: dict[FR, Decimal]
+    frs_need: set[FR]
+    shapes: dict = field(default_factory=dict)      # TPU flavor -> slices
+
+
+class Snapshot:
+    """Quota tree plus admitted Workloads per ClusterQueue; removals are simulated
+    and undone the way Kueue's snapshot does."""
+
+    def __init__(self, tree: quota.Tree, workloads: dict[str, dict[str, Info]], policies: dict,
+                 tas_fits=None):
+        self.tree = tree
+        self.workloads = workloads          # cq -> key -> Info
+        self.policies = policies            # cq -> model.Preemption
+        self.tas_fits = tas_fits            # (shapes by flavor, removed keys) -> bool
+        self.removed: set[str] = set()
+
+    def node(self, cq: str) -> Node:
+        return self.tree.cqs[cq]
+
+    def remove(self, info: Info) -> None:
+        quota.remove(self.node(info.cq), info.usage)
+        self.workloads[info.cq].pop(info.key, None)
+        self.removed.add(info.key)
+
+    def add(self, info: Info) -> None:
+        quota.add(self.node(info.cq), info.usage)
+        self.workloads.setdefault(info.cq, {})[info.key] = info
+        self.removed.discard(info.key)
+
+
+def satisfies(policy: str, p_prio: int, p_created: int, c: Info) -> bool:
+    if policy == "LowerPriority":
+        return p_prio > c.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return p_prio > c.priority or (p_prio == c.priority and p_created < c.created)
+    return policy == "Any"
+
+
+def order_key(c: Info, preemptor_cq: str):
+    """CandidatesOrdering: evicted first, other queues first, lowest priority, newest admission."""
+    return (not c.evicted, c.cq == preemptor_cq, c.priority, -c.admitted_at, c.key)
+
+
+def _fits(snap: Snapshot, p: Preemptor, allow_borrowing: bool) -> bool:
+    node = snap.node(p.cq)
+    for fr, v in p.usage.items():
+        if not allow_borrowing and quota.borrowing_with(node, fr, v):
+            return False
+        if v > quota.available(node, fr):
+            return False
+    if p.shapes and snap.tas_fits is not None:
+        return snap.tas_fits(p.shapes, snap.removed)
+    return True
+
+
+def _fill_back(snap: Snapshot, p: Preemptor, targets: list[Target], allow_borrowing: bool, fits=None) -> list[Target]:
+    fits = fits or (lambda: _fits(snap, p, allow_borrowing))
+    for i in range(len(targets) - 2, -1, -1):
+        snap.add(targets[i].info)
+        if fits():
+            targets[i] = targets[-1]
+            targets.pop()
+        else:
+            snap.remove(targets[i].info)
+    return targets
+
+
+def _restore(snap: Snapshot, targets: list[Target]) -> None:
+    for t in targets:
+        snap.add(t.info)
+
+
+# ---------------------------------------------------------------- classical
+@dataclass
+class _Cand:
+    info: Info
+    lca: Node | None
+    variant: str                          # WithinCQ | Hierarchical | ReclaimWithout | ReclaimWhile
+
+
+def _uses(info: Info, frs) -> bool:
+    return any(fr in frs for fr in info.frs)
+
+
+def _classify(snap: Snapshot, p: Preemptor, c: Info, advantage: bool) -> str | None:
+    if not _uses(c, p.frs_need):
+        return None
+    pol = snap.policies[p.cq]
+    policy = pol.within if c.cq == p.cq else pol.reclaim
+    if not satisfies(policy, p.priority, p.created, c):
+        return None
+    if c.cq == p.cq:
+        return "WithinCQ"
+    if advantage:
+        return "Hierarchical"
+    if pol.borrow == "Never":
+        return "ReclaimWithout"
+    if c.priority >= p.priority or (pol.threshold is not None and c.priority > pol.threshold):
+        return "ReclaimWithout"
+    return "ReclaimWhile"
+
+
+def _from_cq(snap: Snapshot, p: Preemptor, cq: Node, lca: Node | None, advantage: bool) -> list[_Cand]:
+    out = []
+    for info in list(snap.workloads.get(cq.name, {}).values()):
+        v = _classify(snap, p, info, advantage)
+        if v:
+            out.append(_Cand(info, lca, v))
+    return out
+
+
+def _collect(snap: Snapshot, p: Preemptor, current: Node, root: Node, skip: Node | None, advantage: bool,
+             out: list[_Cand]) -> None:
+    for child in current.child_cohorts:
+        if child is skip or quota.within_nominal(child, p.frs_need):
+            continue
+        _collect(snap, p, child, root, skip, advantage, out)
+    for child in current.child_cqs:
+        if child.name == p.cq:
+            continue
+        if not quota.within_nominal(child, p.frs_need):
+            out += _from_cq(snap, p, child, root, advantage)
+
+
+def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
+    node = snap.node(p.cq)
+    pol = snap.policies[p.cq]
+    same = _from_cq(snap, p, node, None, False) if pol.within != "Never" else []
+    hier: list[_Cand] = []
+    prio: list[_Cand] = []
+    if node.parent is not None and pol.reclaim != "Never":
+        advantage, remaining = quota.quantities_fit_in_quota(node, p.usage)
+        previous = None
+        for ancestor in node.ancestors():
+            _collect(snap, p, ancestor, ancestor, previous, advantage, hier if advantage else prio)
+            fits, remaining = quota.quantities_fit_in_quota(ancestor, remaining)
+            advantage = advantage or fits
+            previous = ancestor
+    for lst in (same, prio, hier):
+        lst.sort(key=lambda c: order_key(c.info, p.cq))
+    cands = [c for c in hier if c.info.evicted] + [c for c in prio if c.info.evicted] + \
+        [c for c in same if c.info.evicted] + [c for c in hier if not c.info.evicted] + \
+        [c for c in prio if not c.info.evicted] + [c for c in same if not c.info.evicted]
+    forbidden = pol.borrow == "Never"
+    under_nominal = all(node.usage.get(fr, ZERO) < node.nominal(fr) for fr in p.frs_need)
+    if (not hier and not prio) or (forbidden and not under_nominal):
+        attempts = [True]
+    elif forbidden and not hier:
+        attempts = [False, True]
+    else:
+        attempts = [True, False]
+    for borrow in attempts:
+        targets: list[Target] = []
+        for c in cands:
+            if not _valid(snap, p, c, borrow):
+                continue
+            snap.remove(c.info)
+            targets.append(Target(c.info, _reason(c.variant)))
+            if _fits(snap, p, borrow):
+                targets = _fill_back(snap, p, targets, borrow)
+                _restore(snap, targets)
+                return targets
+        _restore(snap, targets)
+    return []
+
+
+def _reason(variant: str) -> str:
+    return {"WithinCQ": WITHIN_CQ, "Hierarchical": RECLAIM, "ReclaimWithout": RECLAIM,
+            "ReclaimWhile": RECLAIM_WHILE_BORROWING}[variant]
+
+
+def _valid(snap: Snapshot, p: Preemptor, c: _Cand, borrow: bool) -> bool:
+    if c.info.cq == p.cq:
+        return True
+    if borrow and c.variant == "ReclaimWithout":
+        return False
+    cq = snap.node(c.info.cq)
+    if quota.within_nominal(cq, p.frs_need):
+        return False
+    for node in cq.ancestors():
+        if node is c.lca:
+            break
+        if quota.within_nominal(node, p.frs_need):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- fair sharing
+def _is_borrowing(node: Node, frs) -> bool:
+    return node.parent is not None and any(quota.is_borrowing(node, fr) for fr in frs)
+
+
+def fair(snap: Snapshot, p: Preemptor, strategies: tuple[str, ...], within_nominal_rule: bool) -> list[Target]:
+    node = snap.node(p.cq)
+    pol = snap.policies[p.cq]
+    cands: list[Info] = []
+    if pol.within != "Never":
+        cands += [i for i in snap.workloads.get(p.cq, {}).values()
+                  if satisfies(pol.within, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    if node.parent is not None and pol.reclaim != "Never":
+        for other in node.root().subtree_cqs():
+            if other is node or not _is_borrowing(other, p.frs_need):
+                continue
+            cands += [i for i in snap.workloads.get(other.name, {}).values()
+                      if satisfies(pol.reclaim, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    if not cands:
+        return []
+    cands.sort(key=lambda c: order_key(c, p.cq))
+    quota.add(node, p.usage)                # shares include the incoming workload
+
+    def fits() -> bool:
+        quota.remove(node, p.usage)
+        ok = _fits(snap, p, True)
+        quota.add(node, p.usage)
+        return ok
+
+    ok, targets, retry = _first_strategy(snap, p, cands, strategies[0], within_nominal_rule, fits)
+    if not ok and len(strategies) > 1:
+        ok, targets = _second_strategy(snap, p, retry, targets, fits)
+    quota.remove(node, p.usage)
+    if not ok:
+        _restore(snap, targets)
+        return []
+    targets = _fill_back(snap, p, targets, True)
+    _restore(snap, targets)
+    return targets
+
+
+def _strategy(name: str, preemptor_new: quota.DRS, target_old: quota.DRS, target_new: quota.DRS | None) -> bool:
+    if name == "LessThanInitialShare":
+        return quota.compare_drs(preemptor_new, target_old) < 0
+    return target_new is not None and quota.compare_drs(preemptor_new, target_new) <= 0
+
+
+class _Ordering:
+    """TargetClusterQueueOrdering: from the root, the child with the highest share
+    that still has candidates, down to a ClusterQueue."""
+
+    def __init__(self, snap: Snapshot, p: Preemptor, cands: list[Info]):
+        self.snap = snap
+        self.p = p
+        self.preemptor = snap.node(p.cq)
+        self.path = set(self.preemptor.ancestors())
+        self.targets: dict[str, list[Info]] = {}
+        for c in cands:
+            self.targets.setdefault(c.cq, []).append(c)
+        self.pruned_cqs: set[str] = set()
+        self.pruned_cohorts: set[str] = set()
+
+    def has(self, cq: Node) -> bool:
+        return bool(self.targets.get(cq.name))
+
+    def pop(self, cq: Node) -> Info:
+        return self.targets[cq.name].pop(0)
+
+    def drop(self, cq: Node) -> None:
+        self.pruned_cqs.add(cq.name)
+
+    def __iter__(self):
+        if self.preemptor.parent is None:
+            while self.has(self.preemptor):
+                yield self.preemptor
+            return
+        root = self.preemptor.root()
+        guard = 0
+        while root.name not in self.pruned_cohorts and guard < 100_000:
+            guard += 1
+            t = self._next(root)
+            if t is not None:
+                yield t
+
+    def _next(self, cohort: Node) -> Node | None:
+        best_cq, best_cq_drs = None, quota.NEGATIVE_DRS
+        for cq in cohort.child_cqs:
+            if cq.name in self.pruned_cqs:
+                continue
+            d = quota.drs(cq)
+            if (not d.borrowing and cq is not self.preemptor) or not self.has(cq):
+                self.pruned_cqs.add(cq.name)
+            elif best_cq is not None and quota.compare_drs(d, best_cq_drs) == 0:
+                if order_key(self.targets[cq.name][0], self.p.cq) < order_key(self.targets[best_cq.name][0], self.p.cq):
+                    best_cq = cq
+            elif quota.compare_drs(d, best_cq_drs) == 1:
+                best_cq, best_cq_drs = cq, d
+        best_co, best_co_drs = None, quota.NEGATIVE_DRS
+        for co in cohort.child_cohorts:
+            if co.name in self.pruned_cohorts:
+                continue
+            d = quota.drs(co)
+            if not d.borrowing and co not in self.path:
+                self.pruned_cohorts.add(co.name)
+            elif quota.compare_drs(d, best_co_drs) >= 0:
+                best_co, best_co_drs = co, d
+        if best_co is None and best_cq is None:
+            self.pruned_cohorts.add(cohort.name)
+            return None
+        if best_co is not None and quota.compare_drs(best_co_drs, best_cq_drs) >= 0:
+            return self._next(best_co)
+        return best_cq
+
+
+def _almost_lcas(preemptor: Node, target: Node) -> tuple[Node, Node]:
+    path = set(preemptor.ancestors())
+    lca = next(a for a in target.ancestors() if a in path)
+
+    def almost(n: Node) -> Node:
+        prev = n
+        for a in n.ancestors():
+            if a is lca:
+                return prev
+            prev = a
+        return prev
+    return almost(preemptor), almost(target)
+
+
+def _first_strategy(snap: Snapshot, p: Preemptor, cands: list[Info], strategy: str, within_nominal_rule: bool, fits):
+    ordering = _Ordering(snap, p, cands)
+    targets: list[Target] = []
+    retry: list[Info] = []
+    node = ordering.preemptor
+    within_nominal = within_nominal_rule and not any(quota.is_borrowing(node, fr) for fr in p.frs_need)
+    for cq in ordering:
+        if cq is node:
+            info = ordering.pop(cq)
+            snap.remove(info)
+            targets.append(Target(info, WITHIN_CQ))
+            if fits():
+                return True, targets, []
+            continue
+        if within_nominal:
+            info = ordering.pop(cq)
+            snap.remove(info)
+            targets.append(Target(info, RECLAIM))
+            if fits():
+                return True, targets, []
+            continue
+        a_pre, a_tgt = _almost_lcas(node, cq)
+        preemptor_new, target_old = quota.drs(a_pre), quota.drs(a_tgt)
+        while ordering.has(cq):
+            info = ordering.pop(cq)
+            quota.remove(cq, info.usage)
+            target_new = quota.drs(_almost_lcas(node, cq)[1])
+            quota.add(cq, info.usage)
+            if _strategy(strategy, preemptor_new, target_old, target_new):
+                snap.remove(info)
+                targets.append(Target(info, FAIR_SHARING))
+                if fits():
+                    return True, targets, []
+                break
+            retry.append(info)
+    return False, targets, retry
+
+
+def _second_strategy(snap: Snapshot, p: Preemptor, retry: list[Info], targets: list[Target], fits):
+    ordering = _Ordering(snap, p, retry)
+    node = ordering.preemptor
+    for cq in ordering:
+        if cq is node:
+            ordering.pop(cq)
+            continue
+        a_pre, a_tgt = _almost_lcas(node, cq)
+        passed = _strategy("LessThanInitialShare", quota.drs(a_pre), quota.drs(a_tgt), None)
+        info = ordering.pop(cq)
+        if passed:
+            snap.remove(info)
+            targets.append(Target(info, FAIR_SHARING))
+            if fits():
+                return True, targets
+        ordering.drop(cq)
+    return False, targets
+
+
+def targets(snap: Snapshot, p: Preemptor, fair_sharing: bool, strategies: tuple[str, ...],
+            within_nominal_rule: bool) -> list[Target]:
+    if fair_sharing:
+        return fair(snap, p, strategies, within_nominal_rule)
+    return classical(snap, p)

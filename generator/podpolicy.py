@@ -1,0 +1,140 @@
+"""What every generated pod gets, applied once to the emitted objects of an
+overlay (the pod templates are found by the demand module, so every kind is
+covered the same way):
+
+- hardening: seccomp RuntimeDefault for the pod; no privilege escalation and
+  all capabilities dropped for every container; the project's own images run
+  as their non-root user with a read-only root filesystem and an emptyDir for
+  each path they write; upstream images as the spec's `security` says;
+- the workload's `pod:` additions on its queued objects: environment and
+  mounts on the main containers, labels, annotations, node selectors,
+  tolerations and volumes on the pod."""
+from __future__ import annotations
+
+from typing import Any
+
+from . import demand
+from .errors import Problem, SpecError
+from .spec import Platform
+from .spec.context import CheckContext
+from .spec.kinds import Workload
+
+SECCOMP = {"type": "RuntimeDefault"}
+
+
+def _at(obj: dict, path: tuple) -> dict:
+    node: Any = obj
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _volume_name(path: str) -> str:
+    return "writable" + path.replace("/", "-").replace(".", "-").replace("_", "-").lower()
+
+
+def harden(template: dict, w: Workload | None) -> None:
+    """Make one pod template run hardened (see the module docstring)."""
+    spec = template.setdefault("spec", {})
+    pod_sc = spec.setdefault("securityContext", {})
+    pod_sc.setdefault("seccompProfile", dict(SECCOMP))
+    contract = w.image_contract if w is not None else None
+    security = w.security if w is not None else None
+    uid = security.run_as_user if security and security.run_as_user else (contract.uid if contract else None)
+    if uid is not None and not (security and security.run_as_root):
+        pod_sc.update(runAsUser=uid, runAsGroup=uid, fsGroup=uid, runAsNonRoot=True)
+    read_only = security.read_only_root_filesystem if security and security.read_only_root_filesystem is not None \
+        else contract is not None
+    writable = contract.writable if (contract and read_only) else ()
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            sc = c.setdefault("securityContext", {})
+            sc.setdefault("allowPrivilegeEscalation", False)
+            sc.setdefault("capabilities", {"drop": ["ALL"]})
+            if read_only and key == "containers":
+                sc["readOnlyRootFilesystem"] = True
+                mounted = {m["mountPath"] for m in c.get("volumeMounts") or []}
+                c.setdefault("volumeMounts", []).extend(
+                    {"name": _volume_name(p), "mountPath": p} for p in writable if p not in mounted)
+    volumes = spec.setdefault("volumes", []) if writable else spec.get("volumes")
+    have = {v["name"] for v in volumes or []}
+    for p in writable:
+        if _volume_name(p) not in have:
+            volumes.append({"name": _volume_name(p), "emptyDir": {}})
+    if not spec.get("volumes"):
+        spec.pop("volumes", None)
+
+
+def extend(template: dict, w: Workload, where: str) -> list[Problem]:
+    """Add the workload's `pod:` entries to one pod template; what would hide a generated
+    entry is a problem instead."""
+    extras = w.pod
+    meta = template.setdefault("metadata", {})
+    spec = template.setdefault("spec", {})
+    out: list[Problem] = []
+    for field, items in (("labels", extras.labels), ("annotations", extras.annotations)):
+        have = meta.setdefault(field, {}) if items else meta.get(field, {})
+        for k, v in items.items():
+            if k in have and have[k] != v:
+                out.append(Problem(f"{where}.pod.{field}.{k}", f"the generator sets {k} on these pods itself"))
+            have[k] = v
+    if extras.node_selector:
+        selector = spec.setdefault("nodeSelector", {})
+        for k, v in extras.node_selector.items():
+            if k in selector and selector[k] != v:
+                out.append(Problem(f"{where}.pod.nodeSelector.{k}", f"the generator selects {k}={selector[k]}"))
+            selector[k] = v
+    spec.setdefault("tolerations", []).extend(t.body() for t in extras.tolerations)
+    spec.setdefault("volumes", []).extend(v.body() for v in extras.volumes)
+    for c in spec.get("containers") or []:
+        env = c.setdefault("env", [])
+        names = {e["name"] for e in env}
+        for k, v in extras.env.items():
+            if k in names:
+                out.append(Problem(f"{where}.pod.env.{k}", f"the generator sets {k} in container {c['name']!r}"))
+            env.append({"name": k, "value": v})
+        c.setdefault("volumeMounts", []).extend(m.body() for m in extras.volume_mounts)
+        for key in ("env", "volumeMounts"):
+            if not c[key]:
+                del c[key]
+    for key in ("tolerations", "volumes"):
+        if not spec[key]:
+            del spec[key]
+    for key in ("labels", "annotations"):
+        if key in meta and not meta[key]:
+            del meta[key]
+    return out
+
+
+def _sorted(value: Any) -> Any:
+    """Keys in order, as cdk8s writes the typed pod templates this module edits."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
+    """Harden every pod template in `objs` and add each workload's extras to its queued
+    objects (in place). A clash with what the generator sets is a SpecError."""
+    owner: dict[tuple[str, str, str], tuple[int, Workload]] = {}
+    for w in platform.workloads_for(ctx.profile.name):
+        i = platform.index_of(w)
+        for o in w.demand_objects(ctx):
+            owner[(o["kind"], w.namespace, o["metadata"]["name"])] = (i, w)
+    problems: list[Problem] = []
+    for obj in objs:
+        meta = obj.get("metadata", {})
+        found = owner.get((obj.get("kind"), meta.get("namespace"), meta.get("name")))
+        for ps in demand.podsets(obj):
+            template = _at(obj, ps.path) if ps.path else obj
+            if found:
+                i, w = found
+                problems += extend(template, w, f"workloads[{i}]")
+                harden(template, w)
+            else:
+                harden(template, None)
+            template.update(_sorted(dict(template)))
+    if problems:
+        raise SpecError(platform.source, problems)

@@ -1,0 +1,52 @@
+"""The platform spec: read once (one YAML reader, generator/yamlio.py), parsed
+into the typed model (spec/model.py, defaults applied there), then checked
+(spec/checks.py, each workload kind's own checks beside its fields). Any
+problem is a SpecError with one line per problem; nothing here imports cdk8s."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .. import userinput
+from ..errors import Problem, SpecError
+from . import checks, problems
+from .model import NodePool, Platform, Profile, Queue
+
+Spec = Platform   # the name the builders and tests use
+
+
+def load(path: str | Path) -> Platform:
+    return from_dict(userinput.load_mapping(path, "spec"), str(path))
+
+
+def from_dict(raw: dict, source: str = "<spec>") -> Platform:
+    try:
+        platform = Platform.model_validate(raw)
+    except ValidationError as e:
+        found = problems.translate(e, Platform)
+        raise SpecError(source, found + _cross_checks_despite(raw, e)) from None
+    platform._source = source
+    found = checks.check(platform)
+    if found:
+        raise SpecError(source, found)
+    return platform
+
+
+def _cross_checks_despite(raw: dict, error: ValidationError) -> list[Problem]:
+    """Cross-check problems that hold whatever the invalid values are: found with two
+    different valid stand-ins for them (see problems.salvage)."""
+    runs = []
+    for variant in (0, 1):
+        fixed = problems.salvage(raw, error, Platform, variant)
+        if fixed is None:
+            return []
+        try:
+            runs.append(set(checks.check(Platform.model_validate(fixed))))
+        except (ValidationError, KeyError, ValueError, TypeError, ArithmeticError):
+            return []
+    bad_paths = {p.path for p in problems.translate(error, Platform)}
+    return sorted(p for p in runs[0] & runs[1] if p.path not in bad_paths)
+
+
+__all__ = ["Platform", "Spec", "Profile", "NodePool", "Queue", "load", "from_dict", "SpecError"]

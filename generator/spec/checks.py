@@ -1,0 +1,552 @@
+"""Spec checks that need more than one field: references between sections
+(a workload's profile, queue, tier, image), what a profile must have for its
+platform and accelerator, what can never run (a pod no node holds, a workload
+no quota admits), and objects two workloads would both create. Every problem
+is collected, so the user sees them all at once.
+
+Each kind's own checks live with its fields (spec/kinds/); this module calls
+them per profile and puts the workload's path in front."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+
+from .. import capacity, catalog, credentials, demand, flavors, quantity, tpu, versions
+from ..errors import Problem, format_path
+from . import hardware
+from . import teams as teams_mod
+from .context import CheckContext
+from .kinds import Workload
+from .model import Platform, Profile
+
+
+# Argo CD Application names are label values (app.kubernetes.io/instance): 63 characters.
+MAX_APP_NAME = 63
+
+
+def _known(kind: str, value: str, choices) -> str:
+    return f"unknown {kind} {value!r} (known: {', '.join(sorted(choices)) or 'none'})"
+
+
+def check(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    for fn in CHECKS:
+        out += fn(p)
+    return out
+
+
+# ---------------------------------------------------------------- pins and tiers
+
+def pins(p: Platform) -> list[Problem]:
+    out = []
+    for project, pin in (("jobset", p.jobset), ("lws", p.lws)):
+        if pin.version not in versions.known(project):
+            out.append(Problem(f"{project}.version", f"{pin.version} is not a pinned {project} release "
+                                                     f"(known: {', '.join(versions.known(project))})"))
+    supported = versions.table()["kubernetes"]["supported"]
+    if p.kubernetes_version not in supported:
+        out.append(Problem("kubernetesVersion", f"{p.kubernetes_version} has no bundled schemas "
+                                                f"(supported: {', '.join(supported)})"))
+    known = versions.known("kueue")
+    if p.kueue.version not in known:
+        out.append(Problem("kueue.version", f"{p.kueue.version} is not a pinned Kueue release (known: {', '.join(known)})"))
+    for name, prof in p.profiles.items():
+        if prof.kueue_version and prof.kueue_version not in known:
+            out.append(Problem(f"profiles.{name}.kueueVersion",
+                               f"{prof.kueue_version} is not a pinned Kueue release (known: {', '.join(known)})"))
+    return out
+
+
+def tiers(p: Platform) -> list[Problem]:
+    out = []
+    defaults = [t for t, v in p.priority_tiers.items() if v.priority_class and v.priority_class.global_default]
+    if len(defaults) > 1:
+        out.append(Problem("priorityTiers", f"only one PriorityClass may be globalDefault, found {len(defaults)}: "
+                                            f"{', '.join(defaults)}"))
+    for kind in ("priority_class", "workload_priority_class"):
+        names = [getattr(t, kind).name for t in p.priority_tiers.values() if getattr(t, kind)]
+        for dup in sorted({n for n in names if names.count(n) > 1}):
+            label = "priorityClass" if kind == "priority_class" else "workloadPriorityClass"
+            out.append(Problem("priorityTiers", f"{label} name {dup!r} is used by more than one tier"))
+    return out
+
+
+def namespaces(p: Platform) -> list[Problem]:
+    names = [n.name for n in p.namespaces]
+    return [Problem(f"namespaces[{i}].name", f"namespace {n!r} is declared more than once")
+            for i, n in enumerate(names) if n in names[:i]]
+
+
+# ---------------------------------------------------------------- profiles
+
+def profiles(p: Platform) -> list[Problem]:
+    out = []
+    for name, prof in p.profiles.items():
+        out += [Problem(f"profiles.{name}{'.' + x.path if x.path else ''}", x.message) for x in _profile(prof)]
+    return out
+
+
+def _profile(prof: Profile) -> list[Problem]:
+    if prof.tpu is not None:
+        return _tpu_profile(prof)
+    out: list[Problem] = []
+    if prof.accelerator is not None and prof.accelerator not in catalog.ACCELERATORS:
+        out.append(Problem("accelerator", _known("accelerator", prof.accelerator, catalog.ACCELERATORS)))
+    if prof.platform == "standard":
+        out += _standard(prof)
+    else:
+        if prof.pools:
+            out.append(Problem("nodePool" if prof.node_pool else "nodePools",
+                               "Autopilot has no node pools; give the quota as `budget`"))
+        if prof.budget is None:
+            out.append(Problem("", "Autopilot profiles need `budget` (cpu, memory, nvidia.com/gpu, ephemeral-storage)"))
+        if prof.accelerator is None:
+            out.append(Problem("", "Autopilot profiles name the `accelerator` their budget buys"))
+        elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "autopilot", None) is False:
+            offered = sorted(d.accelerator for d in catalog.DEVICES.values() if d.autopilot)
+            out.append(Problem("accelerator", f"Autopilot does not offer {prof.accelerator} (it offers "
+                                              f"{', '.join(offered)})"))
+        if prof.quota_basis == "allocatable":
+            out.append(Problem("quotaBasis", "Autopilot quotas come from `budget`; `allocatable` applies to "
+                                             "Standard node pools"))
+    return out
+
+
+def _standard(prof: Profile) -> list[Problem]:
+    out: list[Problem] = []
+    if prof.budget is not None:
+        out.append(Problem("budget", "GKE Standard quotas come from node pools; `budget` is for Autopilot"))
+    if prof.node_pool and prof.node_pools:
+        out.append(Problem("nodePool", "give either nodePool (one pool) or nodePools, not both"))
+    if not prof.pools:
+        out.append(Problem("", "GKE Standard profiles need `nodePools` (machineType, nodes)"))
+    names = [pool.name for pool in prof.pools]
+    for i, pool in enumerate(prof.pools):
+        where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
+        m = hardware.machine(pool)
+        if m is None:
+            out.append(Problem(f"{where}.machineType", _known("machine type", pool.machine_type, catalog.MACHINE_TYPES)))
+        elif prof.accelerator is not None and m.accelerator is not None and m.accelerator != prof.accelerator:
+            out.append(Problem(f"{where}.machineType", f"{m.name} carries {m.accelerator}, the profile says "
+                                                       f"{prof.accelerator}"))
+        else:
+            out += [Problem(f"{where}.{x.path}", x.message) for x in _pool_topology(pool, m)]
+        if len(prof.pools) > 1 and pool.name is None:
+            out.append(Problem(f"{where}", "a profile with several node pools names each (`name`: also its "
+                                           "Kueue ResourceFlavor's name)"))
+        if pool.name is not None and pool.name in names[:i]:
+            out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
+    kinds = [(pool.machine_type, pool.capacity, pool.topology) for pool in prof.pools]
+    for i, k in enumerate(kinds):
+        if k in kinds[:i]:
+            out.append(Problem(f"nodePools[{i}]", f"looks the same to Kueue as nodePools[{kinds.index(k)}] (same "
+                                                  "machine type, capacity and topology): their nodes carry the same "
+                                                  "labels, so one flavor could not be told from the other; make them "
+                                                  "one pool with the nodes of both"))
+    return out
+
+
+def _pool_topology(pool, m: catalog.MachineType) -> list[Problem]:
+    """TPU pools are created with a topology their machine type supports, in whole slices."""
+    if not isinstance(m.device, catalog.TpuGeneration):
+        return [Problem("topology", f"{m.name} is not a TPU machine type; only TPU pools have a topology")] \
+            if pool.topology else []
+    gen = m.device
+    allowed = gen.machine(m.name).topologies
+    if pool.topology is None:
+        return [Problem("topology", f"a {gen.name} node pool is created with a topology; {m.name} takes "
+                                    f"{', '.join(s.text for s in allowed[:8])}")]
+    try:
+        shape = gen.shape(pool.topology)
+    except ValueError as e:
+        return [Problem("topology", str(e))]
+    if shape not in allowed:
+        return [Problem("topology", f"{pool.topology} is not a {m.name} node-pool topology (allowed: "
+                                    f"{', '.join(s.text for s in allowed[:8])}{', ...' if len(allowed) > 8 else ''})")]
+    vms = gen.machine(m.name).vms(shape)
+    if pool.nodes % vms:
+        return [Problem("nodes", f"a {pool.topology} slice of {m.name} is {vms} VMs; {pool.nodes} nodes are not "
+                                 f"whole slices (use a multiple of {vms})")]
+    return []
+
+
+def _tpu_profile(prof: Profile) -> list[Problem]:
+    out = []
+    gen = catalog.TPU_GENERATIONS.get(getattr(catalog.ACCELERATORS.get(prof.accelerator or ""), "key", ""))
+    if gen is None or gen.dynamic is None:
+        dynamic = [g.accelerator for g in catalog.TPU_GENERATIONS.values() if g.dynamic]
+        out.append(Problem("accelerator", f"a `tpu` reservation is sliced dynamically, which only "
+                                          f"{', '.join(dynamic)} offers; this profile has "
+                                          f"{prof.accelerator or 'no accelerator'} (static TPU slices are node "
+                                          "pools with a topology)"))
+    if prof.platform != "standard":
+        out.append(Problem("platform", "TPU slicing runs on GKE Standard only"))
+    for field, value in (("nodePool", prof.node_pool), ("nodePools", prof.node_pools), ("budget", prof.budget)):
+        if value:
+            out.append(Problem(field, "not used by TPU reservation profiles; size them with tpu.reservation"))
+    if prof._kueue is not None and not prof.kueue.is_v1beta2:
+        usable = [v for v in versions.known("kueue") if versions.kueue_release(v).is_v1beta2]
+        out.append(Problem("kueueVersion" if prof.kueue_version else "tpu",
+                           f"TPU profile {prof.name!r} needs a Kueue serving kueue.x-k8s.io/v1beta2 (the slice "
+                           f"controller's API), "
+                           f"{prof.kueue.version} does not; use {', '.join(usable)}"))
+    return out
+
+
+# ---------------------------------------------------------------- queues
+
+def queues(p: Platform) -> list[Problem]:
+    out = []
+    ns = {n.name for n in p.namespaces}
+    covered: dict[str, int] = {}
+    for i, q in enumerate(p.queues):
+        for j, prof in enumerate(q.profiles):
+            if prof not in p.profiles:
+                out.append(Problem(f"queues[{i}].profiles[{j}]", _known("profile", prof, p.profiles)))
+            covered[prof] = covered.get(prof, 0) + 1
+        for j, lq in enumerate(q.local_queues):
+            if lq.namespace not in ns:
+                out.append(Problem(f"queues[{i}].localQueues[{j}].namespace",
+                                   f"namespace {lq.namespace!r} is not declared in namespaces"))
+        names = [(lq.namespace, lq.name) for lq in q.local_queues]
+        for j, key in enumerate(names):
+            if key in names[:j]:
+                out.append(Problem(f"queues[{i}].localQueues[{j}]", f"LocalQueue {key[1]!r} in namespace "
+                                                                    f"{key[0]!r} is listed twice"))
+        if (q.cohort_parent or q.unassigned == "cohort") and q.cohort is None:
+            out.append(Problem(f"queues[{i}].cohort", "cohortParent and `unassigned: cohort` need a `cohort`"))
+        for prof in q.profiles:
+            profile = p.profiles.get(prof)
+            if profile is not None and profile._kueue is not None and not profile.kueue.is_v1beta2 and \
+                    (q.cohort_parent or q.unassigned == "cohort"):
+                out.append(Problem(f"queues[{i}]", f"Cohort objects (cohortParent, `unassigned: cohort`) need a Kueue "
+                                                   f"serving kueue.x-k8s.io/v1beta2; profile {prof!r} runs "
+                                                   f"{profile.kueue.version}"))
+        for prof in q.profiles:
+            if prof in p.profiles and q.resource_flavor is None and _needs_flavor_name(p.profiles[prof]):
+                out.append(Problem(f"queues[{i}].resourceFlavor", f"profile {prof!r} has an unnamed capacity "
+                                                                  "source; name its ResourceFlavor here"))
+    for prof in sorted(p.profiles):
+        if covered.get(prof, 0) != 1:
+            out.append(Problem("queues", f"profile {prof!r} must be in exactly one queue entry, found "
+                                         f"{covered.get(prof, 0)}"))
+    return out
+
+
+def _needs_flavor_name(prof: Profile) -> bool:
+    return not prof.pools or any(pool.name is None for pool in prof.pools)
+
+
+# ---------------------------------------------------------------- workloads
+
+def _workloads(p: Platform) -> Iterator[tuple[int, Workload]]:
+    return iter(enumerate(p.workloads))
+
+
+def workloads(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    ns = {n.name for n in p.namespaces}
+    seen: set[tuple[str, str]] = set()
+    for i, w in _workloads(p):
+        base = f"workloads[{i}]"
+        if (w.namespace, w.name) in seen:
+            out.append(Problem(f"{base}.name", f"workload {w.name!r} appears twice in namespace {w.namespace!r}"))
+        seen.add((w.namespace, w.name))
+        if w.namespace not in ns:
+            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces "
+                                                    f"(declared: {', '.join(sorted(ns))})"))
+        out += [Problem(f"{base}.{x.path}", x.message) for x in w.check_pod()]
+        for path, key in w.images():
+            if key not in p.images:
+                out.append(Problem(format_path([base, *path]), _known("image", key, p.images)))
+        tier = p.priority_tiers.get(w.priority)
+        if tier is None:
+            out.append(Problem(f"{base}.priority", _known("priority tier", w.priority, p.priority_tiers)))
+        elif getattr(tier, "priority_class" if w.priority_kind == "priorityClass" else "workload_priority_class") is None:
+            out.append(Problem(f"{base}.priority", f"tier {w.priority!r} has no {w.priority_kind}, which a "
+                                                   f"{w.kind} workload needs"))
+        for j, prof in enumerate(w.profiles):
+            if prof not in p.profiles:
+                out.append(Problem(f"{base}.profiles[{j}]", _known("profile", prof, p.profiles)))
+                continue
+            out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
+    return out
+
+
+def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> list[Problem]:
+    base = f"workloads[{i}]"
+    prof = ctx.profile
+    bad = hardware.accelerator_problems(w, ctx)
+    if bad:
+        return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
+    out = []
+    if (w.namespace, w.queue) not in p.local_queues_for(prof.name):
+        out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
+                                            f"profile {prof.name!r}"))
+    missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
+    if missing:
+        out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
+                                                           f"values.{', values.'.join(missing)} for workload {w.name!r}"))
+    out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in w.check(ctx)]
+    return out
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+def duplicate_objects(p: Platform) -> list[Problem]:
+    """Two workloads on one profile must not create the same object."""
+    owner: dict[tuple[str, str, str, str], int] = {}
+    clashes: dict[tuple[int, int, str], list[str]] = {}
+    for i, w in _workloads(p):
+        for prof in w.profiles:
+            for kind, name in w.names_of_objects():
+                key = (prof, kind, w.namespace, name)
+                if key in owner and owner[key] != i:
+                    clashes.setdefault((i, owner[key], f"{kind}/{w.namespace}/{name}"), []).append(prof)
+                owner.setdefault(key, i)
+    return [Problem(f"workloads[{i}]", f"{p.workloads[i].name!r} would create {obj}, which workloads[{j}] also "
+                                       f"creates on profile{'s' if len(profs) > 1 else ''} "
+                                       f"{', '.join(repr(x) for x in sorted(profs))}; give it a distinct name or "
+                                       "serviceName")
+            for (i, j, obj), profs in sorted(clashes.items())]
+
+
+def guides(p: Platform) -> list[Problem]:
+    """Two serving stacks in one namespace with the same guide label would share pods."""
+    seen: dict[tuple, int] = {}
+    out = []
+    for i, w in _workloads(p):
+        if w.kind != "tpu-pd-serving":
+            continue
+        for prof in w.profiles:
+            key = (prof, w.namespace, w.guide_label)
+            if key in seen:
+                out.append(Problem(f"workloads[{i}].guide",
+                                   f"guide label {key[2]!r} is also used by workloads[{seen[key]}] in namespace "
+                                   f"{key[1]!r} on profile {prof!r}; each pool would select the other's pods"))
+            seen.setdefault(key, i)
+    return out
+
+
+# ---------------------------------------------------------------- what can never run
+
+def fits_quota(p: Platform) -> list[Problem]:
+    """One Workload bigger than every capacity source its accelerator has is never admitted,
+    whatever it preempts. Counted by the demand module on the objects the kinds describe."""
+    out = []
+    for i, w in _workloads(p):
+        for prof_name in w.profiles:
+            prof = p.profiles.get(prof_name)
+            if prof is None or prof.tpu is not None:
+                continue
+            ctx = CheckContext(p, prof)
+            accel = hardware.accelerator_for(w, prof)
+            if accel is None or hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
+                continue
+            sources = [q for pool, q in capacity.capacity_sources(prof)
+                       if pool is None or hardware.pools_for(prof, accel).count(pool)]
+            if not sources:
+                continue
+            for obj in w.demand_objects(ctx):
+                need = demand.of(obj).per_workload()
+                if any(all(v <= q.get(r, Decimal(0)) for r, v in need.items()) for q in sources):
+                    continue
+                r = next(r for r, v in need.items() if v > max(q.get(r, Decimal(0)) for q in sources))
+                have = quantity.fmt(r, max(q.get(r, Decimal(0)) for q in sources))
+                where = "budget" if prof.autopilot else f"{accel} node pools"
+                out.append(Problem(f"workloads[{i}]", f"one {obj['kind']} Workload of {w.name!r} needs "
+                                                      f"{quantity.fmt(r, need[r])} {r}, but profile {prof_name!r} "
+                                                      f"has at most {have} (its {where}); it could never be admitted"))
+    return out
+
+
+def _unknown_machines(prof: Profile) -> bool:
+    return any(hardware.machine(pool) is None for pool in prof.pools)
+
+
+def tpu_tiers(p: Platform) -> list[Problem]:
+    """Per TPU profile: the highest tier's workloads fit the reservation all at once (they
+    can preempt everything below them, but not each other)."""
+    out = []
+    for name, prof in p.profiles.items():
+        device = catalog.ACCELERATORS.get(prof.accelerator or "")
+        if prof.tpu is None or not isinstance(device, catalog.TpuGeneration) or device.dynamic is None:
+            continue
+        r = prof.tpu.reservation
+        res = tpu.reservation(device, r.cubes, r.cpu_per_vm, r.memory_per_vm)
+        ctx = CheckContext(p, prof)
+        by_tier: dict[str, list[tuple[str, tpu.Demand]]] = {}
+        for w in p.workloads_for(name):
+            tier = p.priority_tiers.get(w.priority)
+            if w.device != "tpu" or tier is None or tier.workload_priority_class is None:
+                continue
+            d = w.slice_demand(ctx)
+            if d is not None and d.unit_chips <= res.chips:
+                by_tier.setdefault(w.priority, []).append((w.name, d))
+        if not by_tier:
+            continue
+        top = max(by_tier, key=lambda t: p.priority_tiers[t].workload_priority_class.value)  # type: ignore[union-attr]
+        total = sum(d.total_chips for _, d in by_tier[top])
+        if total > res.chips:
+            parts = "; ".join(f"{n}: {d.what} = {d.total_chips} chips" for n, d in by_tier[top])
+            out.append(Problem(f"profiles.{name}.tpu.reservation.cubes",
+                               f"the {top!r} tier, the highest on profile {name!r}, needs {total} chips at once "
+                               f"({parts}), but the reservation holds {res.describe()}; raise cubes to "
+                               f"{res.cubes_for(total)} or give those workloads fewer slices"))
+    return out
+
+
+# ---------------------------------------------------------------- teams
+
+def teams(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    ns = {n.name for n in p.namespaces}
+    names = [t.name for t in p.teams]
+    cqs = {q.cluster_queue for q in p.queues}
+    for i, t in enumerate(p.teams):
+        base = f"teams[{i}]"
+        if t.name in names[:i]:
+            out.append(Problem(f"{base}.name", f"team {t.name!r} is declared twice"))
+        if t.cq_name in cqs:
+            out.append(Problem(f"{base}.clusterQueue", f"ClusterQueue {t.cq_name!r} is already a queue entry's or "
+                                                       "another team's; give the team its own"))
+        cqs.add(t.cq_name)
+        for j, n in enumerate(t.namespaces):
+            if n not in ns:
+                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"))
+        if t.preemption.borrow_within_cohort and t.preemption.borrow_within_cohort.policy != "Never" \
+                and t.preemption.reclaim_within_cohort in (None, "Never"):
+            out.append(Problem(f"{base}.preemption", "borrowWithinCohort needs reclaimWithinCohort other than Never "
+                                                     "(a rule of Kueue's ClusterQueue API)"))
+        for prof_name, share in t.profiles.items():
+            where = f"{base}.profiles.{prof_name}"
+            prof = p.profiles.get(prof_name)
+            if prof is None:
+                out.append(Problem(where, _known("profile", prof_name, p.profiles)))
+                continue
+            out += _team_share(p, t, prof, share, where)
+    out += _team_totals(p)
+    return out
+
+
+def _flavor_quotas(p: Platform, prof: Profile) -> dict[str, dict[str, Decimal]] | None:
+    if any(prof.name in q.profiles for q in p.queues) and not _unknown_machines(prof):
+        try:
+            return {f.name: f.quota for f in flavors.flavors(p, prof)}
+        except (AssertionError, KeyError, ValueError):
+            return None
+    return None
+
+
+def _team_share(p: Platform, t, prof: Profile, share, where: str) -> list[Problem]:
+    out = []
+    q = next((q for q in p.queues if prof.name in q.profiles), None)
+    if q is not None and q.cohort is None:
+        out.append(Problem(where, f"profile {prof.name!r} is shared by teams; give its queue entry a `cohort` "
+                                  f"(queues[{p.queues.index(q)}].cohort)"))
+    if q is not None and any((ns, t.queue_name) in {(lq.namespace, lq.name) for lq in q.local_queues}
+                             for ns in t.namespaces):
+        out.append(Problem(where, f"LocalQueue {t.queue_name!r} is also a queue entry's LocalQueue in one of the "
+                                  "team's namespaces; name the team's localQueue differently"))
+    have = _flavor_quotas(p, prof)
+    if have is None:
+        return out
+    for flavor, resources in share.quotas.items():
+        if flavor not in have:
+            out.append(Problem(f"{where}.quotas.{flavor}", _known("flavor", flavor, have)))
+            continue
+        for r, rs in resources.items():
+            path = f"{where}.quotas.{flavor}.{r}"
+            if r not in have[flavor]:
+                out.append(Problem(path, f"flavor {flavor!r} holds no {r} (it holds {', '.join(have[flavor])})"))
+                continue
+            cap = have[flavor][r]
+            nominal = teams_mod.resolve(rs.nominal, cap, r)
+            if rs.lending_limit is not None and teams_mod.resolve(rs.lending_limit, cap, r) > nominal:
+                out.append(Problem(f"{path}.lendingLimit", f"{rs.lending_limit} is more than the nominal quota "
+                                                           f"{quantity.fmt(r, nominal)}; a team lends at most what "
+                                                           "it holds"))
+    return out
+
+
+def _team_totals(p: Platform) -> list[Problem]:
+    """The teams' nominal quotas on a flavor add up to no more than it holds."""
+    out = []
+    for prof in p.profiles.values():
+        share = [t for t in p.teams if prof.name in t.profiles]
+        have = _flavor_quotas(p, prof) if share else None
+        if not have:
+            continue
+        for flavor, cap in have.items():
+            for r, capacity_r in cap.items():
+                parts = [(t.name, teams_mod.resolve(rs.nominal, capacity_r, r)) for t in share
+                         for f, res in t.profiles[prof.name].quotas.items() if f == flavor
+                         for rr, rs in res.items() if rr == r]
+                total = sum((v for _, v in parts), Decimal(0))
+                if total > capacity_r:
+                    detail = " + ".join(f"{n} {quantity.fmt(r, v)}" for n, v in parts)
+                    out.append(Problem("teams", f"on profile {prof.name!r}, flavor {flavor!r}, the teams' nominal "
+                                                f"{r} adds up to {quantity.fmt(r, total)} ({detail}), more than the "
+                                                f"{quantity.fmt(r, capacity_r)} it holds"))
+    return out
+
+
+# ---------------------------------------------------------------- gitops
+
+def gitops(p: Platform) -> list[Problem]:
+    g = p.gitops
+    if g is None:
+        return []
+    out = []
+    bad = credentials.in_url(g.repo_url)
+    if bad:
+        out.append(Problem("gitops.repoURL", bad))
+    for name in g.clusters:
+        if name not in p.profiles:
+            out.append(Problem(f"gitops.clusters.{name}", _known("profile", name, p.profiles)))
+    for name in sorted(p.profiles):
+        if name not in g.clusters:
+            out.append(Problem("gitops.clusters", f"profile {name!r} has no Argo CD destination: add "
+                                                  f"gitops.clusters.{name}.server (API server URL) or .name "
+                                                  "(a cluster registered in Argo CD)"))
+    # Application names: <project>-<profile> and <project>-<profile>-<controller>.
+    project = g.project or p.name
+    names = [f"{project}-{name}-{c}" for name in sorted(p.profiles)
+             for c in sorted({"kueue"} | {c for w in p.workloads_for(name) for c in w.controllers})]
+    longest = max(names, key=len, default="")
+    if len(longest) > MAX_APP_NAME:
+        out.append(Problem("gitops.project" if g.project else "name",
+                           f"Argo CD Application name {longest!r} would be {len(longest)} characters, over "
+                           f"{MAX_APP_NAME}; choose a shorter gitops.project or shorter profile names"))
+    seen: dict[tuple, str] = {}
+    for name, d in sorted(g.clusters.items()):
+        key = (d.server, d.name)
+        if key in seen:
+            out.append(Problem(f"gitops.clusters.{name}", f"same cluster as profile {seen[key]!r}; two overlays in "
+                                                          "one cluster would fight over their cluster-scoped objects "
+                                                          "(ClusterQueues, PriorityClasses)"))
+        seen.setdefault(key, name)
+    return out
+
+
+def secrets(p: Platform) -> list[Problem]:
+    """Values that look like credentials never reach the output."""
+    out = []
+    for i, w in _workloads(p):
+        for j, arg in enumerate(getattr(w, "engine_args", ())):
+            bad = credentials.in_argument(arg)
+            if bad:
+                out.append(Problem(f"workloads[{i}].engineArgs[{j}]", bad))
+        for key, value in sorted(getattr(w, "engine_env", {}).items()):
+            bad = credentials.in_env(key, value)
+            if bad:
+                out.append(Problem(f"workloads[{i}].engineEnv.{key}", bad))
+    return out
+
+
+CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
+    pins, tiers, namespaces, profiles, queues, workloads, duplicate_objects, guides, fits_quota, tpu_tiers,
+    teams, gitops, secrets,
+)

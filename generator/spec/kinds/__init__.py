@@ -1,0 +1,25 @@
+"""Workload kinds of the spec: each a model with its own fields and checks,
+joined in one union discriminated by `kind` (a mistake in one workload is
+reported against its kind's fields only). Adding a kind: write its module
+here and its builder in generator/workloads/, and list both."""
+from __future__ import annotations
+
+from typing import Union
+
+from .base import WorkloadBase
+from .finetune import Finetune
+from .t5 import T5Inference
+from .tgi import Tgi
+from .tpu_jobset import TpuJobset
+from .tpu_pd_serving import TpuPdServing
+
+KINDS: dict[str, type[WorkloadBase]] = {
+    "tgi": Tgi,
+    "finetune": Finetune,
+    "t5-inference": T5Inference,
+    "tpu-jobset": TpuJobset,
+    "tpu-pd-serving": TpuPdServing,
+}
+Workload = Union[Tgi, Finetune, T5Inference, TpuJobset, TpuPdServing]
+
+__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing"]

@@ -1,0 +1,184 @@
+"""`generator plan` on malformed input: exit 2 with one line per problem naming
+the file and the field, never a traceback; bounded work on huge inputs; and a
+seeded hypothesis fuzz over overlay objects and scenarios."""
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator import cli, yamlio
+from tests.kueue_cases import clusterqueue, flavor, localqueue
+from tests.test_plan_model import GPU, cq, deployment, job, lq
+
+
+def _cli(capsys, *argv):
+    rc = cli.main(["plan", *map(str, argv)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _write(tmp_path, objs, name="overlay.yaml"):
+    f = tmp_path / name
+    f.write_text(yamlio.dump_all(objs))
+    return f
+
+
+def _base():
+    return [cq(quota={GPU: 4, "cpu": 8}), {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                                           "metadata": {"name": "f"}, "spec": {}}, lq()]
+
+
+BAD = {
+    "cpu: lots": (lambda: _base() + [job("j", 1, {"cpu": "lots"})],
+                  "Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: 'lots' is not a quantity"),
+    "parallelism two": (lambda: _base() + [{**job("j", 1, {"cpu": 1}), "spec": {
+        "parallelism": "two", "template": job("j", 1, {"cpu": 1})["spec"]["template"]}}],
+        "Job/ns/j.spec.parallelism: 'two' is not a pod count"),
+    "quota not a quantity": (lambda: [cq(quota={"cpu": "many"})] + _base()[1:],
+                             "ClusterQueue/cq.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: 'many' is "
+                             "not a quantity"),
+    "huge quantity": (lambda: _base() + [job("j", 1, {"cpu": "1e999999999"})], "Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '1e999999999' is not a "
+                       "quantity"),
+    "replicas a string": (lambda: _base() + [{**deployment("d", 1, {"cpu": 1}), "spec": {"replicas": "3"}}],
+                          "Deployment/d.spec.replicas: '3' is not a whole number"),
+    "unknown preemption policy": (lambda: [cq(preemption="Sometimes")] + _base()[1:],
+                                  "ClusterQueue/cq.spec.preemption.withinClusterQueue: 'Sometimes' is not one of"),
+    "resource groups not a list": (lambda: [{**cq(), "spec": {"resourceGroups": "x"}}] + _base()[1:],
+                                   "ClusterQueue/cq.spec.resourceGroups: 'x' is not a list"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_malformed_overlay_exits_2_naming_file_and_field(case, capsys, tmp_path):
+    build, expected = BAD[case]
+    f = _write(tmp_path, build())
+    rc, out, err = _cli(capsys, f)
+    assert rc == 2, err
+    assert f"{f}: {expected}" in err, err
+    assert "Traceback" not in err and out == ""
+
+
+def test_not_an_object_not_utf8_and_missing_file(capsys, tmp_path):
+    f = tmp_path / "x.yaml"
+    f.write_text("- 1\n- 2\n")
+    rc, _, err = _cli(capsys, f)
+    assert rc == 2 and f"{f}: [0]: not a Kubernetes object" in err
+    f.write_bytes(b"kind: \xff\n")
+    rc, _, err = _cli(capsys, f)
+    assert rc == 2 and "not UTF-8" in err
+    rc, _, err = _cli(capsys, tmp_path / "nope.yaml")
+    assert rc == 2 and "cannot read the overlay" in err
+
+
+def test_bad_scenario_quantity_and_missing_file(capsys, tmp_path):
+    f = _write(tmp_path, _base() + [job("j", 1, {"cpu": 1})])
+    sc = tmp_path / "s.yaml"
+    sc.write_text("steps:\n- title: x\n  submit: {file: missing.yaml}\n"
+                  "- title: y\n  quota: {clusterQueue: cq, flavor: f, resource: gpu, lendingLimit: 1}\n")
+    rc, _, err = _cli(capsys, f, "--scenario", sc)
+    assert rc == 2
+    assert f"{sc}: steps[0].submit.file: cannot read" in err
+    assert f"{sc}: steps[1].quota.resource: flavor f of ClusterQueue cq has no quota for 'gpu'" in err
+    sc.write_text("steps:\n- title: y\n  quota: {clusterQueue: cq, flavor: f, resource: cpu, borrowingLimit: lots}\n")
+    rc, _, err = _cli(capsys, f, "--scenario", sc)
+    assert rc == 2 and f"{sc}: steps[0].quota.borrowingLimit:" in err and "Traceback" not in err
+
+
+def test_plot_creates_its_folder(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    f = _write(tmp_path, _base() + [job("j", 1, {GPU: 2})])
+    png = tmp_path / "build" / "deeper" / "plan.png"
+    rc, _, err = _cli(capsys, f, "--plot", png)
+    assert rc == 0, err
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_huge_inputs_are_capped_and_said(capsys, tmp_path):
+    from generator.plan import simulate
+    # 200,000 replicas: only the first MAX_WORKLOADS are simulated, and the plan says so.
+    f = _write(tmp_path, _base() + [deployment("web", 200_000, {"cpu": "1m"})])
+    rc, out, _ = _cli(capsys, f, "--format", "json")
+    assert rc == 0
+    doc = json.loads(out)
+    assert any(f"only the first {simulate.MAX_WORKLOADS} Workloads are simulated" in n for n in doc["notes"])
+    assert len(doc["steps"][0]["workloads"]) == simulate.MAX_WORKLOADS
+    # --cubes 1000000000 on a TPU overlay: the reservation is capped.
+    from tests.test_plan_packer import tpu_queue
+    f = _write(tmp_path, tpu_queue(999999), "tpu.yaml")
+    rc, out, _ = _cli(capsys, f, "--cubes", 1_000_000_000)
+    assert rc == 0 and f"only the first {simulate.MAX_CUBES} of 1000000000 cubes are simulated" in out
+
+
+# ---------------------------------------------------------------- fuzz
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.text(max_size=8),
+                 st.sampled_from(["1e999999999", "-1", "500m", "16Gi", "Any", "LowerPriority", "Hold", "x" * 70]),
+                 st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+def _paths(obj, prefix=()):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield prefix + (k,)
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield prefix + (i,)
+            yield from _paths(v, prefix + (i,))
+
+
+def _overlay():
+    return [clusterqueue("a", [{"on": {"cpu": 4, "memory": "4Gi"}, "spot": {"cpu": 2, "memory": "2Gi"}}], "co",
+                         within="LowerPriority", reclaim="Any", bwc=("LowerPriority", 5)),
+            clusterqueue("b", [{"on": {"cpu": 4, "memory": "4Gi"}}], "co"),
+            flavor("on", {"pool": "on"}), flavor("spot", {"pool": "spot"}, [{"key": "spot", "effect": "NoSchedule"}]),
+            localqueue("a"), localqueue("b"),
+            job("j1", 2, {"cpu": 1, "memory": "1Gi"}, queue="lq-a"), job("j2", 3, {"cpu": 2}, queue="lq-b"),
+            deployment("d", 2, {"cpu": 1}, queue="lq-a")]
+
+
+@st.composite
+def mutated_overlay(draw):
+    objs = _overlay()
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(objs) - 1))
+        paths = list(_paths(objs[i]))
+        path = draw(st.sampled_from(paths))
+        target = objs[i]
+        for k in path[:-1]:
+            target = target[k]
+        if draw(st.booleans()):
+            target[path[-1]] = draw(JUNK)
+        elif isinstance(target, dict):
+            target.pop(path[-1], None)
+    return objs
+
+
+STEP = st.fixed_dictionaries({"title": st.text(min_size=1, max_size=5)}, optional={
+    "scale": st.fixed_dictionaries({"kind": st.sampled_from(["Deployment", "Job"]), "name": st.sampled_from(["d", "j1"]),
+                                    "replicas": st.integers(-1, 5)}),
+    "quota": st.fixed_dictionaries({"clusterQueue": st.sampled_from(["a", "b", "zz"]), "flavor": st.sampled_from(
+        ["on", "spot"]), "resource": st.sampled_from(["cpu", "memory"])},
+        optional={"nominalQuota": JUNK, "borrowingLimit": JUNK, "lendingLimit": JUNK}),
+    "stopPolicy": st.fixed_dictionaries({"clusterQueue": st.sampled_from(["a", "b"]),
+                                         "policy": st.sampled_from(["None", "Hold", "HoldAndDrain", "Stop"])}),
+    "finish": st.fixed_dictionaries({"kind": st.just("Job"), "name": st.sampled_from(["j1", "j2", "j9"])}),
+    "admissionCheck": st.fixed_dictionaries({"name": st.just("ac"), "state": st.sampled_from(
+        ["Pending", "Ready", "Retry", "Rejected", "Maybe"])}),
+    "remove": st.fixed_dictionaries({"kind": st.sampled_from(["ClusterQueue", "ResourceFlavor"]),
+                                     "name": st.sampled_from(["a", "on", "x"])}),
+    "expect": st.fixed_dictionaries({}, optional={"admitted": st.lists(st.sampled_from(["j1", "ns/d#1"]), max_size=2)}),
+})
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(objs=mutated_overlay(), steps=st.lists(STEP, min_size=1, max_size=4))
+def test_fuzz_overlays_and_scenarios_never_traceback(objs, steps, tmp_path_factory):
+    d = tmp_path_factory.mktemp("fuzz")
+    f = d / "o.yaml"
+    f.write_text(yamlio.dump_all(objs))
+    sc = d / "s.yaml"
+    sc.write_text(json.dumps({"steps": steps}))
+    rc = cli.main(["plan", str(f), "--scenario", str(sc), "--format", "json"])
+    assert rc in (0, 1, 2)
