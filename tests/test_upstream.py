@@ -97,14 +97,13 @@ def test_without_shared_data_the_cache_is_filled_once_from_the_pinned_urls(fille
 
 
 def test_a_download_that_is_not_the_pinned_bytes_is_refused(tmp_path):
-    files = {f.url[len(upstream.UPSTREAM_BASE):]: (helpers.SHARED / f.rel).read_bytes() for f in upstream.pinned()}
     victim = upstream.pinned()[0]
-    files[victim.url[len(upstream.UPSTREAM_BASE):]] += b"# edited\n"
-    with helpers.upstream_mirror(files) as base:
-        result = _ensure(_env(tmp_path, base))
-    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
-    assert f"differs from the pin {victim.sha256}; not written" in result.stderr
-    assert not (tmp_path / "cache" / victim.rel).exists()
+    path = victim.url[len(upstream.UPSTREAM_BASE):]
+    edited = (helpers.SHARED / victim.rel).read_bytes() + b"# edited\n"
+    with helpers.upstream_mirror({path: edited}) as base, pytest.raises(fetch.FetchError) as e:
+        fetch.fetch(tmp_path, [victim], lambda f: base + path)
+    assert str(e.value).endswith(f"differs from the pin {victim.sha256}; not written")
+    assert not (tmp_path / victim.rel).exists()
 
 
 def test_offline_without_shared_data_make_stops_with_one_line(tmp_path):
