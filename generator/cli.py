@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-regenerate", action="store_true",
                    help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
     p.add_argument("--crd-dir", type=Path,
-                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/crds)")
+                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/shared/crds)")
     p.set_defaults(func=cmd_diff)
     from .validate import command as validate_command  # arguments only; the checks load lazily
     validate_command.register(sub)
