@@ -33,7 +33,7 @@ from . import paths, userinput, yamlio
 from .errors import SpecError
 
 IMAGES_DIR = paths.ROOT / "images"
-_CPU_ARG = re.compile(r"^ARG\s+([A-Za-z_][A-Za-z0-9_]*)=(\S+)-cpu\s*$", re.M)
+_CPU_ARG = re.compile(r"^ARG\s+([A-Za-z_][A-Za-z0-9_]*)=(\S+)-cpu\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,7 @@ def test_vllm_serve_options(role, overlays):
     same options with the same values, in another order."""
     (ref,) = _codelab(f"kueue-lws-{role}-model-streamer.yaml")
     ours = _ours(overlays, SUB, "LeaderWorkerSet", f"qwen-{role}")
-    get = lambda o: o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]  # noqa: E731
+    get = lambda o: o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]
     ref_cmd, our_cmd = get(ref), get(ours)
     assert ref_cmd[:2] == our_cmd[:2] == ["sh", "-c"]
     ref_lines, our_lines = ref_cmd[2].splitlines(), our_cmd[2].splitlines()

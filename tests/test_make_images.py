@@ -24,11 +24,11 @@ def test_docker_builds_every_project_image_with_the_spec_tags(capsys):
     assert lines == [
         f"docker buildx build --platform linux/amd64 --tag {REGISTRY}/finetune:0.1.0 --push images/finetune",
         f"docker buildx build --platform linux/amd64 --tag {REGISTRY}/jax-slice-check:0.1.0 --push images/jax-slice-check",
-        "docker buildx build --platform linux/amd64 --build-arg TORCHSERVE_TAG=0.12.0-gpu "
-        f"--tag {REGISTRY}/t5-small:1.0-gpu --push images/t5-torchserve",
+        ("docker buildx build --platform linux/amd64 --build-arg TORCHSERVE_TAG=0.12.0-gpu "
+        f"--tag {REGISTRY}/t5-small:1.0-gpu --push images/t5-torchserve"),
     ]
-    assert err.splitlines() == ["images: images.fastdash (fastdash) is not built here: no images/fastdash/Dockerfile; "
-                                "build it from its own source and push it to the same registry"]
+    assert err.splitlines() == [("images: images.fastdash (fastdash) is not built here: no images/fastdash/Dockerfile; "
+                                "build it from its own source and push it to the same registry")]
 
 
 def test_the_tags_are_what_synth_writes_into_the_manifests():
