@@ -22,8 +22,12 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+try:   # the C parser and emitter when PyYAML has them: the pure-Python ones dominate a large spec
+    from yaml import CSafeDumper as _Dumper
+    from yaml import CSafeLoader as _Loader
+except ImportError:
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
@@ -48,7 +52,6 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
 
 
 class _StrictLoader(_Loader):
-    # The C parser when present: the pure-Python one dominates loading a large spec.
     pass
 
 
