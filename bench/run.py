@@ -370,6 +370,11 @@ def main(argv: list[str] | None = None) -> int:
             split = profile_split(biggest)
             split["workloads"] = biggest.workloads
         text = report(cases, split, args.reps, time.perf_counter() - start, load)
+        if with_validate:
+            from . import validate_bench
+            biggest = max(cases, key=lambda c: c.workloads)
+            print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
+            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps)) + "\n"
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 1

@@ -52,7 +52,9 @@ def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) 
     if pool.capacity == "flex-start":
         labels[L.FLEX_START_LABEL] = L.FLEX_START_VALUE
     elif pool.capacity == "spot":
-        labels[L.SPOT_LABEL] = L.SPOT_VALUE
+        # GKE labels Spot nodes cloud.google.com/gke-provisioning=spot (and gke-spot=true);
+        # the provisioning label, as the kueue-cohort tutorial's flavors select it.
+        labels[L.PROVISIONING_LABEL] = L.PROVISIONING_SPOT
     elif any(p.capacity == "spot" and p.machine_type == pool.machine_type for p in pools):
         # On-demand nodes carry no spot label; beside a spot pool of the same machine,
         # select GKE's provisioning label so on-demand pods stay off the spot nodes.

@@ -30,12 +30,17 @@ def parse(q) -> Decimal:
     if isinstance(q, bool):
         raise ValueError(f"{q!r} is not a quantity")
     if isinstance(q, float):
+        if q != q or q in (float("inf"), float("-inf")):
+            raise ValueError(f"{q!r} is not a quantity")
         q = repr(q)   # 0.3, not the binary float's 0.29999...
     if isinstance(q, int):
         return Decimal(q)
-    if not _FORM.match(str(q)):
+    if not isinstance(q, str) or not _FORM.match(q):
         raise ValueError(f"{q!r} is not a quantity")
-    return _parse_quantity(str(q))
+    try:
+        return _parse_quantity(q)
+    except ArithmeticError:   # `1e999999999`: an exponent past any count Kubernetes can hold
+        raise ValueError(f"{q!r} is not a quantity Kubernetes can hold (exponent too large)") from None
 
 
 _BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -58,6 +63,21 @@ def fmt_bytes(value: Decimal) -> int | str:
             return f"{value // size}{unit}"
     mi = value // 2**20
     return f"{mi}Mi" if mi else value
+
+
+_SUFFIX = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def fmt_plain(value: Decimal) -> str:
+    """Shortest exact rendering for messages, whatever the resource: 8, 0.5, 34359738368 -> 32Gi."""
+    value = Decimal(value)
+    if value == value.to_integral_value():
+        n = int(value)
+        for unit, size in _SUFFIX:
+            if n >= size and n % size == 0:
+                return f"{n // size}{unit}"
+        return str(n)
+    return f"{value.normalize():f}"
 
 
 def fmt(resource: str, value: Decimal):

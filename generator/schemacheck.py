@@ -7,7 +7,14 @@ package's own validate() reloads a 1.3 MB file per call).
 Custom resources: the upstream CRDs' openAPIV3Schema, made strict: every
 object schema with `properties` gets `additionalProperties: false` unless it
 preserves unknown fields, since CRDs never say so and a misspelt field would
-otherwise pass. CEL rules (x-kubernetes-validations) are not evaluated.
+otherwise pass. CEL rules (x-kubernetes-validations) are evaluated by
+generator/validate/cel.py, not here.
+
+Patterns are Go RE2 regular expressions (the API server compiles them with Go's
+regexp): they run on RE2 (google-re2), not Python's `re`, which refuses some
+(`^(?i)...` in Kueue's AdmissionCheck) and accepts others RE2 does not.
+Core quantities (resource.Quantity: a string or number in the bundled
+schemas) are checked as Kubernetes quantities.
 
 The CRD index comes either from every YAML file under some directories, or
 from an explicit list of hash-verified files (the validator's pinned files),
@@ -24,10 +31,51 @@ from functools import lru_cache
 from pathlib import Path
 
 import jsonschema
+import re2
 from referencing import Registry, Resource
 
-from . import yamlio
+from . import quantity, yamlio
 from .paths import cache_dir
+from .demand import MAX_QUANTITY
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False   # a pattern RE2 cannot compile is skipped, not printed
+
+
+@lru_cache(maxsize=4096)
+def _re2(pattern: str):
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error:
+        return None   # the API server would refuse such a CRD; nothing to hold the object to
+
+
+def _pattern(validator, pattern, instance, schema):
+    if not isinstance(instance, str):
+        return
+    compiled = _re2(pattern)
+    if compiled is not None and compiled.search(instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+QUANTITY_KEYWORD = "x-generator-quantity"
+
+
+def _quantity(validator, enabled, instance, schema):
+    if not enabled or instance is None:
+        return
+    try:
+        value = quantity.parse(instance)
+    except ValueError:
+        yield jsonschema.ValidationError(f"{instance!r} is not a quantity (for example 500m, 2, 1.5, 16Gi, 1e3)")
+        return
+    if value.copy_abs() > MAX_QUANTITY:   # copy_abs: exact, no context (1e999999999 overflows abs())
+        yield jsonschema.ValidationError(f"{instance!r} is larger than Kubernetes can count (at most 2^63-1)")
+
+
+_CoreValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                              {"pattern": _pattern, QUANTITY_KEYWORD: _quantity})
+_CrdValidator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
 
 
 @dataclass(frozen=True)
@@ -46,10 +94,20 @@ def _core_dir(k8s_minor: str) -> Path:
     return d
 
 
+_QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+
+
 @lru_cache(maxsize=None)
 def _core_registry(k8s_minor: str) -> Registry:
     defs = json.loads((_core_dir(k8s_minor) / "_definitions.json").read_text())
+    if _QUANTITY_DEF in defs.get("$defs", {}):
+        defs["$defs"][_QUANTITY_DEF][QUANTITY_KEYWORD] = True
     return Resource.from_contents(defs) @ Registry()
+
+
+@lru_cache(maxsize=None)
+def _core_files(k8s_minor: str) -> frozenset[str]:
+    return frozenset(p.name for p in _core_dir(k8s_minor).glob("*.json"))
 
 
 def _core_file(api_version: str, kind: str) -> str:
@@ -64,7 +122,7 @@ def _core_validator(k8s_minor: str, api_version: str, kind: str):
     if not path.exists():
         return None
     schema = json.loads(path.read_text())
-    return jsonschema.Draft202012Validator(schema, registry=_core_registry(k8s_minor))
+    return _CoreValidator(schema, registry=_core_registry(k8s_minor))
 
 
 def strictify(schema: dict) -> dict:
@@ -147,7 +205,7 @@ def _crd_validator(source: tuple, api_version: str, kind: str):
     schema = strictify(entry[1])
     # metadata is checked by the API server, not by the CRD schema; keep it open.
     schema.setdefault("properties", {})["metadata"] = {"type": "object"}
-    return jsonschema.Draft7Validator(schema)
+    return _CrdValidator(schema)
 
 
 class SchemaSet:
@@ -169,6 +227,11 @@ class SchemaSet:
         """(apiVersion, served, deprecated) of every version of a custom resource kind."""
         return sorted((api, e[2], e[3]) for (api, k), e in _index(self._source).items()
                       if k == kind and api.rpartition("/")[0] == group)
+
+    def core_kind_known(self, group: str, kind: str) -> bool:
+        """Does the bundled core schema set have this kind in this group, at any version?"""
+        prefix = f"{kind.lower()}-{group.split('.')[0] + '-' if group else ''}"
+        return any(n.startswith(prefix) for n in _core_files(self.k8s_minor))
 
     def crd_schema(self, api_version: str, kind: str) -> dict | None:
         """The CRD's own openAPIV3Schema for this version (not closed), or None for core kinds."""

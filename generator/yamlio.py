@@ -1,26 +1,27 @@
-"""YAML in and out, and the one reader of the files users write (the spec,
-plan scenarios, manifests given to `plan` and `validate`).
+"""YAML in and out, and the one reader of YAML written by others: the spec,
+plan scenarios, and the manifests given to `plan` and `validate`.
 
-Reading a user file is bounded, so a hostile or broken file costs a clear
-error, never a hang (limits documented in the README, "Limits on input"):
+Reading such input is bounded, so a hostile or broken file costs a clear
+error, never a hang (README, "Limits on input"):
 
 - size: at most MAX_BYTES (10 MiB) per file or stream;
 - encoding: UTF-8 (a byte-order mark is allowed);
-- nesting: at most MAX_DEPTH (100) levels of mappings and lists;
-- aliases: each alias counts as a copy of what it names, and aliases may add
-  at most MAX_ALIAS_NODES (100,000) nodes to a document ("billion laughs" is
-  1 KB that expands to 10^9); an alias that contains itself is refused;
+- nesting: at most MAX_DEPTH (100) levels (a scalar counts as one);
+- aliases: each alias counts as a copy of what it names, and a document may
+  expand to at most MAX_NODES (1,000,000) values that way ("billion laughs"
+  is 1 KB that expands to 10^9); an alias inside its own anchor is refused;
 - a key given twice in one mapping is an error (PyYAML keeps the last one
-  silently), as is a key that is itself a list or mapping.
+  silently), as is a list or mapping used as a key.
 
+Limits are checked on the composed node graph, before anything is built.
 Dumping is deterministic and uses the C emitter when present."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Hashable, Iterator
 from pathlib import Path
 
 import yaml
-from yaml.nodes import MappingNode, Node, SequenceNode
 
 try:   # the C parser and emitter when PyYAML has them: the pure-Python ones dominate a large spec
     from yaml import CSafeDumper as _Dumper
@@ -29,15 +30,25 @@ except ImportError:
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-MAX_BYTES = 10 * 1024 * 1024
+# A large Kubernetes object (a CRD with its schema) has some 30,000 nodes and
+# nests about 40 deep; the Kubernetes API server refuses requests over 3 MiB.
+MAX_BYTES = 10 * 2**20
 MAX_DEPTH = 100
-MAX_ALIAS_NODES = 100_000
+MAX_NODES = 1_000_000
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    pass
+
+
+class LimitError(yaml.MarkedYAMLError):
+    """A document over one of the limits above (no YAML syntax error)."""
 
 
 class InputError(ValueError):
-    """A user file that is not YAML we read. str() says where and why, without
-    the file name (callers add it); `line`/`column` (1-based) and `message`
-    are there for callers that place the location themselves."""
+    """A file of the user's that is not YAML within the limits. str() says where
+    and why, without the file name (callers add it); `line`/`column` (1-based)
+    and `message` are there for callers that place the location themselves."""
 
     def __init__(self, message: str, mark=None, syntax: bool = False):
         self.line = mark.line + 1 if mark is not None else None
@@ -45,10 +56,6 @@ class InputError(ValueError):
         self.message = f"not valid YAML: {message}" if syntax else message
         where = f"line {self.line}, column {self.column}: " if mark is not None else ""
         super().__init__(f"not valid YAML: {where}{message}" if syntax else f"{where}{message}")
-
-
-class DuplicateKeyError(yaml.constructor.ConstructorError):
-    pass
 
 
 class _StrictLoader(_Loader):
@@ -59,12 +66,10 @@ def _construct_mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
-        try:
-            duplicate = key in seen
-        except TypeError:   # a list or mapping as a key
-            raise yaml.constructor.ConstructorError(None, None, "a list or mapping cannot be a key",
-                                                    key_node.start_mark) from None
-        if duplicate:
+        if not isinstance(key, Hashable):   # `? [a, b]`, or `{{VAR}}` read as a flow mapping
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a mapping key must be a plain value, not a {type(key).__name__}", key_node.start_mark)
+        if key in seen:
             raise DuplicateKeyError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)
     return loader.construct_mapping(node, deep)
@@ -83,12 +88,71 @@ def _str(dumper, value: str):
 _Dumper.add_representer(str, _str)
 
 
-# ---------------------------------------------------------------- user files
+# ---------------------------------------------------------------- bounded reading
+
+def _bounds(root: yaml.Node) -> None:
+    """Refuse a node graph that expands past MAX_NODES, nests past MAX_DEPTH or
+    refers to itself: one pass over the graph, each shared (aliased) node once."""
+    done: dict[int, tuple[int, int]] = {}   # id(node) -> (expanded nodes, depth)
+    active: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        kids = _children(node)
+        if children_done:
+            size = 1 + sum(done[id(k)][0] for k in kids)
+            depth = 1 + max((done[id(k)][1] for k in kids), default=0)
+            active.discard(id(node))
+            done[id(node)] = (size, depth)
+            if size > MAX_NODES:
+                raise LimitError(None, None, f"aliases expand to more than {MAX_NODES:,} values", node.start_mark)
+            if depth > MAX_DEPTH:
+                raise LimitError(None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
+            continue
+        if id(node) in done:
+            continue
+        if id(node) in active:
+            raise LimitError(None, None, "an alias refers to a value that contains it", node.start_mark)
+        active.add(id(node))
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in done)
+
+
+def _children(node: yaml.Node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
+    """(document, first line, last line) of each document of a text from outside the
+    project, one at a time, duplicate keys refused and within the limits above (lines count
+    from 1, for comments that belong to a document). Raises yaml.YAMLError (LimitError for a
+    limit) at the first bad document; the documents before it have been yielded."""
+    if len(text) > MAX_BYTES:
+        raise LimitError(None, None, f"the input is over {MAX_BYTES // 2**20} MiB")
+    loader = _StrictLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            _bounds(node)
+            doc = loader.construct_document(node)
+            if doc is not None:
+                yield doc, node.start_mark.line + 1, node.end_mark.line + 1
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------- the user's files
 
 def decode(data: bytes) -> str:
-    """The text of a user file's bytes (size and encoding checked)."""
+    """The text of a file's bytes, size and encoding checked."""
     if len(data) > MAX_BYTES:
-        raise InputError(f"larger than the limit of {MAX_BYTES // (1024 * 1024)} MiB ({len(data):,} bytes)")
+        raise InputError(f"larger than the limit of {MAX_BYTES // 2**20} MiB ({len(data):,} bytes)")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -98,8 +162,8 @@ def decode(data: bytes) -> str:
 
 
 def read_text(path: str | Path) -> str:
-    """A user file's text; OSError when it cannot be read, InputError when it
-    is too large or not UTF-8. Reads at most one byte past the limit."""
+    """A file's text; OSError when it cannot be read, InputError when it is too
+    large or not UTF-8. Reads at most one byte past the limit."""
     with open(path, "rb") as f:
         return decode(f.read(MAX_BYTES + 1))
 
@@ -112,87 +176,37 @@ def read_stdin() -> str:
     return decode(stream.read(MAX_BYTES + 1))
 
 
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, MappingNode):
-        return [n for pair in node.value for n in pair]
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    return []
+def _input_error(e: yaml.YAMLError) -> InputError:
+    if isinstance(e, yaml.MarkedYAMLError):
+        what = str(e.problem or e.context)
+        mark = e.problem_mark or e.context_mark
+        return InputError(what, mark, syntax=not isinstance(e, LimitError))
+    return InputError(str(e), syntax=True)
 
 
-def _check_bounds(root: Node) -> None:
-    """Depth, alias expansion and alias cycles of one composed document, in
-    time linear in its distinct nodes (an alias is the same Node object as
-    its anchor, so shared subtrees are measured once)."""
-    size: dict[int, int] = {}    # id -> nodes once aliases are expanded
-    depth: dict[int, int] = {}
-    on_path: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, leaving = stack.pop()
-        key = id(node)
-        if leaving:
-            on_path.discard(key)
-            kids = _children(node)
-            size[key] = 1 + sum(size[id(k)] for k in kids)
-            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
-            if depth[key] > MAX_DEPTH:
-                raise InputError(f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
-            continue
-        if key in size:
-            continue
-        if key in on_path:
-            raise InputError("an alias refers to a node that contains it", node.start_mark)
-        on_path.add(key)
-        stack.append((node, True))
-        stack.extend((k, False) for k in _children(node) if id(k) not in size)
-    added = size[id(root)] - len(size)
-    if added > MAX_ALIAS_NODES:
-        raise InputError(f"aliases expand this document by {added:,} nodes, over the limit of "
-                         f"{MAX_ALIAS_NODES:,}; write the repeated parts out", root.start_mark)
-
-
-def _documents(text: str):
-    loader = _StrictLoader(text)
+def load_user_all(text: str) -> list:
+    """The documents of a YAML stream of the user's (empty ones dropped), within the limits."""
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                continue
-            _check_bounds(node)
-            yield loader.construct_document(node)
-    except yaml.MarkedYAMLError as e:
-        raise InputError(str(e.problem or e.context), e.problem_mark or e.context_mark, syntax=True) from None
+        return [doc for doc, _, _ in load_all_bounded(text)]
     except yaml.YAMLError as e:
-        raise InputError(str(e), syntax=True) from None
+        raise _input_error(e) from None
     except RecursionError:   # the pure-Python parser, when the C one is absent
         raise InputError(f"nested more than {MAX_DEPTH} levels deep") from None
-    finally:
-        loader.dispose()
 
 
 def load_user(text: str):
-    """The one document of a user file (None when empty), within the limits."""
-    if len(text) > MAX_BYTES:
-        raise InputError(f"larger than the limit of {MAX_BYTES // (1024 * 1024)} MiB")
-    docs = list(_documents(text))
+    """The one document of a file of the user's (None when empty), within the limits."""
+    docs = load_user_all(text)
     if len(docs) > 1:
         raise InputError("holds more than one YAML document; expected one")
     return docs[0] if docs else None
 
 
-def load_user_all(text: str) -> list:
-    """The documents of a user YAML stream (empty ones dropped), within the limits."""
-    if len(text) > MAX_BYTES:
-        raise InputError(f"larger than the limit of {MAX_BYTES // (1024 * 1024)} MiB")
-    return [d for d in _documents(text) if d is not None]
-
-
-# ---------------------------------------------------------------- project files
+# ---------------------------------------------------------------- the project's files
 
 def load_strict(text: str):
-    """One YAML document, bounded and with duplicate keys refused (the project's
-    own files such as schemas/versions.yaml; user files go through load_user)."""
+    """One YAML document, duplicate keys refused: the project's own files (schemas/versions.yaml);
+    the same bounded reader as the user's."""
     return load_user(text)
 
 

@@ -7,8 +7,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from generator.plan import model, scenario, simulate
+
 API = "kueue.x-k8s.io/v1beta2"
 NS = "ns"
+# Kueue's unit tests reserve quota for every admitted Workload at one `now`; the
+# candidates are then ordered by UID (their name). Restated as a fixed time.
+NOW = "2025-01-01T00:00:00Z"
+
+
+def at(seconds: int) -> str:
+    """NOW plus (or minus) some seconds, as the API server writes times."""
+    from datetime import datetime, timedelta
+    t = datetime.fromisoformat(NOW) + timedelta(seconds=seconds)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rq(nominal, borrowing=None, lending=None) -> dict:
@@ -84,9 +96,11 @@ def localqueue(cq, ns=NS, name=None) -> dict:
 
 
 def workload(name, cq, requests=None, priority=0, podsets=None, admitted=None, ns=NS, pod_spec=None,
-             queue=None) -> dict:
+             queue=None, created=None, reserved=NOW, counts=None, status=None) -> dict:
     """requests: one pod set "main" of one pod; podsets: [(name, count, requests[, minCount])].
-    admitted: {resource: flavor} (every pod set) or [ {resource: flavor} per pod set ]."""
+    admitted: {resource: flavor} (every pod set) or [ {resource: flavor} per pod set ], with the
+    quota reserved at `reserved` and, with partial admission, `counts` pods per pod set.
+    created: metadata.creationTimestamp; status: more of the Workload's status (admissionChecks)."""
     sets = podsets or [("main", 1, requests or {})]
     ps = []
     for s in sets:
@@ -99,10 +113,17 @@ def workload(name, cq, requests=None, priority=0, podsets=None, admitted=None, n
         ps.append(entry)
     obj = {"apiVersion": API, "kind": "Workload", "metadata": {"name": name, "namespace": ns},
            "spec": {"queueName": queue or f"lq-{cq}", "priority": priority, "podSets": ps}}
+    if created is not None:
+        obj["metadata"]["creationTimestamp"] = created
     if admitted is not None:
         per = admitted if isinstance(admitted, list) else [admitted] * len(ps)
+        n = counts or [p["count"] for p in ps]
         obj["status"] = {"admission": {"clusterQueue": cq, "podSetAssignments": [
-            {"name": p["name"], "count": p["count"], "flavors": dict(f)} for p, f in zip(ps, per)]}}
+            {"name": p["name"], "count": c, "flavors": dict(f)} for p, f, c in zip(ps, per, n)]},
+            "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                            "lastTransitionTime": reserved}]}
+    if status:
+        obj["status"] = {**obj.get("status", {}), **status}
     return obj
 
 
@@ -117,3 +138,53 @@ class Case:
     flavors: dict = field(default_factory=dict)   # incoming's expected flavors (resource -> flavor)
     cohorts: list[dict] = field(default_factory=list)
     extra: list[dict] = field(default_factory=list)
+
+
+def fair_sharing(strategies=None) -> dict:
+    """Kueue's manager configuration with fair sharing on (config v1beta2: the block's presence)."""
+    fs = {"preemptionStrategies": list(strategies)} if strategies else {}
+    return {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "metadata": {"name": "config"},
+            "fairSharing": fs}
+
+
+def replay(objs: list[dict], admitted: list[dict], incoming: list[dict], together: bool = False) -> simulate.Plan:
+    """Step 0: the admitted Workloads; then one step per incoming Workload. together: the
+    incoming ones are there from step 0 too, so the first scheduling cycle sees them all
+    (as a unit test of Kueue's scheduler does)."""
+    cluster = model.build("kueue-case", objs + admitted + incoming)
+    if together:
+        return simulate.run(cluster, scenario.default(cluster))
+
+    def ref(o):
+        return {"kind": "Workload", "name": o["metadata"]["name"], "namespace": o["metadata"]["namespace"]}
+    steps = [{"title": "incoming", "submit": ref(o)} for o in incoming]
+    return simulate.run(cluster, scenario.from_dict({"initial": [ref(o) for o in admitted], "steps": steps},
+                                                    cluster, "case.yaml"))
+
+
+# Kueue's preemption reasons (kueue.InClusterQueueReason, ...) as the plan words them.
+REASONS = {"InClusterQueue": "prioritization in the ClusterQueue",
+           "InCohortReclamation": "reclamation within the cohort",
+           "InCohortReclaimWhileBorrowing": "reclamation within the cohort while borrowing",
+           "InCohortFairSharing": "fair sharing within the cohort"}
+
+
+def preempted_by(step, preemptor: str) -> dict[str, str]:
+    """Workload name -> Kueue's reason, for those preempted by `preemptor` in this step."""
+    out = {}
+    for e in step.events:
+        if f" preempted by {preemptor} (" in e:
+            why = e.split(f" preempted by {preemptor} (", 1)[1].split(";")[0]
+            out[e.split(" preempted by ")[0].split("/", 1)[1]] = next(k for k, v in REASONS.items() if v == why)
+    return out
+
+
+def one_cycle(objs: list[dict]) -> tuple[simulate.Simulator, simulate.StepResult]:
+    """Every object at once, then one scheduling cycle: what a TestSchedule case runs."""
+    cluster = model.build("kueue-case", objs)
+    sim = simulate.Simulator(cluster)
+    sim.begin_step()
+    for owner in cluster.owners:
+        sim.submit(owner)
+    sim.cycle()
+    return sim, simulate.snapshot(sim, 0, "one scheduling cycle", "")

@@ -88,7 +88,7 @@ def test_on_demand_and_spot_pools_as_in_the_cohort_tutorial():
     assert objs[("ResourceFlavor", "on-demand")]["spec"]["nodeLabels"] == {
         "node.kubernetes.io/instance-type": "e2-standard-4", "cloud.google.com/gke-provisioning": "standard"}
     assert objs[("ResourceFlavor", "spot")]["spec"]["nodeLabels"] == {
-        "node.kubernetes.io/instance-type": "e2-standard-4", "cloud.google.com/gke-spot": "true"}
+        "node.kubernetes.io/instance-type": "e2-standard-4", "cloud.google.com/gke-provisioning": "spot"}
 
 
 def test_fractional_memory_of_n1_standard():

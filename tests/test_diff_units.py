@@ -14,7 +14,7 @@ from generator.diff import compare, text
 from generator.diff.capacity import accelerator_summary
 from generator.diff.fields import MISSING, Change, field_changes
 from generator.diff.immutable import core_violations
-from generator.diff.transitions import transition_violations, violations_in
+from generator.diff.transitions import transition_violations
 from tests.helpers import CRD_ROOT
 
 GPU = "nvidia.com/gpu"
@@ -229,55 +229,9 @@ def test_deployment_selector_but_not_template():
 
 # ---------------------------------------------------------------- CRD transition rules
 
-SCHEMA = {"type": "object", "properties": {"spec": {
-    "type": "object",
-    "x-kubernetes-validations": [{"rule": "!has(oldSelf.locked) || self.other == oldSelf.other",
-                                  "message": "other is fixed once locked"}],
-    "properties": {
-        "fixed": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "fixed"}]},
-        "other": {"type": "string"},
-        "locked": {"type": "boolean"},
-        "keyed": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                  "items": {"type": "object", "properties": {"size": {
-                      "type": "integer", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}},
-        "atomic": {"type": "array", "items": {"type": "object", "properties": {"size": {
-            "type": "integer", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}},
-        "labels": {"type": "object", "additionalProperties": {
-            "type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}},
-    }}}}
-
-
-def _hits(old_spec: dict, new_spec: dict) -> list[tuple[str, bool]]:
-    return [(v.path, v.certain) for v in violations_in(SCHEMA, {"spec": old_spec}, {"spec": new_spec})]
-
-
-def test_self_equals_old_self_fires_on_change_only():
-    assert _hits({"fixed": "a"}, {"fixed": "b"}) == [("spec.fixed", True)]
-    assert _hits({"fixed": "a"}, {"fixed": "a", "other": "x"}) == []
-
-
-def test_rules_run_where_old_and_new_correlate():
-    old = {"keyed": [{"name": "x", "size": 1}], "atomic": [{"size": 1}], "labels": {"a": "1"}}
-    assert _hits(old, {"keyed": [{"name": "x", "size": 2}], "atomic": [{"size": 1}], "labels": {"a": "1"}}) \
-        == [("spec.keyed[x].size", True)]
-    # A new key, a new list-map item, an atomic list item: nothing to compare with.
-    assert _hits(old, {"keyed": [{"name": "y", "size": 2}], "atomic": [{"size": 2}], "labels": {"a": "1", "b": "2"}}) \
-        == []
-    assert _hits(old, {**old, "labels": {"a": "2"}}) == [("spec.labels.a", True)]
-
-
-def test_rules_this_module_cannot_evaluate_may_refuse():
-    """The guard passes when oldSelf has no `locked`; with it, the rest is not evaluated here."""
-    assert _hits({"other": "a"}, {"other": "b"}) == []
-    assert _hits({"other": "a", "locked": True}, {"other": "b", "locked": True}) == [("spec", False)]
-    # The fields the rule reads did not change: a no-op to it.
-    assert _hits({"other": "a", "locked": True, "fixed": "f"}, {"other": "a", "locked": True, "fixed": "f",
-                                                               "keyed": []}) == []
-
-
 def test_pinned_kueue_crds():
     """Kueue v0.17.4: Topology levels are `self == oldSelf`; a ResourceFlavor's nodeLabels are
-    fixed only once it names a topology (a rule this module does not evaluate: may be refused)."""
+    fixed only once it names a topology (evaluated with the validator's CEL)."""
     def topo(label):
         return {"apiVersion": API, "kind": "Topology", "metadata": {"name": "t"},
                 "spec": {"levels": [{"nodeLabel": label}]}}
@@ -293,7 +247,7 @@ def test_pinned_kueue_crds():
     assert transition_violations(flavor("a"), flavor("b"), CRD_ROOT) == []
     hits = transition_violations(flavor("a", "t"), flavor("b", "t"), CRD_ROOT)
     assert [(v.path, v.message, v.certain) for v in hits] == [
-        ("spec", "nodeLabels are immutable when topologyName is set", False)]
+        ("spec", "nodeLabels are immutable when topologyName is set", True)]
 
 
 # ---------------------------------------------------------------- a whole comparison

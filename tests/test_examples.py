@@ -73,7 +73,7 @@ def test_h100_and_l4_spot_pools_are_two_flavors_of_one_queue(built):
         "cloud.google.com/gke-accelerator": "nvidia-h100-80gb", "node.kubernetes.io/instance-type": "a3-highgpu-8g"}
     assert _one(objs, "ResourceFlavor", "l4-spot")["spec"]["nodeLabels"] == {
         "cloud.google.com/gke-accelerator": "nvidia-l4", "node.kubernetes.io/instance-type": "g2-standard-24",
-        "cloud.google.com/gke-spot": "true"}
+        "cloud.google.com/gke-provisioning": "spot"}
     tgi = _one(objs, "Deployment", "llama-serving")["spec"]["template"]["spec"]
     (c,) = tgi["containers"]
     assert {e["name"]: e.get("value") for e in c["env"]}["NUM_SHARD"] == "8"

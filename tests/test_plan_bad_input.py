@@ -36,10 +36,10 @@ BAD = {
         "parallelism": "two", "template": job("j", 1, {"cpu": 1})["spec"]["template"]}}],
         "Job/ns/j.spec.parallelism: 'two' is not a pod count"),
     "quota not a quantity": (lambda: [cq(quota={"cpu": "many"})] + _base()[1:],
-                             "ClusterQueue/cq.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: 'many' is "
-                             "not a quantity"),
-    "huge quantity": (lambda: _base() + [job("j", 1, {"cpu": "1e999999999"})], "Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '1e999999999' is not a "
-                       "quantity"),
+                             ("ClusterQueue/cq.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: 'many' is "
+                             "not a quantity")),
+    "huge quantity": (lambda: _base() + [job("j", 1, {"cpu": "1e999999999"})], ("Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '1e999999999' is not a "
+                       "quantity")),
     "replicas a string": (lambda: _base() + [{**deployment("d", 1, {"cpu": 1}), "spec": {"replicas": "3"}}],
                           "Deployment/d.spec.replicas: '3' is not a whole number"),
     "unknown preemption policy": (lambda: [cq(preemption="Sometimes")] + _base()[1:],

@@ -128,9 +128,9 @@ def run(objs, steps=None, initial=None, cubes=None):
 
 
 def _noop_quota(cluster):
-    q = sorted(cluster.cluster_queues.values(), key=lambda c: c.name)[0]
+    q = min(cluster.cluster_queues.values(), key=lambda c: c.name)
     fq = q.groups[0].flavors[0]
-    r = sorted(fq.nominal)[0]
+    r = min(fq.nominal)
     return {"clusterQueue": q.name, "flavor": fq.flavor, "resource": r, "nominalQuota": str(fq.nominal[r])}
 
 

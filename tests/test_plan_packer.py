@@ -3,13 +3,27 @@ hand-reasoned cases. A tpu7x cube is 4x4x4 chips; sub-slices take fixed,
 aligned partitions; super-slices take whole empty cubes."""
 import pytest
 
-from generator import facts
+from generator import catalog
 from generator.errors import SpecError
-from generator.plan.packer import Reservation, ShapeError, parse_shape
-from tests.test_plan_model import TPU, cq, detail, flavor, jobset, lq, lws, run, states, wpc
+from generator.plan.packer import Reservation, ShapeError, slice_shape
+from tests.test_plan_model import (
+    TPU,
+    cq,
+    detail,
+    flavor,
+    jobset,
+    lq,
+    lws,
+    run,
+    states,
+    wpc,
+)
 
-TPU7X = facts.TPU_TYPES["tpu7x"]
-S = parse_shape
+TPU7X = catalog.tpu_generation("tpu7x")
+
+
+def S(text):
+    return slice_shape(TPU7X, text)
 
 
 def res(cubes=1, levels=None):
@@ -59,7 +73,7 @@ def test_orientation_is_fixed_by_the_partition_shape():
     with pytest.raises(ShapeError, match="non-decreasing"):
         r.kind(S("8x4x4"))          # the slice controller wants 4x4x8
     assert r.kind(S("4x4x8")) == "super" and r.cubes_for(S("4x4x8")) == 2
-    with pytest.raises(ShapeError, match="AxBxC"):
+    with pytest.raises(ShapeError, match="2x2 has 2 dimensions, this TPU needs 3"):
         S("2x2")
 
 
@@ -98,9 +112,9 @@ def test_topology_levels_decide_which_shapes_can_form():
 # ---------------------------------------------------------------- slice-aware admission
 TOPO = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": "topo"},
         "spec": {"levels": [{"nodeLabel": "cloud.google.com/gke-tpu-partition-4x4x4-id"}]
-                 + [{"nodeLabel": f"cloud.google.com/gke-tpu-partition-{s}-id"} for s in TPU7X.subslice_shapes]}}
+                 + [{"nodeLabel": f"cloud.google.com/gke-tpu-partition-{s}-id"} for s in ("2x2x1", "2x2x2", "2x2x4", "2x4x4")]}}
 AC = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "ac"},
-      "spec": {"controllerName": facts.TPU_SLICE_CONTROLLER}}
+      "spec": {"controllerName": "accelerator.gke.io/slice"}}
 
 
 def tpu_queue(chips):
@@ -163,3 +177,16 @@ def test_super_slice_larger_than_the_reservation_never_fits_even_with_unlimited_
     objs = tpu_queue(999999) + [jobset("super", 1, 32, {TPU: 4}, shape="4x4x8")]
     s0 = run(objs, cubes=1).steps[0]
     assert "do not fit in the reservation of 1 cube even when it is empty" in detail(s0, "ns/super")
+
+
+def test_the_planner_reads_devices_from_the_catalog_only():
+    # One catalog of device facts: nothing in generator/plan imports the older facts view.
+    import ast
+    from pathlib import Path
+
+    import generator.plan
+    for f in sorted(Path(generator.plan.__file__).parent.glob("*.py")):
+        tree = ast.parse(f.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names} | \
+                {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not {"facts", ".facts", "generator.facts"} & names, f"{f.name} imports facts"

@@ -159,6 +159,36 @@ def test_tpu7x_superslice_cubes():
     assert "has no level cloud.google.com/gke-tpu-partition-2x2x2-id" in detail(s[4], "llm/jax-small")
 
 
+@pytest.mark.parametrize("path", SCENARIOS, ids=[f"{p.parent.name}/{p.stem}" for p in SCENARIOS])
+def test_every_shipped_scenario_states_its_outcomes_and_they_hold(path):
+    """Scenario text that describes an outcome is checked: the overlay's result and every step
+    carry `expect:`, and `plan` (so `make plan`) fails when one does not hold."""
+    from generator import yamlio
+    raw = yamlio.load_all(path.read_text())[0]
+    assert raw.get("expect"), f"{path}: no expect for the overlay's own step"
+    assert all(step.get("expect") for step in raw["steps"]), f"{path}: a step without expect"
+    plan = _plan(path.parent.name, path.stem)
+    assert plan.failures == []
+
+
+def test_a_story_that_stops_being_true_fails_the_plan(capsys, l4_stream, tmp_path):
+    # The same story with one claim turned false (the burst's fourth replica admitted): exit 1,
+    # naming the step and what happened instead.
+    from generator import yamlio
+    raw = yamlio.load_all((helpers.FIXTURE_SCENARIOS / "l4-standard" / "inference-burst.yaml").read_text())[0]
+    raw["steps"][2]["expect"]["admitted"].append("tgi-gemma-deployment#4")
+    raw["steps"][0]["expect"]["preemptedBy"] = {"finetune-gemma-l4": "tgi-gemma-deployment#1"}
+    f = tmp_path / "untrue.yaml"
+    f.write_text(yamlio.dump(raw))
+    rc, _, err = _cli(capsys, l4_stream, "--scenario", f)
+    assert rc == 1
+    assert ("plan: expectation failed: step 3 (TGI bursts to 4 replicas): expected llm/tgi-gemma-deployment#4 "
+            "admitted, but it is pending") in err
+    assert ("step 1 (TGI scales up to 2 replicas): expected llm/finetune-gemma-l4 preempted by "
+            "llm/tgi-gemma-deployment#1 in this step, but llm/finetune-gemma-l4 preempted by "
+            "llm/tgi-gemma-deployment#2") in err
+
+
 # ---------------------------------------------------------------- the command
 def _cli(capsys, *argv):
     rc = cli.main(["plan", *map(str, argv)])
@@ -193,8 +223,8 @@ def test_formats(capsys, l4_stream):
 
 
 def test_no_scenario_applies_everything_and_strict_flags_never(capsys, tmp_path):
-    from tests.test_plan_model import cq, deployment, flavor, lq
     from generator import yamlio
+    from tests.test_plan_model import cq, deployment, flavor, lq
     f = tmp_path / "stream.yaml"
     f.write_text(yamlio.dump_all([cq(quota={GPU: 1}), flavor(), lq(), deployment("big", 1, {GPU: 2})]))
     rc, out, _ = _cli(capsys, f)
@@ -226,34 +256,34 @@ def test_plot_shows_preemption_and_readmission(capsys, tmp_path, l4_stream):
 
 BAD = {
     "two actions in a step": (
-        "steps:\n- title: x\n  scale: {kind: Deployment, name: tgi-gemma-deployment, replicas: 2}\n"
-        "  delete: {kind: Job, name: finetune-gemma-l4}\n",
-        "steps[0]: a step has a title and exactly one action: scale, submit, delete, finish, quota, stopPolicy, "
-        "namespaceLabels, apply, remove, admissionCheck"),
+        ("steps:\n- title: x\n  scale: {kind: Deployment, name: tgi-gemma-deployment, replicas: 2}\n"
+        "  delete: {kind: Job, name: finetune-gemma-l4}\n"),
+        ("steps[0]: a step has a title and exactly one action: scale, submit, delete, finish, quota, stopPolicy, "
+        "namespaceLabels, apply, remove, admissionCheck")),
     "scaling a Job": (
         "steps:\n- title: x\n  scale: {kind: Job, name: finetune-gemma-l4, replicas: 2}\n",
         "steps[0].scale.kind: 'Job' is not allowed (allowed: Deployment, LeaderWorkerSet)"),
     "unknown field": (
         "steps:\n- title: x\n  delete: {kind: Job, name: finetune-gemma-l4, nmespace: llm}\n",
-        "steps[0].delete: Additional properties are not allowed ('nmespace' was unexpected) "
-        "(allowed: kind, name, namespace)"),
+        ("steps[0].delete: Additional properties are not allowed ('nmespace' was unexpected) "
+        "(allowed: kind, name, namespace)")),
     "scaling what is not there": (
         "steps:\n- title: x\n  scale: {kind: Deployment, name: tgi, replicas: 2}\n",
         "steps[0].scale: no Deployment tgi running at this step (running: llm/tgi-gemma-deployment"),
     "deleting twice": (
-        "steps:\n- title: x\n  delete: {kind: Job, name: finetune-gemma-l4}\n"
-        "- title: y\n  delete: {kind: Job, name: finetune-gemma-l4}\n",
+        ("steps:\n- title: x\n  delete: {kind: Job, name: finetune-gemma-l4}\n"
+        "- title: y\n  delete: {kind: Job, name: finetune-gemma-l4}\n"),
         "steps[1].delete: no Job finetune-gemma-l4 running at this step"),
     "quota on an uncovered resource": (
-        "steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
-        "resource: google.com/tpu, nominalQuota: 4}\n",
-        "steps[0].quota.resource: flavor default-flavor of ClusterQueue cluster-queue has no quota for "
-        "'google.com/tpu'"),
+        ("steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
+        "resource: google.com/tpu, nominalQuota: 4}\n"),
+        ("steps[0].quota.resource: flavor default-flavor of ClusterQueue cluster-queue has no quota for "
+        "'google.com/tpu'")),
     "a bad quantity": (
-        "steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
-        "resource: cpu, nominalQuota: lots}\n",
-        "steps[0].quota.nominalQuota: a Kubernetes quantity: a whole number, or a string such as 4, 500m or 16Gi "
-        "(got 'lots')"),
+        ("steps:\n- title: x\n  quota: {clusterQueue: cluster-queue, flavor: default-flavor, "
+        "resource: cpu, nominalQuota: lots}\n"),
+        ("steps[0].quota.nominalQuota: a Kubernetes quantity: a whole number, or a string such as 4, 500m or 16Gi "
+        "(got 'lots')")),
     "not YAML": ("steps: [\n", "<root>: not valid YAML"),
 }
 

@@ -2,8 +2,22 @@
 Expected outcomes are reasoned out in the comments, not taken from the tool."""
 from decimal import Decimal
 
-from tests.test_plan_model import (GPU, cq, deployment, detail, flavor, job, lq, lws, pc, queue_objs, run, states,
-                                   used, wpc)
+from tests.test_plan_model import (
+    GPU,
+    cq,
+    deployment,
+    detail,
+    flavor,
+    job,
+    lq,
+    lws,
+    pc,
+    queue_objs,
+    run,
+    states,
+    used,
+    wpc,
+)
 
 PRIOS = [wpc("low", 10), wpc("mid", 20), wpc("high", 30)]
 

@@ -226,8 +226,7 @@ def test_flex_start_pool_gets_the_provisioning_admission_check(version):
     assert flex["spec"]["nodeLabels"]["cloud.google.com/gke-flex-start"] == "true"
 
 
-@pytest.mark.xfail(strict=True, reason="the CRD gives parameters.kind a Go RE2 pattern ((?i) inside the "
-                                       "expression) that Python's re refuses; the validator's RE2 support fixes it")
+# parameters.kind has a Go RE2 pattern ((?i) inside); schemacheck runs patterns on RE2.
 @pytest.mark.parametrize("version", ["v0.12.3", "v0.17.4", "v0.19.2"])
 def test_flex_start_objects_validate_strictly(version):
     raw = _raw()

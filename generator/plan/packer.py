@@ -1,111 +1,124 @@
-"""Where TPU slices go inside a reservation of cubes.
+"""Where TPU slices go: a reservation of cubes under dynamic slicing, or the
+fixed slices of a static node pool. Shapes are the device catalog's N-dimensional
+TpuShape; what a generation allows (sub-slice shapes, the cube, partition
+labels) is its slicing mode in the catalog (generator/catalog).
 
-GKE labels every TPU VM with the partition it sits in at each sub-slice size
-(the Topology levels cloud.google.com/gke-tpu-partition-<shape>-id). Those
-partitions are fixed and nested, so a sub-slice of shape AxBxC takes exactly
-one partition: an axis-aligned box of that shape, in that orientation, at an
-origin that is a multiple of the shape. Shapes whose every side is a multiple
-of the cube's side are super-slices made of whole, empty cubes.
-
-Each cube is an occupancy grid of chips. Placement is best fit, the way
+Dynamic slicing (TPU7x). GKE labels every TPU VM with the partition it sits in
+at each sub-slice size (the Topology levels of the slicing mode's partition
+label template). Those partitions are fixed and nested, so a sub-slice of shape
+AxBxC takes exactly one partition: an axis-aligned box of that shape, in that
+orientation, at an origin that is a multiple of the shape. Shapes whose every
+side is a multiple of the cube's side are super-slices made of whole, empty
+cubes. Each cube is an occupancy grid of chips. Placement is best fit, the way
 Kueue's topology-aware scheduling prefers the fullest domain that still fits
 (level by level, cube first), so small slices pack together and whole cubes
-stay free for super-slices."""
+stay free for super-slices.
+
+Static node pools (v5e, v5p, v6e, ...). A pool created with topology T is one
+slice of T; a ResourceFlavor for such pools carries the accelerator and
+topology labels, and its quota is all their chips, so the flavor holds
+chips / chips-of-T slices. One Job of a JobSet (one LWS group, one Job) takes
+one whole slice: one pod per VM, each with all of its VM's chips
+(generator/tpu.py Slice). Pods that do not add up to whole slices fit Kueue's
+quota but never run: GKE has no node pool to put them on."""
 from __future__ import annotations
 
 import copy
 import itertools
 from dataclasses import dataclass
-from math import prod
+from decimal import Decimal
 
-from ..facts import TPU_PARTITION_LABEL, TpuType
-from .. import catalog
+from ..catalog import DynamicSlicing, TpuGeneration, TpuMachine, TpuShape
 
-Shape = tuple[int, int, int]
+Cell = tuple[int, ...]            # a chip's coordinates inside a cube
 
 
 class ShapeError(ValueError):
-    """A slice shape that no reservation of this TPU type can ever hold."""
+    """A slice shape that no reservation of this TPU generation can ever hold."""
 
 
-def parse_shape(text: str) -> Shape:
-    parts = str(text).split("x")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise ShapeError(f"slice topology {text!r} is not of the form AxBxC")
-    return tuple(int(p) for p in parts)  # type: ignore[return-value]
-
-
-def fmt_shape(shape: Shape) -> str:
-    return "x".join(map(str, shape))
-
-
-def chips(shape: Shape) -> int:
-    return prod(shape)
+def slice_shape(gen: TpuGeneration, text: str) -> TpuShape:
+    """A slice topology of this generation's dimensionality; ShapeError otherwise."""
+    try:
+        return gen.shape(text)
+    except ValueError as e:
+        raise ShapeError(f"slice topology {e}") from None
 
 
 @dataclass(frozen=True)
 class Placement:
-    shape: Shape
+    shape: TpuShape
     cubes: tuple[int, ...]        # one cube for a sub-slice, several for a super-slice
-    origin: Shape | None          # origin inside the cube (sub-slices only)
+    origin: Cell | None           # origin inside the cube (sub-slices only)
 
     def describe(self) -> str:
         if self.origin is None:
             which = ",".join(map(str, self.cubes))
-            return f"{fmt_shape(self.shape)} on cube{'s' if len(self.cubes) > 1 else ''} {which}"
-        return f"{fmt_shape(self.shape)} in cube {self.cubes[0]} at {fmt_shape(self.origin)}"
+            return f"{self.shape} on cube{'s' if len(self.cubes) > 1 else ''} {which}"
+        return f"{self.shape} in cube {self.cubes[0]} at {'x'.join(map(str, self.origin))}"
+
+
+def dynamic_mode(gen: TpuGeneration) -> DynamicSlicing:
+    if gen.dynamic is None:
+        raise ValueError(f"{gen.name} has no dynamic slicing")
+    return gen.dynamic
 
 
 class Reservation:
-    """The cubes of one TPU flavor and which owner holds each chip."""
+    """The cubes of one dynamically sliced TPU flavor and which owner holds each chip."""
 
-    def __init__(self, tpu: TpuType, cubes: int, levels: tuple[str, ...] | None = None,
+    def __init__(self, gen: TpuGeneration, cubes: int, levels: tuple[str, ...] | None = None,
                  topology: str = "the Topology"):
         """levels: the node labels of the flavor's Kueue Topology. A shape can
         only be formed if its partition label is a level (None: all can)."""
         if cubes < 0:
             raise ValueError("a reservation cannot have a negative number of cubes")
-        self.tpu = tpu
-        self.cube = tpu.cube
+        self.gen = gen
+        self.mode = dynamic_mode(gen)
+        self.cube = self.mode.cube
         self.n_cubes = cubes
         self.levels = levels
         self.topology = topology
-        self.sub_shapes = tuple(parse_shape(s) for s in tpu.subslice_shapes)
         # owner of each chip, per cube; absent = free
-        self._grid: list[dict[Shape, str]] = [{} for _ in range(cubes)]
+        self._grid: list[dict[Cell, str]] = [{} for _ in range(cubes)]
         self._held: dict[str, list[Placement]] = {}
 
+    @property
+    def resource(self) -> str:
+        return self.gen.resource
+
+    def empty(self) -> Reservation:
+        return Reservation(self.gen, self.n_cubes, self.levels, self.topology)
+
     # -- shapes ---------------------------------------------------------
-    def kind(self, shape: Shape) -> str:
+    def kind(self, shape: TpuShape) -> str:
         """'sub' (inside one cube) or 'super' (whole cubes); ShapeError otherwise."""
-        # The catalog's sub-slice / whole-cube rule of the generation's dynamic slicing.
-        mode = catalog.tpu_generation(self.tpu.accelerator).dynamic
-        kind = mode.kind(catalog.TpuShape(tuple(shape))) if mode else None
+        kind = self.mode.kind(shape)
         if kind == "subslice":
             self._need_level(shape, "sub-slices")
             return "sub"
         if kind == "superslice":
             self._need_level(self.cube, "slices of whole cubes")
             return "super"
-        allowed = ", ".join(self.tpu.subslice_shapes)
+        allowed = ", ".join(s.text for s in self.mode.subslice_shapes)
         raise ShapeError(
-            f"slice topology {fmt_shape(shape)} is neither a {self.tpu.accelerator} sub-slice "
-            f"({allowed}) nor whole {fmt_shape(self.cube)} cubes with sides in non-decreasing order")
+            f"slice topology {shape} is neither a {self.gen.accelerator} sub-slice "
+            f"({allowed}) nor whole {self.cube} cubes with sides in non-decreasing order")
 
-    def _need_level(self, shape: Shape, what: str) -> None:
-        label = TPU_PARTITION_LABEL.format(shape=fmt_shape(shape))
+    def _need_level(self, shape: TpuShape, what: str) -> None:
+        label = self.mode.partition_label(shape)
         if self.levels is not None and label not in self.levels:
-            raise ShapeError(f"{self.topology} has no level {label}, so {fmt_shape(shape)} {what} cannot be formed")
+            raise ShapeError(f"{self.topology} has no level {label}, so {shape} {what} cannot be formed")
 
-    def cubes_for(self, shape: Shape) -> int:
-        return prod(s // c for s, c in zip(shape, self.cube))
+    def cubes_for(self, shape: TpuShape) -> int:
+        return self.mode.cubes(shape)
 
     @property
     def cube_chips(self) -> int:
-        return chips(self.cube)
+        return self.cube.chips
 
     # -- state ----------------------------------------------------------
-    def copy(self) -> "Reservation":
+    def copy(self) -> Reservation:
         return copy.deepcopy(self)
 
     def holders(self) -> list[str]:
@@ -126,14 +139,14 @@ class Reservation:
                 for cell in cells:
                     del self._grid[cube][cell]
 
-    def place(self, owner: str, shapes: list[Shape]) -> list[Placement] | None:
+    def place(self, owner: str, shapes: list[TpuShape]) -> list[Placement] | None:
         """Place every slice for `owner`, all or nothing. Largest slices first
         (they have the fewest places to go); returns None if any does not fit."""
         if owner in self._held:
             raise ValueError(f"{owner} already holds slices")
         trial = self.copy()
         done: list[Placement] = []
-        for shape in sorted(shapes, key=lambda s: (-chips(s), s)):
+        for shape in sorted(shapes, key=lambda s: (-s.chips, s.dims)):
             p = trial._best(shape)
             if p is None:
                 return None
@@ -147,11 +160,11 @@ class Reservation:
         for p in placements:
             self._occupy(owner, p)
 
-    def fits(self, shapes: list[Shape]) -> bool:
+    def fits(self, shapes: list[TpuShape]) -> bool:
         return self.copy().place("\0probe", shapes) is not None
 
-    def fits_empty(self, shapes: list[Shape]) -> bool:
-        return Reservation(self.tpu, self.n_cubes, self.levels, self.topology).fits(shapes)
+    def fits_empty(self, shapes: list[TpuShape]) -> bool:
+        return self.empty().fits(shapes)
 
     # -- internals ------------------------------------------------------
     def _occupy(self, owner: str, p: Placement) -> None:
@@ -160,26 +173,25 @@ class Reservation:
                 self._grid[cube][cell] = owner
         self._held.setdefault(owner, []).append(p)
 
-    def _cells(self, p: Placement) -> list[tuple[int, list[Shape]]]:
+    def _cells(self, p: Placement) -> list[tuple[int, list[Cell]]]:
         """(cube, chip coordinates) for each cube the placement touches."""
         if p.origin is None:
-            return [(cube, _box((0, 0, 0), self.cube)) for cube in p.cubes]
-        return [(p.cubes[0], _box(p.origin, p.shape))]
+            return [(cube, _box((0,) * self.cube.ndim, self.cube.dims)) for cube in p.cubes]
+        return [(p.cubes[0], _box(p.origin, p.shape.dims))]
 
-    def _best(self, shape: Shape) -> Placement | None:
+    def _best(self, shape: TpuShape) -> Placement | None:
         if self.kind(shape) == "super":
             need = self.cubes_for(shape)
             empty = [i for i, g in enumerate(self._grid) if not g]
             return Placement(shape, tuple(empty[:need]), None) if len(empty) >= need else None
         # Enclosing partitions, largest first: the cube, then every sub-slice
         # shape that contains this one. Prefer the fullest at each level.
-        levels = [self.cube] + sorted(
-            (s for s in self.sub_shapes if s != shape and all(a >= b for a, b in zip(s, shape))),
-            key=lambda s: -chips(s))
+        levels = [self.cube] + sorted((s for s in self.mode.subslice_shapes if s != shape and shape.fits_in(s)),
+                                      key=lambda s: -s.chips)
         best_key, best = None, None
         for cube, grid in enumerate(self._grid):
-            for origin in itertools.product(*(range(0, c, s) for c, s in zip(self.cube, shape))):
-                if any(cell in grid for cell in _box(origin, shape)):
+            for origin in itertools.product(*(range(0, c, s) for c, s in zip(self.cube.dims, shape.dims))):
+                if any(cell in grid for cell in _box(origin, shape.dims)):
                     continue
                 key = tuple(self._free_in(grid, origin, level) for level in levels) + (cube, origin)
                 if best_key is None or key < best_key:
@@ -187,10 +199,63 @@ class Reservation:
         return best
 
     @staticmethod
-    def _free_in(grid: dict, origin: Shape, level: Shape) -> int:
-        base = tuple(o - o % s for o, s in zip(origin, level))
-        return sum(1 for cell in _box(base, level) if cell not in grid)
+    def _free_in(grid: dict, origin: Cell, level: TpuShape) -> int:
+        base = tuple(o - o % s for o, s in zip(origin, level.dims))
+        return sum(1 for cell in _box(base, level.dims) if cell not in grid)
 
 
-def _box(origin: Shape, shape: Shape) -> list[Shape]:
-    return list(itertools.product(*(range(o, o + s) for o, s in zip(origin, shape))))
+def _box(origin: Cell, dims: tuple[int, ...]) -> list[Cell]:
+    return list(itertools.product(*(range(o, o + s) for o, s in zip(origin, dims))))
+
+
+# ---------------------------------------------------------------- static node pools
+@dataclass(frozen=True)
+class Group:
+    """The pods of one slice group (a Job of a JobSet, an LWS group, a Job) on a
+    static pool: how many such groups, pods per group, TPU chips per pod."""
+    name: str
+    groups: int
+    pods: int
+    chips_per_pod: tuple[Decimal, ...]      # one entry per pod set of the group
+
+    @property
+    def chips(self) -> Decimal:
+        return sum(self.chips_per_pod, Decimal(0))
+
+
+@dataclass(frozen=True)
+class StaticPool:
+    """A ResourceFlavor of static TPU node pools: every pool one slice of `shape`.
+    `machine` comes from the flavor's instance-type label, when it has one."""
+    flavor: str
+    gen: TpuGeneration
+    shape: TpuShape
+    machine: TpuMachine | None
+
+    @property
+    def resource(self) -> str:
+        return self.gen.resource
+
+    def slices_in(self, chips: Decimal) -> int:
+        """Whole slices in so many chips of quota."""
+        return int(chips // self.shape.chips)
+
+    def describe(self) -> str:
+        vms = f", {self.machine.vms(self.shape)} {self.machine.name} VMs" \
+            if self.machine and self.shape.chips % self.machine.chips == 0 else ""
+        return f"{self.shape} slices of {self.gen.accelerator} ({self.shape.chips} chips{vms} each)"
+
+    def problem(self, g: Group) -> str | None:
+        """Why one group of pods is not one whole slice of this pool, or None."""
+        per_pod = "/".join(str(c) for c in dict.fromkeys(g.chips_per_pod))
+        what = f"{g.name} has {g.pods} pod{'s' if g.pods != 1 else ''} x {per_pod} {self.resource}"
+        if g.chips != self.shape.chips:
+            return (f"{what} = {g.chips} chips, not one whole {self.shape} slice ({self.shape.chips} chips) of "
+                    f"flavor {self.flavor}")
+        m = self.machine
+        if m is not None and self.shape.chips % m.chips == 0:
+            vms = m.vms(self.shape)
+            if g.pods != vms or any(c != m.chips for c in g.chips_per_pod):
+                return (f"{what}, but a {self.shape} slice of {m.name} is {vms} VM{'s' if vms != 1 else ''}: "
+                        f"one pod per VM, each with its {m.chips} chips")
+        return None

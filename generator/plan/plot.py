@@ -6,11 +6,11 @@ import textwrap
 from decimal import Decimal
 from pathlib import Path
 
-from .. import facts
+from .. import catalog
 from ..errors import Problem, SpecError
 from .simulate import Plan
 
-ACCELERATOR_RESOURCES = tuple(dict.fromkeys(a.resource for a in facts.ACCELERATORS.values()))
+ACCELERATOR_RESOURCES = tuple(dict.fromkeys(d.resource for d in catalog.DEVICES.values()))
 
 
 def resource_of(plan: Plan) -> str:

@@ -43,8 +43,8 @@ class Info:
     key: str
     cq: str
     priority: int
-    created: int                          # queue order timestamp
-    admitted_at: int                      # quota reservation time
+    created: float                        # queue order timestamp
+    admitted_at: float                    # quota reservation time
     usage: dict[FR, Decimal]
     frs: frozenset                        # (flavor, resource) of its assignment
     evicted: bool = False
@@ -61,7 +61,7 @@ class Preemptor:
     key: str
     cq: str
     priority: int
-    created: int
+    created: float
     usage: dict[FR, Decimal]
     frs_need: set[FR]
     shapes: dict = field(default_factory=dict)      # TPU flavor -> slices
@@ -93,7 +93,7 @@ class Snapshot:
         self.removed.discard(info.key)
 
 
-def satisfies(policy: str, p_prio: int, p_created: int, c: Info) -> bool:
+def satisfies(policy: str, p_prio: int, p_created: float, c: Info) -> bool:
     if policy == "LowerPriority":
         return p_prio > c.priority
     if policy == "LowerOrNewerEqualPriority":

@@ -32,9 +32,9 @@ class Node:
     quotas: dict[FR, model.Quota] = field(default_factory=dict)
     subtree: dict[FR, Decimal] = field(default_factory=dict)
     usage: dict[FR, Decimal] = field(default_factory=dict)
-    parent: "Node | None" = None
-    child_cohorts: list["Node"] = field(default_factory=list)
-    child_cqs: list["Node"] = field(default_factory=list)
+    parent: Node | None = None
+    child_cohorts: list[Node] = field(default_factory=list)
+    child_cqs: list[Node] = field(default_factory=list)
     weight: Decimal = Decimal(1)
 
     def __repr__(self) -> str:
@@ -47,7 +47,7 @@ class Node:
             yield a
             a = a.parent
 
-    def root(self) -> "Node":
+    def root(self) -> Node:
         n = self
         while n.parent is not None:
             n = n.parent
@@ -195,9 +195,9 @@ class Tree:
                 parent = self._cohort(cq.cohort)
                 node.parent = parent
                 parent.child_cqs.append(node)
-        for name, co in self.cohorts.items():
+        for name, co_node in self.cohorts.items():
             seen = set()
-            n: Node | None = co
+            n: Node | None = co_node
             while n is not None:
                 if n.name in seen:
                     self.cycles.add(name)
@@ -208,9 +208,9 @@ class Tree:
             self.cohorts[name].parent = None    # cut the loop so the walks terminate
         for root in [c for c in self.cohorts.values() if c.parent is None]:
             _update(root)
-        for cq in self.cqs.values():
-            if cq.parent is None:
-                cq.subtree = {fr: q.nominal for fr, q in cq.quotas.items()}
+        for node in self.cqs.values():
+            if node.parent is None:
+                node.subtree = {fr: q.nominal for fr, q in node.quotas.items()}
 
     def _cohort(self, name: str) -> Node:
         if name not in self.cohorts:

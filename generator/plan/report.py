@@ -55,9 +55,14 @@ def borrow_lines(step: StepResult, cq: str) -> list[str]:
     """Who a queue borrows from: the queues of its cohort with unused quota (and the cohort's own)."""
     out = []
     for u in step.usage:
-        if u.cluster_queue == cq and u.borrowed > 0:
+        if u.cluster_queue != cq:
+            continue
+        if u.borrowed > 0:
             who = ", ".join(u.lenders) or "nobody with unused quota (over quota after a cut)"
             out.append(f"{u.flavor} {u.resource}: borrows {_q(u.resource, u.borrowed)} from cohort {u.cohort}: {who}")
+        elif u.cohort is None and u.used > u.nominal:
+            out.append(f"{u.flavor} {u.resource}: {_q(u.resource, u.used - u.nominal)} over the nominal quota, "
+                       "admitted before it was cut (Kueue evicts nothing for a quota cut)")
     return out
 
 

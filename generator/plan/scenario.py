@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 
 from .. import paths, userinput, yamlio
 from ..errors import Problem, SpecError, problem
@@ -39,9 +39,15 @@ class Expect:
     flavors: dict[str, dict[str, str] | str]       # workload -> flavor, or resource -> flavor
     usage: tuple[dict, ...]                        # {clusterQueue, flavor, resource, used?, borrowed?}
     counts: dict[str, int]                         # state -> how many
+    preempted_by: dict[str, str] = field(default_factory=dict)   # victim -> preemptor, in this step
+    detail: dict[str, str] = field(default_factory=dict)         # workload -> words its detail contains
 
     def check(self, result) -> list[str]:
         rows = {r.workload: r for r in result.rows}
+        return (self._states(rows) + self._flavors(rows) + self._usage(result) + self._counts(result)
+                + self._preemptions(rows, result) + self._details(rows))
+
+    def _states(self, rows: dict) -> list[str]:
         out = []
         for state, names in self.states.items():
             for name in names:
@@ -50,6 +56,10 @@ class Expect:
                     out.append(f"expected {name} {state}, but there is no such workload")
                 elif row.state != state:
                     out.append(f"expected {row.workload} {state}, but it is {row.state}: {row.detail}")
+        return out
+
+    def _flavors(self, rows: dict) -> list[str]:
+        out = []
         for name, want in self.flavors.items():
             row = _find(rows, name)
             got = row.flavors if row else {}
@@ -58,24 +68,51 @@ class Expect:
                     out.append(f"expected {name} on flavor {want}, but it holds {got or 'nothing'}")
             elif any(got.get(r) != f for r, f in want.items()):
                 out.append(f"expected {name} on {want}, but it holds {got or 'nothing'}")
+        return out
+
+    def _usage(self, result) -> list[str]:
+        out = []
         for u in self.usage:
             match = [x for x in result.usage if x.cluster_queue == u["clusterQueue"] and x.resource == u["resource"]
                      and ("flavor" not in u or x.flavor == u["flavor"])]
             if not match:
                 out.append(f"expected usage of {u['clusterQueue']} {u['resource']}, but it has no such quota")
                 continue
-            for key, attr in (("used", "used"), ("borrowed", "borrowed")):
+            for key in ("used", "borrowed"):
                 if key in u:
-                    got = sum((getattr(x, attr) for x in match), Decimal(0))
+                    got = sum((getattr(x, key) for x in match), Decimal(0))
                     want = model.parse(u[key])
                     if got != want:
                         out.append(f"expected {u['clusterQueue']} {key} {u['resource']} "
                                    f"{u.get('flavor', 'over all flavors')} = {fmt(u['resource'], want)}, "
                                    f"got {fmt(u['resource'], got)}")
+        return out
+
+    def _counts(self, result) -> list[str]:
+        out = []
         for state, n in self.counts.items():
             got = sum(1 for r in result.rows if r.state == state)
             if got != n:
                 out.append(f"expected {n} workload(s) {state}, got {got}")
+        return out
+
+    def _preemptions(self, rows: dict, result) -> list[str]:
+        out = []
+        for victim, preemptor in self.preempted_by.items():
+            v, p = _find(rows, victim), _find(rows, preemptor)
+            v_key, p_key = (v.workload if v else victim), (p.workload if p else preemptor)
+            if not any(e.startswith(f"{v_key} preempted by {p_key} (") for e in result.events):
+                by = [e for e in result.events if e.startswith(f"{v_key} preempted by ")]
+                out.append(f"expected {v_key} preempted by {p_key} in this step, but "
+                           + (by[0] if by else "it was not preempted"))
+        return out
+
+    def _details(self, rows: dict) -> list[str]:
+        out = []
+        for name, words in self.detail.items():
+            row = _find(rows, name)
+            if row is None or words not in row.detail:
+                out.append(f"expected {name} to say {words!r}, but it says {row.detail if row else 'nothing'!r}")
         return out
 
 
@@ -91,7 +128,8 @@ def _expect(raw: dict | None) -> Expect | None:
         return None
     states = {k: tuple(raw[k]) for k in ("admitted", "reserved", "pending", "preempted", "never", "unmanaged",
                                          "finished") if k in raw}
-    return Expect(states, dict(raw.get("flavors") or {}), tuple(raw.get("usage") or ()), dict(raw.get("count") or {}))
+    return Expect(states, dict(raw.get("flavors") or {}), tuple(raw.get("usage") or ()), dict(raw.get("count") or {}),
+                  dict(raw.get("preemptedBy") or {}), dict(raw.get("detail") or {}))
 
 
 # ---------------------------------------------------------------- steps
@@ -117,8 +155,8 @@ class Step:
                       ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
             return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
         if self.kind == "stopPolicy":
-            return f"set stopPolicy of {a['kind']} {a.get('namespace') + '/' if a.get('namespace') else ''}{a['name']} " \
-                   f"to {a['policy']}"
+            ns = f"{a['namespace']}/" if a.get("namespace") else ""
+            return f"set stopPolicy of {a['kind']} {ns}{a['name']} to {a['policy']}"
         if self.kind == "namespaceLabels":
             return f"set labels of namespace {a['namespace']} to {a['labels']}"
         if self.kind == "apply":
@@ -228,77 +266,114 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenar
     return sc
 
 
+@dataclass
+class _Ctx:
+    """What checking one step needs: where it is, where problems go, and the objects as the
+    steps before it left them."""
+    path: list
+    problems: list
+    work: model.Cluster
+    available: dict
+    live: dict
+    base_dir: Path
+
+
 def _step_args(kind, body, path, problems, work: model.Cluster, available, live, base_dir) -> dict | None:
-    if kind in ("scale", "delete", "finish"):
-        owner = _resolve(body, live, path, problems, what="running")
+    return _STEP_READERS[kind](body, _Ctx(path, problems, work, available, live, base_dir))
+
+
+def _args_scale(body, x: _Ctx) -> dict | None:
+    owner = _resolve(body, x.live, x.path, x.problems, what="running")
+    return {"ref": owner.ref, "replicas": body["replicas"]} if owner else None
+
+
+def _args_gone(body, x: _Ctx) -> dict | None:
+    """delete and finish: the object is no longer running after the step."""
+    owner = _resolve(body, x.live, x.path, x.problems, what="running")
+    if owner is None:
+        return None
+    x.live.pop(owner.ref)
+    return {"ref": owner.ref}
+
+
+def _args_submit(body, x: _Ctx) -> dict | None:
+    owners = _submitted(body, x.available, x.live, x.path, x.problems, x.work, x.base_dir)
+    for o in owners:
+        x.live[o.ref] = o
+    return {"owners": owners} if owners else None
+
+
+def _args_stop_policy(body, x: _Ctx) -> dict | None:
+    work, path = x.work, x.path
+    if "clusterQueue" in body:
+        if body["clusterQueue"] not in work.cluster_queues:
+            x.problems.append(problem(path + ["clusterQueue"], _unknown("ClusterQueue", body["clusterQueue"],
+                                                                        work.cluster_queues)))
+            return None
+        return {"kind": "ClusterQueue", "name": body["clusterQueue"], "policy": body["policy"]}
+    lq = body["localQueue"]
+    if (lq["namespace"], lq["name"]) not in work.local_queues:
+        x.problems.append(problem(path + ["localQueue"], _unknown(
+            "LocalQueue", f"{lq['namespace']}/{lq['name']}", [f"{k[0]}/{k[1]}" for k in work.local_queues])))
+        return None
+    return {"kind": "LocalQueue", "name": lq["name"], "namespace": lq["namespace"], "policy": body["policy"]}
+
+
+def _args_namespace_labels(body, x: _Ctx) -> dict | None:
+    x.work.namespaces[body["namespace"]] = dict(body["labels"])
+    return {"namespace": body["namespace"], "labels": dict(body["labels"])}
+
+
+def _args_apply(body, x: _Ctx) -> dict | None:
+    objs = _objects(body, x.path, x.problems, x.base_dir)
+    out = []
+    for j, o in enumerate(objs):
+        if o.get("kind") not in QUEUE_KINDS:
+            x.problems.append(problem(x.path + ["objects" if "file" in body else "manifest", j, "kind"],
+                                      f"{o.get('kind')!r} is not a queue object (allowed: {', '.join(QUEUE_KINDS)}); "
+                                      "workloads are submitted with `submit`"))
+            continue
+        sub: list[Problem] = []
+        model.read_object(x.work, o, j, sub)
+        x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in sub]
+        if not sub:
+            out.append(o)
+    return {"objects": out} if out else None
+
+
+def _args_remove(body, x: _Ctx) -> dict | None:
+    work = x.work
+    table: dict[str, dict] = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors,
+                              "Cohort": work.cohorts, "AdmissionCheck": work.admission_checks}
+    if body["kind"] == "LocalQueue":
+        key = (body.get("namespace") or "default", body["name"])
+        if key not in work.local_queues:
+            x.problems.append(problem(x.path + ["name"], _unknown("LocalQueue", f"{key[0]}/{key[1]}",
+                                                                  [f"{k[0]}/{k[1]}" for k in work.local_queues])))
+            return None
+        work.local_queues.pop(key)
+    elif body["name"] not in table[body["kind"]]:
+        x.problems.append(problem(x.path + ["name"], _unknown(body["kind"], body["name"], table[body["kind"]])))
+        return None
+    return {"kind": body["kind"], "name": body["name"], "namespace": body.get("namespace")}
+
+
+def _args_admission_check(body, x: _Ctx) -> dict | None:
+    ref = None
+    if "workload" in body:
+        owner = _resolve(body["workload"], x.live, x.path + ["workload"], x.problems, what="running")
         if owner is None:
             return None
-        if kind != "scale":
-            live.pop(owner.ref)
-            return {"ref": owner.ref}
-        return {"ref": owner.ref, "replicas": body["replicas"]}
-    if kind == "submit":
-        owners = _submitted(body, available, live, path, problems, work, base_dir)
-        for o in owners:
-            live[o.ref] = o
-        return {"owners": owners} if owners else None
-    if kind == "quota":
-        return _quota(body, path, problems, work)
-    if kind == "stopPolicy":
-        if "clusterQueue" in body:
-            if body["clusterQueue"] not in work.cluster_queues:
-                problems.append(problem(path + ["clusterQueue"], _unknown("ClusterQueue", body["clusterQueue"],
-                                                                          work.cluster_queues)))
-                return None
-            return {"kind": "ClusterQueue", "name": body["clusterQueue"], "policy": body["policy"]}
-        lq = body["localQueue"]
-        if (lq["namespace"], lq["name"]) not in work.local_queues:
-            problems.append(problem(path + ["localQueue"], _unknown(
-                "LocalQueue", f"{lq['namespace']}/{lq['name']}", [f"{k[0]}/{k[1]}" for k in work.local_queues])))
-            return None
-        return {"kind": "LocalQueue", "name": lq["name"], "namespace": lq["namespace"], "policy": body["policy"]}
-    if kind == "namespaceLabels":
-        work.namespaces[body["namespace"]] = dict(body["labels"])
-        return {"namespace": body["namespace"], "labels": dict(body["labels"])}
-    if kind == "apply":
-        objs = _objects(body, path, problems, base_dir)
-        out = []
-        for j, o in enumerate(objs):
-            if o.get("kind") not in QUEUE_KINDS:
-                problems.append(problem(path + ["objects" if "file" in body else "manifest", j, "kind"],
-                                        f"{o.get('kind')!r} is not a queue object (allowed: {', '.join(QUEUE_KINDS)}); "
-                                        "workloads are submitted with `submit`"))
-                continue
-            before = len(problems)
-            model.read_object(work, o, j, sub := [])
-            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
-            if len(problems) == before:
-                out.append(o)
-        return {"objects": out} if out else None
-    if kind == "remove":
-        table = {"ClusterQueue": work.cluster_queues, "ResourceFlavor": work.flavors, "Cohort": work.cohorts,
-                 "AdmissionCheck": work.admission_checks}
-        if body["kind"] == "LocalQueue":
-            key = (body.get("namespace") or "default", body["name"])
-            if key not in work.local_queues:
-                problems.append(problem(path + ["name"], _unknown("LocalQueue", f"{key[0]}/{key[1]}",
-                                                                  [f"{k[0]}/{k[1]}" for k in work.local_queues])))
-                return None
-            work.local_queues.pop(key)
-        else:
-            if body["name"] not in table[body["kind"]]:
-                problems.append(problem(path + ["name"], _unknown(body["kind"], body["name"], table[body["kind"]])))
-                return None
-        return {"kind": body["kind"], "name": body["name"], "namespace": body.get("namespace")}
-    if kind == "admissionCheck":
-        ref = None
-        if "workload" in body:
-            owner = _resolve(body["workload"], live, path + ["workload"], problems, what="running")
-            if owner is None:
-                return None
-            ref = owner.ref
-        return {"name": body["name"], "state": body["state"], "ref": ref}
-    return None
+        ref = owner.ref
+    return {"name": body["name"], "state": body["state"], "ref": ref}
+
+
+_STEP_READERS = {
+    "scale": _args_scale, "delete": _args_gone, "finish": _args_gone, "submit": _args_submit,
+    "quota": lambda body, x: _quota(body, x.path, x.problems, x.work), "stopPolicy": _args_stop_policy,
+    "namespaceLabels": _args_namespace_labels, "apply": _args_apply, "remove": _args_remove,
+    "admissionCheck": _args_admission_check,
+}
 
 
 def _unknown(what: str, name: str, known) -> str:
@@ -341,7 +416,7 @@ def _quota(body, path, problems, work: model.Cluster) -> dict | None:
                 problems.append(problem(path + [key], "nominalQuota cannot be removed; give a quantity"))
             args[arg] = None
             continue
-        value = model.quantity(body[key], lambda m: problems.append(problem(path + [key], m)))
+        value = model.quantity(body[key], lambda m, key=key: problems.append(problem(path + [key], m)))
         if value is not None:
             args[arg] = value
     q = fq.resources[body["resource"]]

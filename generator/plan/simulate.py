@@ -29,13 +29,12 @@ import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import facts
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import fmt
 from . import assign, model, packer, preempt, quota
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
-from .model import SLICE_CONTROLLER, UNLIMITED, ClusterQueue, Owner, Workload
+from .model import UNLIMITED, ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
 
 ADMITTED, RESERVED, PENDING, NEVER, UNMANAGED, FINISHED = \
@@ -52,12 +51,12 @@ V017_GATES = ("FairSharingPreemptWithinNominal", "FairSharingPrioritizeNonBorrow
 @dataclass
 class State:
     wl: Workload
-    created: int
+    created: float                                              # queue order: creation time
     status: str = PENDING
     reason: str = ""
     assignment: assign.Assignment | None = None  # while quota is reserved
     usage: dict[FR, Decimal] = field(default_factory=dict)
-    admitted_at: int | None = None
+    admitted_at: float | None = None                            # quota reservation time
     placements: list[packer.Placement] = field(default_factory=list)
     cluster_queue: str | None = None
     preempted_by: list[str] = field(default_factory=list)       # during the current step
@@ -111,53 +110,88 @@ class Simulator:
         self.generation: dict[str, int] = {}
         self.dropped = 0
         self.reservations = self._reservations(cubes, cubes_source)
+        self.static = self._static_pools()
         self.tree = quota.Tree(self.cluster)
         if self.cluster.config.fair_sharing or any(c.cohort for c in self.cluster.cluster_queues.values()):
             self.notes.append(f"Kueue configuration: {self.cluster.config.source}")
 
     # ------------------------------------------------------------ setup
     def _reservations(self, cubes: int | None, cubes_source: str) -> dict[str, packer.Reservation]:
+        """The dynamically sliced TPU flavors: a generation with dynamic slicing, a Kueue
+        Topology, and the ClusterQueue checked by that slicing mode's AdmissionCheck."""
         out: dict[str, packer.Reservation] = {}
-        problems = []
+        problems: list[Problem] = []
         for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
-            if not any(self.cluster.admission_checks.get(a) == SLICE_CONTROLLER for a in cq.admission_checks):
-                continue
+            controllers = {self.cluster.admission_checks.get(a) for a in cq.admission_checks}
             for group in cq.groups:
                 for fq in group.flavors:
                     rf = self.cluster.flavors.get(fq.flavor)
-                    tpu = rf.tpu_type() if rf and rf.topology in self.cluster.topologies else None
-                    if tpu is None or fq.flavor in out:
+                    if rf is None or rf.topology is None or rf.topology not in self.cluster.topologies:
                         continue
-                    resource = facts.ACCELERATORS[tpu.accelerator].resource
-                    per_cube = packer.chips(tpu.cube)
-                    q = fq.resources.get(resource)
-                    nominal = q.nominal if q else None
-                    if cubes is not None:
-                        n = cubes
-                        self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} ({cubes_source})")
-                    elif nominal is None or nominal >= UNLIMITED:
-                        problems.append(Problem(
-                            f"ClusterQueue/{cq.name}.flavors.{fq.flavor}.{resource}",
-                            f"nominalQuota is {'missing' if nominal is None else fmt(resource, nominal)} (unlimited), "
-                            "so the reservation's size is unknown: pass --cubes N or set `cubes` in the scenario"))
+                    gen = rf.tpu_generation()
+                    if gen is None or gen.dynamic is None or fq.flavor in out \
+                            or gen.dynamic.admission_check_controller not in controllers:
                         continue
-                    else:
-                        n = int(nominal // per_cube)
-                        self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} "
-                                          f"({fmt(resource, nominal)} {resource} / {per_cube} chips per cube)")
-                        if nominal % per_cube:
-                            self.notes.append(f"flavor {fq.flavor}: {resource} quota {fmt(resource, nominal)} is not "
-                                              f"whole cubes; {nominal % per_cube} chips cannot form slices")
-                    if n > MAX_CUBES:
-                        self.notes.append(f"flavor {fq.flavor}: only the first {MAX_CUBES} of {n} cubes are simulated "
-                                          "(slice placement is capped to keep the plan bounded)")
-                        n = MAX_CUBES
-                    out[fq.flavor] = packer.Reservation(tpu, n, self.cluster.topologies[rf.topology],
-                                                        f"Topology {rf.topology}")
+                    n = self._cubes(cq, fq, gen, cubes, cubes_source, problems)
+                    if n is not None:
+                        out[fq.flavor] = packer.Reservation(gen, n, self.cluster.topologies[rf.topology],
+                                                            f"Topology {rf.topology}")
         if problems:
             raise SpecError(self.cluster.source, problems)
         if cubes is not None and not out:
             self.notes.append(f"{cubes_source} ignored: no TPU flavor with slice admission in this overlay")
+        return out
+
+    def _cubes(self, cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes: int | None, cubes_source: str,
+               problems: list[Problem]) -> int | None:
+        """How many cubes the reservation behind a flavor has: --cubes, or its quota."""
+        resource, per_cube = gen.resource, gen.dynamic.cube.chips
+        q = fq.resources.get(resource)
+        nominal = q.nominal if q else None
+        if cubes is not None:
+            n = cubes
+            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} ({cubes_source})")
+        elif nominal is None or nominal >= UNLIMITED:
+            problems.append(Problem(
+                f"ClusterQueue/{cq.name}.flavors.{fq.flavor}.{resource}",
+                f"nominalQuota is {'missing' if nominal is None else fmt(resource, nominal)} (unlimited), "
+                "so the reservation's size is unknown: pass --cubes N or set `cubes` in the scenario"))
+            return None
+        else:
+            n = int(nominal // per_cube)
+            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} "
+                              f"({fmt(resource, nominal)} {resource} / {per_cube} chips per cube)")
+            if nominal % per_cube:
+                self.notes.append(f"flavor {fq.flavor}: {resource} quota {fmt(resource, nominal)} is not "
+                                  f"whole cubes; {nominal % per_cube} chips cannot form slices")
+        if n > MAX_CUBES:
+            self.notes.append(f"flavor {fq.flavor}: only the first {MAX_CUBES} of {n} cubes are simulated "
+                              "(slice placement is capped to keep the plan bounded)")
+            n = MAX_CUBES
+        return n
+
+    def _static_pools(self) -> dict[str, packer.StaticPool]:
+        """Flavors of static TPU node pools (accelerator and topology labels), with a note
+        per ClusterQueue on how many slices its quota is."""
+        out: dict[str, packer.StaticPool] = {}
+        for name, rf in sorted(self.cluster.flavors.items()):
+            pool = rf.static_pool() if name not in self.reservations else None
+            if pool is not None:
+                out[name] = pool
+        for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
+            for flavor, resource, q in cq.quotas():
+                pool = out.get(flavor)
+                if pool is None or resource != pool.resource:
+                    continue
+                extra = q.nominal % pool.shape.chips
+                self.notes.append(
+                    f"flavor {flavor}: static TPU node pools, {pool.describe()}: ClusterQueue {cq.name}'s "
+                    f"{fmt(resource, q.nominal)} {resource} = {assign.plural(pool.slices_in(q.nominal), 'slice')}"
+                    + (f" and {extra} chips that make no slice" if extra else ""))
+                m = pool.machine
+                if m is not None and not m.allows(pool.shape):
+                    self.notes.append(f"flavor {flavor}: a {m.name} node pool cannot have topology {pool.shape} "
+                                      f"(it can: {', '.join(s.text for s in m.topologies)})")
         return out
 
     def rebuild(self) -> None:
@@ -234,8 +268,8 @@ class Simulator:
             cq = self.cluster.cluster_queues[cq_name]
             used = sum((st.usage.get((flavor, resource), ZERO) for st in self.states.values()
                         if st.holds_quota and st.cluster_queue == cq_name), ZERO)
-            q = cq.quota(flavor, resource)
-            if q is not None and used > q.nominal:
+            now = cq.quota(flavor, resource)
+            if now is not None and used > now.nominal:
                 # Kueue never evicts for a quota cut; admitted Workloads keep running.
                 self.events.append(f"ClusterQueue {cq_name}: {fmt(resource, used)} {resource} already admitted in "
                                    f"{flavor} stays over the new quota until it finishes")
@@ -245,7 +279,7 @@ class Simulator:
             self.cluster.cluster_queues[name].stop_policy = policy
             affected = [st for st in self.states.values() if st.cluster_queue == name]
         else:
-            self.cluster.local_queues[(namespace, name)].stop_policy = policy
+            self.cluster.local_queues[(namespace or "default", name)].stop_policy = policy
             affected = [st for st in self.states.values()
                         if st.wl.namespace == namespace and st.wl.queue == name]
         self.events.append(f"{kind} {namespace + '/' if namespace else ''}{name}: stopPolicy {policy}")
@@ -274,6 +308,7 @@ class Simulator:
         self.events.append(f"applied {what}")
         self.reservations = {**self._reservations(None, "--cubes"), **self.reservations} \
             if obj.get("kind") == "ClusterQueue" else self.reservations
+        self.static = self._static_pools()
         self.rebuild()
         return what or ""
 
@@ -333,7 +368,8 @@ class Simulator:
             index = next(i for i in range(1, len(taken) + 2) if i not in taken)
         wl = model.workloads_of(self.cluster, owner, index)
         self.clock += 1
-        st = State(wl, created=self.clock)
+        st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at),
+                   checks=dict(wl.check_states))
         self.states[wl.key] = st
         self.events.append(f"{wl.key} created")
         if wl.preadmitted:
@@ -342,6 +378,7 @@ class Simulator:
 
     def _preadmit(self, st: State) -> None:
         pre = st.wl.preadmitted
+        assert pre is not None, "called for Workloads with status.admission"
         cq = self.cluster.cluster_queues.get(pre.cluster_queue)
         if cq is None or pre.cluster_queue not in self.tree.cqs:
             st.reason = f"status.admission names ClusterQueue {pre.cluster_queue}, which does not exist"
@@ -353,9 +390,9 @@ class Simulator:
             if covers_pods:
                 req[model.PODS] = Decimal(count)
             psa = assign.PodSetAssignment(ps.name, count, req)
-            for r in req:
+            for r, amount in req.items():
                 f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
-                if f is None and req[r] > 0:
+                if f is None and amount > 0:
                     g = cq.group_of(r)
                     f = g.flavors[0].flavor if g and g.flavors else None
                 if f is not None:
@@ -363,6 +400,8 @@ class Simulator:
             assign._append(a, psa)
         st.cluster_queue = cq.name
         self._hold(st, cq, a, [])
+        if pre.reserved_at is not None:
+            st.admitted_at = recorded(pre.reserved_at)
         self.events.append(f"{st.key} already admitted to {'/'.join(sorted(set(a.flavors().values())))} "
                            "(status.admission)")
 
@@ -483,7 +522,7 @@ class Simulator:
             never.append(f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist")
         elif not selector_matches(cq.namespace_selector, model.namespace_labels(c, wl.namespace)):
             never.append(f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector")
-        if never:
+        if never or lq is None or cq is None:
             st.status, st.reason, st.blocked = NEVER, "; ".join(dict.fromkeys(never)), True
             return None
         if lq.stop_policy not in (None, "None"):
@@ -526,6 +565,11 @@ class Simulator:
         self.notes.append(f"the simulation stopped after {MAX_CYCLES} scheduling cycles without settling")
 
     # ------------------------------------------------------------ one cycle
+    def cycle(self) -> None:
+        """One scheduling cycle (Kueue's Scheduler.schedule), what its unit tests run;
+        `settle` runs them until nothing changes."""
+        self._cycle()
+
     def _order(self, st: State):
         return (not st.sticky, -st.priority, st.created, st.key)
 
@@ -577,7 +621,7 @@ class Simulator:
             return (assign.PREEMPT if any(t.info.cq == cq.name for t in found) else assign.RECLAIM), borrow
         last = st.last_tried if st.last_generation == self.generation.get(cq.name, 0) else None
         return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,  # type: ignore
-                              oracle, last)
+                              oracle, last, self.static)
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.cluster.config
@@ -613,26 +657,9 @@ class Simulator:
         return Entry(st, cq, a, targets, a.message())
 
     def _cycle(self) -> tuple[bool, bool]:
-        heads: list[tuple[State, ClusterQueue]] = []
-        waiting: dict[str, list[State]] = {}
-        for st in self.states.values():
-            cq = self._classify(st)
-            if cq is not None:
-                waiting.setdefault(cq.name, []).append(st)
-        for name in sorted(waiting):
-            cq = self.cluster.cluster_queues[name]
-            active = [s for s in waiting[name] if not s.inadmissible]
-            for s in waiting[name]:
-                if s.inadmissible and cq.queueing_strategy == "StrictFIFO":
-                    pass
-            if not active:
-                continue
-            head = min(active, key=self._order)
-            if cq.queueing_strategy == "StrictFIFO":
-                for s in active:
-                    if s is not head:
-                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
-            heads.append((head, cq))
+        """One cycle: heads, flavors and targets for each, then admit or preempt in order.
+        Returns (progress: something admitted or preempted, moved: a head set aside)."""
+        heads = self._heads()
         if not heads:
             return False, False
         snap = self._snapshot()
@@ -646,50 +673,83 @@ class Simulator:
         issued: list[Entry] = []
         outcome: dict[str, str] = {}            # key -> how the entry ended (for requeueing)
         for e in ordered:
-            mode = e.a.mode()
-            node = snap.node(e.cq.name)
-            if mode == M_NOFIT:
-                outcome[e.st.key] = "nofit"
-                continue
-            if mode == M_PREEMPT and not e.targets:
-                outcome[e.st.key] = "notargets"
-                if e.cq.preemption.reclaim != "Any":
-                    quota.add(node, _to_reserve(e, node))
-                continue
-            if any(t.info.key in preempted for t in e.targets):
-                outcome[e.st.key] = "skipped"
-                e.message = "its preemption targets overlap another workload's in this cycle"
-                continue
-            gone = list(preempted.values()) + e.targets
-            for t in gone:
-                snap.remove(t.info)
-            ok = all(quota.available(node, fr) >= v for fr, v in e.a.usage.items())
-            placements: list = []
-            if ok and e.a.shapes:
-                ok = snap.tas_fits(e.a.shapes, snap.removed) if mode == M_PREEMPT else True
-            for t in gone:
-                snap.add(t.info)
-            if ok and mode == M_FIT and e.a.shapes:
-                for flavor, shapes in sorted(e.a.shapes.items()):
-                    got = snap.reservations[flavor].place(e.st.key, shapes)    # type: ignore[attr-defined]
-                    if got is None:
-                        ok = False
-                        break
-                    placements += [(flavor, p) for p in got]
-            if not ok:
-                outcome[e.st.key] = "skipped"
-                e.message = "no longer fits after another workload was admitted in the same cycle"
-                continue
-            for t in e.targets:
-                preempted[t.info.key] = t
-            quota.add(node, e.a.usage)
-            if mode == M_PREEMPT:
+            how, placements = self._process(snap, e, preempted)
+            outcome[e.st.key] = how
+            if how == "preempting":
                 issued.append(e)
-                outcome[e.st.key] = "preempting"
-            else:
+            elif how == "admitted":
                 admitted.append((e, placements))
-                outcome[e.st.key] = "admitted"
-        # Apply: admissions now; evictions as the workload controller would right after.
+        self._apply(admitted, issued)
+        moved = self._requeue(entries, outcome)
+        return bool(admitted or issued), moved
+
+    def _heads(self) -> list[tuple[State, ClusterQueue]]:
+        """The head of every active ClusterQueue (StrictFIFO: the others wait behind it)."""
+        heads: list[tuple[State, ClusterQueue]] = []
+        waiting: dict[str, list[State]] = {}
+        for st in self.states.values():
+            cq = self._classify(st)
+            if cq is not None:
+                waiting.setdefault(cq.name, []).append(st)
+        for name in sorted(waiting):
+            cq = self.cluster.cluster_queues[name]
+            active = [s for s in waiting[name] if not s.inadmissible]
+            if not active:
+                continue
+            head = min(active, key=self._order)
+            if cq.queueing_strategy == "StrictFIFO":
+                for s in active:
+                    if s is not head:
+                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
+            heads.append((head, cq))
+        return heads
+
+    def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target]) -> tuple[str, list]:
+        """Admit (or issue the preemptions of) one entry against the cycle's snapshot:
+        (nofit | notargets | skipped | preempting | admitted, TPU placements)."""
+        mode = e.a.mode()
+        node = snap.node(e.cq.name)
+        if mode == M_NOFIT:
+            return "nofit", []
+        if mode == M_PREEMPT and not e.targets:
+            if e.cq.preemption.reclaim != "Any":
+                quota.add(node, _to_reserve(e, node))
+            return "notargets", []
+        if any(t.info.key in preempted for t in e.targets):
+            e.message = "its preemption targets overlap another workload's in this cycle"
+            return "skipped", []
+        ok, placements = self._still_fits(snap, e, list(preempted.values()) + e.targets)
+        if not ok:
+            e.message = "no longer fits after another workload was admitted in the same cycle"
+            return "skipped", []
+        for t in e.targets:
+            preempted[t.info.key] = t
+        quota.add(node, e.a.usage)
+        return ("preempting" if mode == M_PREEMPT else "admitted"), placements
+
+    def _still_fits(self, snap: preempt.Snapshot, e: Entry, gone: list[preempt.Target]) -> tuple[bool, list]:
+        """Whether the entry fits after the workloads admitted before it in this cycle (with
+        every target issued so far gone), and where its TPU slices go."""
+        node = snap.node(e.cq.name)
+        mode = e.a.mode()
+        for t in gone:
+            snap.remove(t.info)
+        ok = all(quota.available(node, fr) >= v for fr, v in e.a.usage.items())
+        if ok and e.a.shapes and mode == M_PREEMPT:
+            ok = snap.tas_fits(e.a.shapes, snap.removed)
+        for t in gone:
+            snap.add(t.info)
+        placements: list = []
+        if ok and mode == M_FIT and e.a.shapes:
+            for flavor, shapes in sorted(e.a.shapes.items()):
+                got = snap.reservations[flavor].place(e.st.key, shapes)    # type: ignore[attr-defined]
+                if got is None:
+                    return False, []
+                placements += [(flavor, p) for p in got]
+        return ok, placements
+
+    def _apply(self, admitted: list[tuple[Entry, list]], issued: list[Entry]) -> None:
+        """Admissions now; evictions as the workload controller would right after."""
         for e, placements in admitted:
             for flavor, p in placements:
                 self.reservations[flavor].hold(e.st.key, [p])
@@ -706,11 +766,13 @@ class Simulator:
                 self._evict(victim, e.st, t.reason)
             e.st.sticky = e.cq.queueing_strategy == "BestEffortFIFO"
             e.st.reason = f"preempting {', '.join(t.info.key for t in e.targets)}"
+
+    def _requeue(self, entries: list[Entry], outcome: dict[str, str]) -> bool:
+        """Heads not admitted: why they wait; BestEffortFIFO sets the ones that do not fit
+        aside until quota frees up. True when one was set aside."""
         moved = False
         for e in entries:
             how = outcome.get(e.st.key, "nofit")
-            if how == "admitted":
-                continue
             st = e.st
             if how in ("nofit", "notargets"):
                 self._pending_reason(st, e)
@@ -720,8 +782,7 @@ class Simulator:
                     moved = True
             elif how == "skipped":
                 st.status, st.reason = PENDING, e.message
-        progress = bool(admitted or issued)
-        return progress, moved
+        return moved
 
     def _pending_reason(self, st: State, e: Entry) -> None:
         never = self._never_fits(st, e.cq)
@@ -741,9 +802,9 @@ class Simulator:
     def _never_fits(self, st: State, cq: ClusterQueue) -> str | None:
         """Why the Workload could not be admitted even into an empty cluster, or None."""
         tree = quota.Tree(self.cluster)
-        empty = {f: packer.Reservation(r.tpu, r.n_cubes, r.levels, r.topology) for f, r in self.reservations.items()}
+        empty = {f: r.empty() for f, r in self.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], self.cluster.flavors, False, empty,
-                             lambda fr, v: (assign.NO_CANDIDATES, 0), None)
+                             lambda fr, v: (assign.NO_CANDIDATES, 0), None, self.static)
         counts = tuple(ps.min_count if ps.min_count is not None else ps.count for ps in st.wl.podsets)
         a = assign.assign(ctx, st.wl, counts if counts != tuple(ps.count for ps in st.wl.podsets) else None)
         if a.mode() != M_NOFIT:
@@ -774,7 +835,7 @@ class Simulator:
         left = {e.cq.name: e for e in entries}
         out: list[Entry] = []
         while left:
-            name = sorted(left)[0]
+            name = min(left)
             node = snap.node(name)
             if node.parent is None:
                 out.append(left.pop(name))
@@ -782,6 +843,7 @@ class Simulator:
             root = node.root()
             shares = self._tournament_shares(root, left)
             winner = self._tournament(root, left, shares)
+            assert winner is not None, "the root has a member with a head"
             out.append(left.pop(winner.cq.name))
         return out
 
@@ -845,6 +907,15 @@ def _counts(e: Entry) -> str:
 
 def _q(resource: str, v) -> str:
     return "none" if v is None else str(fmt(resource, v))
+
+
+# Times recorded in the input (creationTimestamp, QuotaReserved) are kept in their
+# order and put before everything the simulation does (its clock counts from 0).
+RECORDED_BEFORE = 2.0 ** 40          # seconds; later than any real timestamp
+
+
+def recorded(epoch: float) -> float:
+    return epoch - RECORDED_BEFORE
 
 
 def _minor(version: str) -> int:
@@ -952,7 +1023,8 @@ def _unmodelled(st: State) -> list[str]:
     """What the planner does not model for this Workload, said where it matters."""
     out = []
     for ps in st.wl.podsets:
-        aff = ps.spec.get("affinity") if isinstance(ps.spec.get("affinity"), dict) else {}
+        aff = ps.spec.get("affinity")
+        aff = aff if isinstance(aff, dict) else {}
         if aff.get("podAffinity") or aff.get("podAntiAffinity") or ps.spec.get("topologySpreadConstraints"):
             out.append("not modelled: pod affinity and spread constraints are the kube-scheduler's, "
                        "Kueue does not look at them")
@@ -974,8 +1046,10 @@ def usage_rows(sim: Simulator) -> list[Usage]:
                         continue
                     fr = (fq.flavor, r)
                     used = node.usage.get(fr, ZERO)
-                    borrowed = max(ZERO, used - q.nominal)
-                    lent, lenders = _lent(node, fr), ()
+                    # Above nominal is borrowed only in a cohort; alone, it is what a quota cut left.
+                    borrowed = max(ZERO, used - q.nominal) if node.parent is not None else ZERO
+                    lent = _lent(node, fr)
+                    lenders: tuple[str, ...] = ()
                     if borrowed > 0 and node.parent is not None:
                         lenders = tuple(f"{o.name} ({fmt(r, o.nominal(fr) - o.usage.get(fr, ZERO))} unused)"
                                         for o in node.root().subtree_cqs()
@@ -1015,9 +1089,9 @@ def _placements(placements: list[packer.Placement]) -> str:
         k = (p.shape, p.cubes if p.origin is None else (p.cubes[0],), p.origin is None)
         groups[k] = groups.get(k, 0) + 1
     parts = []
-    for (shape, cubes, whole), n in sorted(groups.items(), key=lambda kv: (-packer.chips(kv[0][0]), kv[0][1])):
+    for (shape, cubes, whole), n in sorted(groups.items(), key=lambda kv: (-kv[0][0].chips, kv[0][1])):
         where = ("cubes " if len(cubes) > 1 else "cube ") + ",".join(map(str, cubes))
-        parts.append(f"{n} slice{'s' if n > 1 else ''} {packer.fmt_shape(shape)} ({where})")
+        parts.append(f"{n} slice{'s' if n > 1 else ''} {shape} ({where})")
     return "; ".join(parts)
 
 

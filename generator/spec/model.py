@@ -14,6 +14,7 @@ from .. import catalog, versions
 from .fields import (Count, Digest, DnsLabel, DnsSubdomain, ImageTag, Labels, LabelSafeName, PositiveCount,
                      Quantity, SpecModel, Version)
 from .kinds import Workload
+from .multikueue import MultiKueueGroup
 from .teams import Team
 
 
@@ -252,6 +253,8 @@ class Platform(SpecModel):
     queues: list[Queue] = Field(min_length=1)
     images: dict[DnsLabel, Image] = Field(min_length=1)
     teams: list[Team] = Field(default_factory=list)
+    multi_kueue: list[MultiKueueGroup] = Field(default_factory=list, description="Clusters working as one: a "
+                                                                               "manager dispatching to workers.")
     workloads: list[Annotated[Workload, Field(discriminator="kind")]] = Field(default_factory=list)
     gitops: GitOps | None = None
 
@@ -291,12 +294,21 @@ class Platform(SpecModel):
     def queue_for(self, profile: str) -> Queue:
         return next(q for q in self.queues if profile in q.profiles)
 
+    def manager_group(self, profile: str) -> MultiKueueGroup | None:
+        """The MultiKueue group this profile manages, if any."""
+        return next((g for g in self.multi_kueue if g.manager == profile), None)
+
+    def worker_groups(self, profile: str) -> list[MultiKueueGroup]:
+        return [g for g in self.multi_kueue if profile in g.worker_profiles]
+
     def teams_for(self, profile: str) -> list[Team]:
         return [t for t in self.teams if profile in t.profiles]
 
     def local_queues_for(self, profile: str) -> set[tuple[str, str]]:
         """(namespace, name) of every LocalQueue on the profile: the queue entry's and the teams'."""
         out = {(lq.namespace, lq.name) for q in self.queues if profile in q.profiles for lq in q.local_queues}
+        for g in self.worker_groups(profile):   # workers mirror their manager's LocalQueues
+            out |= {(lq.namespace, lq.name) for q in self.queues if g.manager in q.profiles for lq in q.local_queues}
         return out | {(ns, t.queue_name) for t in self.teams_for(profile) for ns in t.namespaces}
 
     def workloads_for(self, profile: str) -> list[Workload]:

@@ -7,12 +7,13 @@ Kept light on purpose: no cdk8s, no kubernetes client, one CRD index (cached
 by content hash), validators built once per (apiVersion, kind)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .context import Target, UsageError
-from .findings import ERROR, WARNING, Finding
+from .findings import ERROR, INFO, WARNING, Finding
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -21,6 +22,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 class Report:
     findings: list[Finding] = field(default_factory=list)
     sources: list[dict] = field(default_factory=list)
+    ignored: list[tuple[Finding, str]] = field(default_factory=list)   # (finding, reason) silenced inline
 
     @property
     def errors(self) -> int:
@@ -30,9 +32,14 @@ class Report:
     def warnings(self) -> int:
         return sum(f.severity == WARNING for f in self.findings)
 
+    @property
+    def notes(self) -> int:
+        return sum(f.severity == INFO for f in self.findings)
+
     def summary(self) -> dict:
         return {"sources": len(self.sources), "objects": sum(s["objects"] for s in self.sources),
-                "errors": self.errors, "warnings": self.warnings}
+                "errors": self.errors, "warnings": self.warnings, "notes": self.notes,
+                "ignored": len(self.ignored)}
 
     def exit_code(self, strict: bool = False) -> int:
         return EXIT_FINDINGS if self.errors or (strict and self.warnings) else EXIT_OK
@@ -55,49 +62,160 @@ def schemas_for(target: Target, crd_root: Path):
     return _SCHEMAS[key]
 
 
-def check_stream(stream, target: Target, schemas, namespace: str = "") -> tuple[list[Finding], int, list[str]]:
-    """Findings for one input stream in document order, how many objects it held,
-    and the rules that could not run on it (only ever when its schema is broken)."""
-    from . import loader, schema
-    from .findings import format_path
+def _value_at(body, path):
+    for part in path:
+        try:
+            body = body[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return body
+
+
+class _Collector:
+    """Turns hits into findings: world (open: absent objects are notes), placeholders
+    (templated values are not checked, one IN004 note per document), inline ignores,
+    rule selection and severities."""
+
+    def __init__(self, stream_name: str, closed: bool, selection):
+        self.stream_name, self.closed, self.selection = stream_name, closed, selection
+        self.keyed: list = []        # (document index, rule, path, finding)
+        self.templated: dict = {}    # document index -> (object, placeholders)
+        self.ignored: list = []      # (finding, reason)
+
+    def finding(self, rule_id, source, obj, path, message, severity, hint):
+        from .findings import format_path
+        from .rules import RULES
+        rule = RULES[rule_id]
+        severity = self.selection.severity(rule_id, severity or rule.severity)
+        return Finding(source=source or self.stream_name, rule=rule_id, severity=severity,
+                       kind=obj.kind if obj else "", namespace=obj.namespace if obj else "",
+                       name=obj.name if obj else "", path=format_path(path) if not isinstance(path, str) else path,
+                       message=message, hint=hint if hint is not None else rule.hint)
+
+    def add(self, rule_id, hit):
+        from .findings import INFO
+        from .loader import placeholders
+        if not self.selection.on(rule_id):
+            return
+        o = hit.obj
+        held = placeholders(_value_at(o.body, hit.path)) if o is not None else []
+        if held:
+            self.templated.setdefault(o.index, (o, set()))[1].update(held)
+            return
+        severity, message = hit.severity, hit.message
+        if hit.missing and not self.closed:
+            severity = INFO
+            message = f"{hit.missing} is not in the input; checked against nothing (--context names where it is)"
+        f = self.finding(rule_id, o.source if o else "", o, hit.path, message, severity, hit.hint)
+        if o is not None and rule_id in o.ignores and o.ignores[rule_id]:
+            self.ignored.append((f, o.ignores[rule_id]))
+            return
+        self.keyed.append((o.index if o else -1, rule_id, hit.path, f))
+
+    def add_problem(self, p):
+        if not self.selection.on(p.rule):
+            return
+        # No object yet: the place in the file ("line 4, column 2", "document 3") stands in its name.
+        f = self.finding(p.rule, p.source, None, (), p.problem.message, p.severity, None)
+        f = dataclasses.replace(f, name=p.problem.path)
+        self.keyed.append((p.index, p.rule, (), f))
+
+    def internal(self, obj, what: str, error: BaseException):
+        f = self.finding("IE001", obj.source if obj else "", obj, (), f"{what} failed: {type(error).__name__}: "
+                         f"{str(error)[:200]}", None, None)
+        self.keyed.append((obj.index if obj else -1, "IE001", (), f))
+
+    def findings(self) -> list[Finding]:
+        for o, held in self.templated.values():
+            shown = sorted(held)[:5]
+            more = f" and {len(held) - len(shown)} more" if len(held) > len(shown) else ""
+            text = f"templated: {', '.join(shown)}{more}; values holding them are not checked"
+            if self.selection.on("IN004"):
+                self.keyed.append((o.index, "IN004", (), self.finding("IN004", o.source, o, (), text, None, None)))
+        self.keyed.sort(key=lambda k: (k[0], k[1], [str(p) for p in k[2]], k[3].message))
+        return [k[3] for k in self.keyed]
+
+
+def _guard(collector, obj, what, fn):
+    """fn(), or None after an IE001 finding: one object the validator fails on must not
+    hide the findings of the others (RecursionError included: nesting is capped by the
+    loader, so it too would be a bug)."""
+    try:
+        return fn()
+    except Exception as e:   # noqa: BLE001
+        collector.internal(obj, what, e)
+    return None
+
+
+def check_stream(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
+                 closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list]:
+    """Findings for one input stream in document order, how many objects it held, the
+    rules that could not run on it, and the findings that inline comments silenced."""
+    from . import defaults, loader, schema
     from .objects import Model, Obj
-    from .rules import RULES
+    from .rules import RULES as rules
+    from .rules import Hit
+    from .selection import Selection
 
-    objs = [Obj(i, body) for i, body in loader.objects(stream)]
-    model = Model(objs, schemas=schemas, autopilot=target.autopilot, namespace=namespace)
-    keyed = []   # (document index, rule, path, finding)
-
-    def add(rule_id, hit):
-        rule, o = RULES[rule_id], hit.obj
-        keyed.append((o.index, rule_id, hit.path, Finding(
-            source=stream.name, rule=rule_id, severity=hit.severity or rule.severity,
-            kind=o.kind, namespace=o.namespace, name=o.name, path=format_path(hit.path),
-            message=hit.message, hint=hit.hint if hit.hint is not None else rule.hint)))
-
+    selection = selection or Selection()
+    collector = _Collector(stream.name, closed, selection)
+    objs = []
+    for i, body, doc in loader.objects(stream):
+        o = Obj(i, body, doc.source, dict(doc.ignores))
+        crd = _guard(collector, o, "reading the CRD schema",
+                     lambda b=body: schemas.crd_schema(b.get("apiVersion"), b.get("kind")))
+        defaulted = _guard(collector, o, "defaulting", lambda b=body, c=crd: defaults.apply(b, c))
+        o.body = defaulted if defaulted is not None else body
+        objs.append(o)
     for p in stream.problems:
-        rule = RULES[p.rule]
-        keyed.append((p.index, p.rule, (), Finding(stream.name, p.rule, rule.severity, "", "", p.where, "",
-                                                   p.message, rule.hint)))
+        collector.add_problem(p)
     for o in objs:
-        for rule_id, hit in schema.check(schemas, o):
-            add(rule_id, hit)
-    schema_broken = any(k[1] in ("SC001", "SC002") for k in keyed)
+        for rule_id, reason in o.ignores.items():
+            if not reason:
+                collector.add("IN005", Hit(o, (), f"`# validate: ignore={rule_id}` without a reason is not applied"))
+    model = Model(objs, schemas=schemas, autopilot=target.autopilot, namespace=namespace, context=context or [],
+                  closed=closed)
+    schema_broken = False
+    for o in objs:
+        hits = _guard(collector, o, "the schema check", lambda o=o: schema.check(schemas, o)) or []
+        bad_paths = set()
+        for rule_id, hit in hits:
+            collector.add(rule_id, hit)
+            if rule_id == "SC001":
+                bad_paths.add(tuple(hit.path))
+                schema_broken = True
+        if selection.on("CE001") or selection.on("CE002"):
+            for v in _guard(collector, o, "the CEL rules", lambda o=o, b=bad_paths: _cel(schemas, o, b)) or []:
+                collector.add("CE001" if v.evaluated else "CE002", Hit(o, v.path, v.message))
     skipped = []
-    for rule in RULES.values():
-        if rule.check is None:
+    for rule in rules.values():
+        if rule.check is None or not selection.on(rule.id):
             continue
         try:
-            for hit in rule.check(model):
-                add(rule.id, hit)
-        except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+            hits = list(rule.check(model))
+        except Exception as e:   # noqa: BLE001
             # Rules read objects as their schemas describe them. On an object the
             # schema layer already rejected, a rule may meet shapes it cannot read:
             # the schema findings explain the input. On valid input it is a bug.
-            if not schema_broken:
-                raise
-            skipped.append(rule.id)
-    keyed.sort(key=lambda k: (k[0], k[1], [str(p) for p in k[2]], k[3].message))
-    return [k[3] for k in keyed], len(objs), skipped
+            if schema_broken:
+                skipped.append(rule.id)
+            else:
+                collector.internal(None, f"rule {rule.id}", e)
+            continue
+        for hit in hits:
+            collector.add(rule.id, hit)
+    return collector.findings(), len(objs), skipped, collector.ignored
+
+
+def _cel(schemas, o, bad_paths):
+    from . import cel
+    api, kind = o.body.get("apiVersion"), o.body.get("kind")
+    schema = schemas.crd_schema(api, kind)
+    if schema is None:
+        return []
+    # A rule is left out where the schema layer found the value below it wrong.
+    return cel.violations(cel.tree(schema), o.body, (),
+                          skip=lambda p: any(b[:len(p)] == p for b in bad_paths))
 
 
 @dataclass
@@ -112,6 +230,11 @@ class Options:
     profile: str | None = None
     autopilot: bool = False
     namespace: str | None = None
+    context: list[str] = field(default_factory=list)   # where the objects the inputs refer to live
+    closed: bool = False                               # closed world without --context
+    config: str | None = None
+    enable: list[str] = field(default_factory=list)
+    disable: list[str] = field(default_factory=list)
 
 
 def _display(path: str) -> str:
@@ -121,11 +244,38 @@ def _display(path: str) -> str:
     return rel if not rel.startswith("..") else str(Path(path).resolve())
 
 
+def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> list:
+    """The objects of --context: overlays, kustomizations, YAML files or cluster dumps
+    (List included). They are looked up, never reported on."""
+    from . import defaults, loader
+    from .objects import Obj
+
+    out = []
+    for path in opts.context:
+        pend = loader.Pending(path, _display(path))
+        try:
+            stream = pend.collect()
+        finally:
+            pend.cancel()
+        bad = [p for p in stream.problems if p.rule == "IN001"]
+        if bad:
+            raise UsageError(f"--context {path}: {bad[0].source}: {bad[0].problem.path} {bad[0].problem.message}")
+        for i, body, doc in loader.objects(stream):
+            try:
+                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+            except Exception:   # noqa: BLE001  context objects are only looked up
+                pass
+            out.append(Obj(-1, body, doc.source))
+    return out
+
+
 def validate(opts: Options) -> Report:
     """Validate every input. Raises UsageError (or crds.CrdFileError) when it cannot run."""
-    from . import context, loader
     from .. import crds
+    from . import context, loader, selection
+    from .rules import RULES
 
+    sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
     paths = list(opts.paths)
@@ -142,25 +292,35 @@ def validate(opts: Options) -> Report:
         raise UsageError(f"{crd_root}: no CRD directory; run `make crds` (CRD_DIR=...) or pass --crd-dir")
 
     overlay_root = (out / "overlays").resolve()
-    targets, pending = [], []
+    targets, pending, closed = [], [], []
     for p in paths:
         resolved = Path(p).resolve() if p != "-" else None
         profile = opts.profile
-        if resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec):
+        from_spec = resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec)
+        if from_spec:
             profile = resolved.name   # an overlay built from the spec: its profile decides
         targets.append(context.target(spec, opts.spec, profile, opts.kubernetes_version, opts.kueue_version,
                                       opts.autopilot))
+        # Overlays built from the spec are the whole platform: closed world. Other inputs
+        # are part of a cluster: open, unless the user names the rest (--context) or --closed.
+        closed.append(from_spec or bool(opts.context) or opts.closed)
     try:
         for p in paths:   # kustomize builds start now and run while the schemas load
             pending.append(loader.Pending(p, _display(p)))
         report = Report()
-        for t, pend in zip(targets, pending):
+        known: dict = {}
+        for t, pend, is_closed in zip(targets, pending, closed):
             schemas = schemas_for(t, crd_root)
+            if opts.context and t not in known:
+                known[t] = _context_objects(opts, t, schemas, crd_root)
             stream = pend.collect()
-            findings, count, skipped = check_stream(stream, t, schemas, opts.namespace or "")
+            findings, count, skipped, ignored = check_stream(
+                stream, t, schemas, opts.namespace or "", context=known.get(t, []), closed=is_closed, selection=sel)
             report.findings += findings
+            report.ignored += ignored
             report.sources.append({"name": stream.name, "objects": count, **t.describe(),
-                                   "skippedRules": skipped})
+                                   "world": "closed" if is_closed else "open",
+                                   "context": list(opts.context), "skippedRules": skipped})
         return report
     finally:
         for pend in pending:

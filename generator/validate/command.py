@@ -1,6 +1,8 @@
 """The `validate` subcommand: arguments and exit codes."""
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 
 from .. import paths
@@ -9,10 +11,25 @@ from .. import paths
 def register(sub) -> None:
     p = sub.add_parser(
         "validate", help="strict schemas and cross-object checks for overlays or any YAML",
-        description="Validate Kustomize overlays, YAML files or stdin: strict schemas (core kinds at the pinned "
-                    "Kubernetes version, custom resources at the pinned, hash-checked CRDs) and cross-object rules "
-                    "(Kueue queues and quotas, priorities, selectors, routes, TPU slices, secrets, images). "
-                    "Exit 0 clean, 1 findings, 2 could not run.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Validate Kustomize overlays, YAML files or stdin as the API server would store them (nulls "
+                    "pruned, CRD and webhook defaults applied): strict schemas (core kinds at the pinned Kubernetes "
+                    "version, custom resources at the pinned, hash-checked CRDs, with their CEL rules) and "
+                    "cross-object rules (Kueue queues, quotas and cohorts, priorities, selectors, routes, TPU slices, "
+                    "names, secrets, images). Exit 0 clean (warnings and notes allowed), 1 errors (or warnings with "
+                    "--strict), 2 could not run.",
+        epilog="Open or closed world:\n"
+               "  Overlays built from the spec (the default inputs) are checked closed-world: they are the whole\n"
+               "  platform, so a reference to an object they lack (a LocalQueue, a ClusterQueue, a PriorityClass,\n"
+               "  the pods a Service selects) is an error. Other files and streams are open-world: such a reference\n"
+               "  is a note (\"LocalQueue 'lq' ... is not in the input; checked against nothing\"), since the object\n"
+               "  may exist in the cluster. --context PATH (an overlay, a kustomization, a YAML file or a\n"
+               "  `kubectl get -o yaml` dump; repeatable) supplies the objects that exist already and makes the\n"
+               "  check closed-world; --closed does so with no context. Namespaced objects that name no\n"
+               "  namespace land in `default`, or in -n NAMESPACE, as with kubectl apply.\n"
+               "Rules: --disable RULE and --enable RULE (ids like PD002 or families like PD; comma-separated or\n"
+               "  repeated), a .validate.yaml in the working directory or the repository (disable, enable,\n"
+               "  severity), and `# validate: ignore=RULE reason` inside an object's YAML.")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="overlay or kustomization directory, directory of YAML files, YAML file, or - for stdin "
                         "(default: every overlay under overlays/)")
@@ -24,6 +41,15 @@ def register(sub) -> None:
     p.add_argument("--profile", help="check non-overlay inputs as this spec profile (its Kueue version and platform)")
     p.add_argument("--autopilot", action="store_true", help="check non-overlay inputs with GKE Autopilot rules")
     p.add_argument("-n", "--namespace", help="namespace of namespaced objects that name none (as kubectl apply -n)")
+    p.add_argument("--context", action="append", default=[], metavar="PATH",
+                   help="objects that exist already (overlay, kustomization, YAML file, kubectl get -o yaml dump); "
+                        "references resolve against them and the check is closed-world (repeatable)")
+    p.add_argument("--closed", action="store_true", help="closed world without --context: the inputs are everything")
+    p.add_argument("--disable", action="append", default=[], metavar="RULE", help="turn rules off (ids or families)")
+    p.add_argument("--enable", action="append", default=[], metavar="RULE",
+                   help="turn rules on that the config file turns off")
+    p.add_argument("--config", help="rule selection file (default: .validate.yaml in the working directory, "
+                                    "else in the repository)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     p.add_argument("--list-rules", action="store_true", help="print the rules as a Markdown table and exit")
@@ -45,14 +71,19 @@ def options(args):
     return Options(paths=args.paths, spec=args.spec or str(paths.DEFAULT_SPEC), spec_explicit=args.spec is not None,
                    out=args.out, crd_dir=args.crd_dir, kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
-                   namespace=args.namespace)
+                   namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
+                   enable=_split(args.enable), disable=_split(args.disable))
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v for value in values for v in value.replace(",", " ").split() if v]
 
 
 def run(args) -> int:
     from .. import crds
     from . import EXIT_USAGE, validate
     from .context import UsageError
-    from .findings import render_json, render_text
+    from .findings import render_json, render_text, render_usage_error
 
     if args.list_rules:
         sys.stdout.write(rule_table())
@@ -61,6 +92,14 @@ def run(args) -> int:
         report = validate(options(args))
     except (UsageError, crds.CrdFileError) as e:
         print(f"validate: {e}", file=sys.stderr)
+        sys.stdout.write(render_usage_error(str(e), args.format))
+        return EXIT_USAGE
+    except Exception as e:   # noqa: BLE001  never a traceback: a bug, reported as one line
+        if os.environ.get("GENERATOR_DEBUG"):
+            raise
+        message = f"internal error ({type(e).__name__}: {e}); please report it with the input"
+        print(f"validate: {message}", file=sys.stderr)
+        sys.stdout.write(render_usage_error(message, args.format))
         return EXIT_USAGE
     if args.format == "json":
         sys.stdout.write(render_json(report.findings, report.summary(), report.sources))

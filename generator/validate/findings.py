@@ -7,7 +7,8 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
-ERROR, WARNING = "error", "warning"
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -28,7 +29,7 @@ def format_path(parts) -> str:
 class Finding:
     source: str       # overlay directory, file, or <stdin>
     rule: str         # e.g. KQ001
-    severity: str     # error | warning
+    severity: str     # error | warning | info
     kind: str         # object kind, or "-" when the document is not an object
     namespace: str    # "" when cluster-scoped or unset
     name: str
@@ -41,16 +42,26 @@ class Finding:
         return "/".join(p for p in (self.kind, self.namespace, self.name) if p)
 
     def line(self) -> str:
-        where = f"{self.path}: " if self.path else ""
+        where = "".join(f"{part}: " for part in (self.object, self.path) if part)
         hint = f" (hint: {self.hint})" if self.hint else ""
-        return f"{self.source}: {self.object}: {where}{self.rule} {self.severity}: {self.message}{hint}"
+        return f"{self.source}: {where}{self.rule} {self.severity}: {self.message}{hint}"
 
 
 def render_text(findings: list[Finding], summary: dict) -> str:
     lines = [f.line() for f in findings]
+    extra = "".join(f", {summary[k]} {k}" for k in ("notes", "ignored") if summary.get(k))
     lines.append(f"validate: {summary['sources']} source(s), {summary['objects']} object(s): "
-                 f"{summary['errors']} error(s), {summary['warnings']} warning(s)")
+                 f"{summary['errors']} error(s), {summary['warnings']} warning(s){extra}")
     return "\n".join(lines) + "\n"
+
+
+def render_usage_error(message: str, fmt: str) -> str:
+    """What an exit-2 run prints on stdout: nothing as text (the message goes to stderr),
+    a JSON document naming the error with --format json, so CI always parses stdout."""
+    if fmt != "json":
+        return ""
+    return json.dumps({"error": message, "summary": None, "sources": [], "findings": []},
+                      indent=2, sort_keys=True) + "\n"
 
 
 def render_json(findings: list[Finding], summary: dict, sources: list[dict]) -> str:

@@ -1,36 +1,70 @@
 """Inputs: a Kustomize directory (built with `kubectl kustomize`), a plain
 directory of YAML files, a YAML file, or `-` for stdin. Each input is one
-stream whose objects are checked together. YAML problems become findings;
-an input that cannot be read or built stops the run (exit 2)."""
+stream whose objects are checked together; findings name the file each
+document came from.
+
+Nothing about a file's content stops the run: YAML errors, limits (generator
+/yamlio.py), templates and binary files become findings for that file, and the
+documents before a syntax error are still checked. Only an input that cannot
+be read or built at all (a missing path, a kustomize error) ends the run
+(exit 2)."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from .. import yamlio
+from ..errors import Problem
 from .context import UsageError
+from .findings import WARNING
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZE_TIMEOUT_S = 120
+YAML_SUFFIXES = (".yaml", ".yml")
+
+# Placeholders of the usual template tools: Go templates and Helm ({{ .Values.x }}),
+# envsubst and shell (${VAR}, $VAR). Kubernetes' own $(VAR) expansion is not one.
+PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+# A whole value like PV_NAME or STORAGE_SIZE: what tutorials replace with sed before applying.
+SED_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
+# `# validate: ignore=KQ001,SV001 the reason` inside a document silences those rules on its objects.
+IGNORE = re.compile(r"#\s*validate:\s*ignore=([A-Za-z0-9_,]+)[ \t]*(.*)$", re.MULTILINE)
+
+
+def placeholders(value) -> list[str]:
+    if not isinstance(value, str):
+        return []
+    return [value] if SED_PLACEHOLDER.match(value) else PLACEHOLDER.findall(value)
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """A finding about the input itself (IN001, IN002, IN004), before objects exist."""
+    rule: str
+    source: str              # the file (or stream) it is about
+    problem: Problem         # path: where in the file ("line 4, column 2", "document 3"); message
+    index: int = -1          # document index in the stream, for ordering; -1 before any document
+    severity: str | None = None   # overrides the rule's
 
 
 @dataclass
-class Problem:
-    """An input-level finding (IN001/IN002) before objects exist."""
-    rule: str
-    where: str      # "document 3" or "file.yaml line 4, column 2"
-    message: str
-    index: int = -1  # document index, for ordering; -1 before any document
+class Doc:
+    value: object
+    source: str                                        # the file it came from (the stream for kustomize, stdin)
+    ignores: dict[str, str] = field(default_factory=dict)   # rule -> reason, from inline comments
 
 
 @dataclass
 class Stream:
-    name: str                                  # what findings call the input
-    docs: list = field(default_factory=list)   # parsed documents, in order
-    problems: list[Problem] = field(default_factory=list)
+    name: str                                  # what the summary calls the input
+    docs: list[Doc] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
 
 
 def kubectl() -> str:
@@ -40,19 +74,89 @@ def kubectl() -> str:
     return exe
 
 
-def parse(text: str, stream: Stream, label: str = "") -> None:
-    """Add the documents of one YAML text to the stream; a syntax error drops that text's documents."""
+def _ignores(text: str) -> list[tuple[int, dict[str, str]]]:
+    """(line, {rule: reason}) of each inline ignore comment."""
+    out = []
+    for m in IGNORE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        out.append((line, {r.upper(): m.group(2).strip() for r in m.group(1).split(",") if r}))
+    return out
+
+
+def parse(text: str, stream: Stream, source: str) -> None:
+    """Add the documents of one YAML text to the stream. A syntax error or a limit keeps
+    the documents before it and becomes one finding; a template that is not YAML is
+    reported as a template."""
+    comments = _ignores(text) if "validate:" in text else []
+    start = len(stream.docs)
+    previous_end = 0
     try:
-        docs = yamlio.load_user_all(text)   # bounded: size, encoding, depth, aliases
-    except yamlio.InputError as e:
-        where = f"line {e.line}, column {e.column}" if e.line else ""
-        stream.problems.append(Problem("IN001", " ".join(x for x in (label, where) if x), e.message))
-        return
-    stream.docs.extend(docs)
+        for value, _, last in yamlio.load_all_bounded(text):
+            doc = Doc(value, source)
+            for line, rules in comments:
+                if previous_end < line <= last:
+                    doc.ignores.update(rules)
+            stream.docs.append(doc)
+            previous_end = last
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        what = getattr(e, "problem", None) or str(e)
+        index = len(stream.docs)
+        if "{{" in text and not isinstance(e, yamlio.LimitError):
+            stream.problems.append(InputProblem("IN004", source, Problem(
+                where, "a template ({{ ... }}), not YAML yet: nothing in it was checked"), index, WARNING))
+        else:
+            stream.problems.append(InputProblem("IN001", source, Problem(where, f"not valid YAML: {what}"), index))
+    if len(stream.docs) > start:   # comments after the last document are the last document's
+        for line, rules in comments:
+            if line > previous_end:
+                stream.docs[-1].ignores.update(rules)
 
 
 def is_kustomization(path: Path) -> bool:
     return any((path / f).is_file() for f in KUSTOMIZATION_FILES)
+
+
+def _read(path: Path, stream: Stream, source: str) -> str | None:
+    """The file's text; a file that is not UTF-8 text is a finding, one that cannot be read ends the run."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read ({e.strerror})") from None
+    if len(data) > yamlio.MAX_BYTES:
+        stream.problems.append(InputProblem("IN001", source, Problem(
+            "", f"{len(data) // 2**20} MiB, over the {yamlio.MAX_BYTES // 2**20} MiB limit for one file"),
+            len(stream.docs)))
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        stream.problems.append(InputProblem("IN001", source, Problem(
+            f"byte {e.start}", "not a text file (UTF-8); YAML manifests are UTF-8 text"), len(stream.docs)))
+        return None
+
+
+def kustomize_role(path: Path) -> str | None:
+    """Why a file is not a set of objects for kustomize: it is a kustomization, or a patch one
+    in its directory applies (patches, patchesStrategicMerge, patchesJson6902)."""
+    if path.name in KUSTOMIZATION_FILES:
+        return "a kustomization: validate its directory (kustomize builds it) instead"
+    for name in KUSTOMIZATION_FILES:
+        k = path.parent / name
+        if not k.is_file():
+            continue
+        try:
+            docs = list(yamlio.load_all_bounded(k.read_text()))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
+        spec = docs[0][0] if docs and isinstance(docs[0][0], dict) else {}
+        listed = list(spec.get("patchesStrategicMerge") or [])
+        for key in ("patches", "patchesJson6902"):
+            listed += [p.get("path") for p in spec.get(key) or [] if isinstance(p, dict)]
+        if path.name in [str(p).removeprefix("./") for p in listed if p]:
+            return f"a patch that {name} applies: validate its directory (kustomize builds it) instead"
+    return None
 
 
 class Pending:
@@ -72,23 +176,35 @@ class Pending:
             raise UsageError(f"{arg}: no such file or directory")
         if self.kind == "kustomize":
             self.proc = subprocess.Popen([kubectl(), "kustomize", arg], stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True)
+                                         stderr=subprocess.PIPE)
 
     def collect(self) -> Stream:
         stream = Stream(self.name)
         if self.kind == "stdin":
-            try:
-                parse(yamlio.read_stdin(), stream)
-            except yamlio.InputError as e:
-                raise UsageError(f"stdin: {e}") from None
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+            self._parse_bytes(data, stream, self.name)
         elif self.kind == "file":
-            parse(_read(Path(self.arg)), stream)
+            role = kustomize_role(Path(self.arg))
+            if role:
+                stream.problems.append(InputProblem("IN006", self.name, Problem("", f"not checked: {role}")))
+                return stream
+            text = _read(Path(self.arg), stream, self.name)
+            if text is not None:
+                parse(text, stream, self.name)
         elif self.kind == "dir":
-            files = sorted(p for p in Path(self.arg).iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+            files = sorted(p for p in Path(self.arg).rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
             if not files:
                 raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
             for p in files:
-                parse(_read(p), stream, p.name)
+                source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
+                role = kustomize_role(p)
+                if role:
+                    stream.problems.append(InputProblem("IN006", source, Problem("", f"not checked: {role}"),
+                                                        len(stream.docs)))
+                    continue
+                text = _read(p, stream, source)
+                if text is not None:
+                    parse(text, stream, source)
         else:
             try:
                 out, err = self.proc.communicate(timeout=KUSTOMIZE_TIMEOUT_S)
@@ -96,9 +212,20 @@ class Pending:
                 self.proc.kill()
                 raise UsageError(f"{self.arg}: kubectl kustomize took over {KUSTOMIZE_TIMEOUT_S} s") from None
             if self.proc.returncode != 0:
-                raise UsageError(f"{self.arg}: kubectl kustomize failed: {err.strip() or f'exit {self.proc.returncode}'}")
-            parse(out, stream)
+                message = err.decode("utf-8", "replace").strip() or f"exit {self.proc.returncode}"
+                raise UsageError(f"{self.arg}: kubectl kustomize failed: {message}")
+            self._parse_bytes(out, stream, self.name)
         return stream
+
+    @staticmethod
+    def _parse_bytes(data: bytes, stream: Stream, source: str) -> None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            stream.problems.append(InputProblem("IN001", source, Problem(
+                f"byte {e.start}", "not UTF-8 text; YAML manifests are UTF-8 text")))
+            return
+        parse(text, stream, source)
 
     def cancel(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -106,39 +233,32 @@ class Pending:
             self.proc.wait()
 
 
-def _read(path: Path) -> str:
-    try:
-        return yamlio.read_text(path)
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read ({e.strerror})") from None
-    except yamlio.InputError as e:
-        raise UsageError(f"{path}: {e}") from None
-
-
-def objects(stream: Stream) -> list[tuple[int, dict]]:
-    """(document index, object) of every Kubernetes object; `kind: List` expanded.
-    Documents that are not objects become IN002 problems."""
+def objects(stream: Stream) -> list[tuple[int, dict, Doc]]:
+    """(document index, object, document) of every Kubernetes object; a List (`kubectl get
+    -o yaml`) is expanded. Documents that are not objects become IN002 problems."""
     out = []
     for i, doc in enumerate(stream.docs):
-        items = doc.get("items") if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") \
-            and doc.get("apiVersion") == "v1" else [doc]
-        for item in items if isinstance(items, list) else [doc]:
-            problem = _not_an_object(item)
+        value = doc.value
+        items = value.get("items") if isinstance(value, dict) and isinstance(value.get("kind"), str) \
+            and value["kind"].endswith("List") and value.get("apiVersion") == "v1" else [value]
+        for item in items if isinstance(items, list) else [value]:
+            problem = not_an_object(item)
             if problem:
-                stream.problems.append(Problem("IN002", f"document {i + 1}", problem, i))
+                stream.problems.append(InputProblem("IN002", doc.source, Problem(f"document {i + 1}", problem), i))
             else:
-                out.append((i, item))
+                out.append((i, item, doc))
     return out
 
 
-def _not_an_object(doc) -> str | None:
+def not_an_object(doc) -> str | None:
     if not isinstance(doc, dict):
         return f"a {type(doc).__name__}, not a mapping"
     missing = [k for k in ("apiVersion", "kind") if not isinstance(doc.get(k), str) or not doc.get(k)]
     if missing:
         return f"no {' or '.join(missing)}"
     meta = doc.get("metadata")
-    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta.get("name"):
-        return f"{doc['kind']} has no metadata.name" + (" (generateName is not allowed: names must be explicit)"
-                                                        if isinstance(meta, dict) and meta.get("generateName") else "")
+    named = isinstance(meta, dict) and any(isinstance(meta.get(k), str) and meta.get(k)
+                                           for k in ("name", "generateName"))
+    if not named:
+        return f"{doc['kind']} has neither metadata.name nor metadata.generateName"
     return None

@@ -4,7 +4,7 @@ templates inside each workload with what Kueue will make of them (generator
 slice, which labels the controller adds to the pods)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from .. import demand
@@ -25,12 +25,14 @@ def _dict(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-@dataclass
+@dataclass(eq=False)
 class Obj:
-    """An object of the input with its position (for stable ordering)."""
+    """An object of the input (or of the --context) with its position (for stable ordering)."""
     index: int
     body: dict
-    default_namespace: str = ""   # kubectl apply -n: where a namespaced object without one lands
+    source: str = ""                  # the file it came from
+    ignores: dict = field(default_factory=dict)   # rule -> reason, from `# validate: ignore=`
+    default_namespace: str = ""       # where a namespaced object without one lands (kubectl: default, or -n)
 
     @property
     def kind(self) -> str:
@@ -42,7 +44,14 @@ class Obj:
 
     @property
     def name(self) -> str:
-        return meta(self.body).get("name", "")
+        """The name; for an object with only generateName, that prefix (the server adds the rest)."""
+        m = meta(self.body)
+        return m.get("name") or m.get("generateName") or ""
+
+    @property
+    def generated_name(self) -> bool:
+        m = meta(self.body)
+        return not m.get("name") and bool(m.get("generateName"))
 
     @property
     def namespace(self) -> str:
@@ -69,32 +78,51 @@ class Obj:
         return self.demand.podsets
 
 
-class Model:
-    """Every object of one input, indexed once."""
+DEFAULT_NAMESPACE = "default"   # where kubectl apply puts a namespaced object that names none
 
-    def __init__(self, objects: list[Obj], schemas=None, autopilot: bool = False, namespace: str = ""):
+
+class Model:
+    """Every object of one input, indexed once, and the objects known to exist already.
+
+    `objects` are the input: rules report on them. `context` objects (--context: an
+    overlay, a cluster dump) are only looked up. In a closed world (overlays built from
+    the spec, or any input with --context) a reference to an object that is in neither is
+    an error; in an open world (files and streams on their own) it is a note, since the
+    object may well exist in the cluster."""
+
+    def __init__(self, objects: list[Obj], schemas=None, autopilot: bool = False, namespace: str = "",
+                 context: list[Obj] = (), closed: bool = True):
         self.objects = objects
+        self.context = list(context)
         self.schemas = schemas
         self.autopilot = autopilot
-        if namespace:
-            for o in objects:
-                if not self.cluster_scoped(o):
-                    o.default_namespace = namespace
+        self.closed = closed
+        for o in [*objects, *self.context]:
+            if self.scope_known(o) and not self.cluster_scoped(o):
+                o.default_namespace = namespace or DEFAULT_NAMESPACE
         self._by_kind: dict[tuple[str, str], list[Obj]] = {}
+        self._known: dict[tuple[str, str], list[Obj]] = {}
         for o in objects:
             self._by_kind.setdefault((o.group, o.kind), []).append(o)
+        for o in [*objects, *self.context]:
+            self._known.setdefault((o.group, o.kind), []).append(o)
 
     def all(self, group: str, kind: str) -> list[Obj]:
+        """Objects of the input of this kind (what rules check)."""
         return self._by_kind.get((group, kind), [])
 
+    def known(self, group: str, kind: str) -> list[Obj]:
+        """Objects of this kind in the input or the context (what references resolve against)."""
+        return self._known.get((group, kind), [])
+
     def get(self, group: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
-        for o in self.all(group, kind):
+        for o in self.known(group, kind):
             if o.name == name and (namespace is None or o.namespace == namespace):
                 return o
         return None
 
     def names(self, group: str, kind: str, namespace: str | None = None) -> list[str]:
-        return sorted({o.name for o in self.all(group, kind) if namespace is None or o.namespace == namespace})
+        return sorted({o.name for o in self.known(group, kind) if namespace is None or o.namespace == namespace})
 
     def kueue(self, kind: str) -> list[Obj]:
         return self.all("kueue.x-k8s.io", kind)
@@ -104,6 +132,17 @@ class Model:
         for o in self.objects:
             for ps in o.podsets:
                 yield o, ps
+
+    def known_workloads(self):
+        """(object, podset) for every pod template in the input or the context."""
+        for o in [*self.objects, *self.context]:
+            for ps in o.podsets:
+                yield o, ps
+
+    def scope_known(self, o: Obj) -> bool:
+        """Is the kind known (a CRD or core schema), so that its scope is too?"""
+        return self.schemas is None or self.schemas.validator(o.body.get("apiVersion"), o.kind) is not None \
+            or (o.group, o.kind) in CORE_CLUSTER_SCOPED
 
     def cluster_scoped(self, o: Obj) -> bool:
         """Custom resources: the scope their CRD declares; core kinds: the table above."""

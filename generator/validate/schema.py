@@ -18,10 +18,18 @@ def _message(err) -> str:
         from jsonschema.exceptions import best_match
         err = best_match([err])
     if err.validator in ("additionalProperties", "unevaluatedProperties"):
-        allowed = sorted((err.schema.get("properties") or {}))
+        allowed = sorted(err.schema.get("properties") or {})
         if allowed:
             return _short(f"{err.message} (allowed: {', '.join(allowed)})")
     return _short(err.message)
+
+
+def _built_in(schemas, api: str, kind: str) -> bool:
+    """A kind of Kubernetes itself (some version of it has a bundled schema), or of a group
+    without a dot (the core API groups): a missing schema is then an error, not a CRD
+    that may be installed elsewhere."""
+    group = api.rpartition("/")[0]
+    return "." not in group or schemas.core_kind_known(group, kind)
 
 
 def check(schemas, obj) -> list[tuple[str, Hit]]:
@@ -30,8 +38,9 @@ def check(schemas, obj) -> list[tuple[str, Hit]]:
     api, kind = body.get("apiVersion"), body.get("kind")
     validator = schemas.validator(api, kind)
     if validator is None:
-        return [("SC002", Hit(obj, ("apiVersion",), f"no schema for {kind} {api} (Kubernetes {schemas.k8s_minor} "
-                                                   f"or the pinned CRDs)"))]
+        message = f"no schema for {kind} {api} (Kubernetes {schemas.k8s_minor} or the pinned CRDs)"
+        missing = None if _built_in(schemas, api, kind) else f"the CRD of {kind} {api}"
+        return [("SC002", Hit(obj, ("apiVersion",), message, missing=missing))]
     out = []
     info = schemas.crd_info(api, kind)
     if info is not None:

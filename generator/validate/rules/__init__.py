@@ -4,8 +4,8 @@ check is None are emitted by the loader (IN*) or the schema layer (SC*)."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from ..objects import Model, Obj
 
@@ -17,6 +17,10 @@ class Hit:
     message: str
     severity: str | None = None   # overrides the rule's default
     hint: str | None = None       # overrides the rule's default
+    # What the finding is about when it is an object absent from the input ("LocalQueue
+    # 'lq' in namespace 'team'"). In an open world (no --context) such a hit is a note:
+    # the object may exist in the cluster.
+    missing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ def declare(rule_id: str, severity: str, summary: str, hint: str) -> None:
     RULES[rule_id] = Rule(rule_id, severity, summary, hint, None)
 
 
-_MODULES = ("inputs", "structure", "kueue", "priority", "pods", "secrets", "hpa", "selectors", "gateway", "tpu")
+_MODULES = ("inputs", "structure", "names", "kueue", "cohorts", "priority", "pods", "secrets", "hpa", "selectors",
+            "gateway", "tpu")
 for _m in _MODULES:
     importlib.import_module(f"{__name__}.{_m}")

@@ -1,12 +1,12 @@
 """HorizontalPodAutoscalers and their targets."""
-from ..findings import ERROR
+from ..findings import ERROR, WARNING
 from . import Hit, rule
 
 
 def _target(model, hpa):
     ref = hpa.spec.get("scaleTargetRef") or {}
     group = (ref.get("apiVersion") or "").rpartition("/")[0]
-    for o in model.objects:
+    for o in [*model.objects, *model.context]:
         if o.kind == ref.get("kind") and o.name == ref.get("name") and o.namespace == hpa.namespace \
                 and (not ref.get("apiVersion") or o.group == group):
             return o
@@ -24,10 +24,11 @@ def hpa_target_exists(model):
         ref = hpa.spec.get("scaleTargetRef") or {}
         if ref and _target(model, hpa) is None:
             yield Hit(hpa, ("spec", "scaleTargetRef"), f"no {ref.get('kind')} {ref.get('name')!r} "
-                      f"({ref.get('apiVersion', 'any version')}) in namespace {hpa.namespace or '(unset)'!r}")
+                      f"({ref.get('apiVersion', 'any version')}) in namespace {hpa.namespace or '(unset)'!r}",
+                      missing=f"{ref.get('kind')} {ref.get('name')!r} in namespace {hpa.namespace!r}")
 
 
-@rule("HP002", ERROR, "an HPA's target sets spec.replicas",
+@rule("HP002", WARNING, "an HPA's target sets spec.replicas",
       "omit spec.replicas on HPA targets; otherwise every sync resets the HPA's count "
       "(argo-cd#1079, #5105)")
 def hpa_target_has_no_replicas(model):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ... import kueue as kq
-from .. import quantity
+from ... import quantity
 from ..findings import ERROR, WARNING
 from ..objects import describe
 from . import Hit, rule
@@ -17,11 +17,22 @@ QUEUE_LABEL = kq.QUEUE_LABEL
 QUEUE_ANNOTATION = kq.QUEUE_LABEL   # same key; the annotation form was removed (kueue#7271)
 
 
+CRONJOB = ("batch", "CronJob")
+# Resources Kueue counts as they are: an uncovered one always blocks admission.
+STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage", "pods", "nvidia.com/gpu", "google.com/tpu", "amd.com/gpu"}
+JOB_TEMPLATE_LABELS = ("spec", "jobTemplate", "metadata", "labels")
+
+
 def _labelled(model, key):
-    """(object, path, value) for every object that carries label `key`: on the object,
-    or on the pod template of a pod-integration kind."""
+    """(object, path, value) for every object that carries label `key` where Kueue reads it:
+    on the object, on a CronJob's job template (each Job it creates carries it; Kueue v0.17.4
+    docs, tasks/run/run_cronjobs.md), or on the pod template of a pod-integration kind."""
     for o in model.objects:
-        if key in o.labels:
+        if (o.group, o.kind) == CRONJOB:
+            labels = ((o.spec.get("jobTemplate") or {}).get("metadata") or {}).get("labels") or {}
+            if isinstance(labels, dict) and key in labels:
+                yield o, JOB_TEMPLATE_LABELS + (key,), labels[key]
+        elif key in o.labels:
             yield o, ("metadata", "labels", key), o.labels[key]
         elif (o.group, o.kind) in POD_INTEGRATION:
             for ps in o.podsets:
@@ -64,7 +75,8 @@ def queue_label_resolves(model):
     for o, path, queue in _labelled(model, QUEUE_LABEL):
         if model.get(KUEUE, "LocalQueue", queue, o.namespace) is None:
             yield Hit(o, path, f"no LocalQueue {queue!r} in namespace {o.namespace or '(unset)'!r} "
-                      f"(LocalQueues there: {describe(model.names(KUEUE, 'LocalQueue', o.namespace))})")
+                      f"(LocalQueues there: {describe(model.names(KUEUE, 'LocalQueue', o.namespace))})",
+                      missing=f"LocalQueue {queue!r} in namespace {o.namespace!r}")
 
 
 @rule("KQ002", ERROR, "a LocalQueue's spec.clusterQueue names no ClusterQueue",
@@ -74,7 +86,8 @@ def local_queue_target(model):
         name = lq.spec.get("clusterQueue")
         if name and model.get(KUEUE, "ClusterQueue", name) is None:
             yield Hit(lq, ("spec", "clusterQueue"), f"no ClusterQueue {name!r} "
-                      f"(ClusterQueues: {describe(model.names(KUEUE, 'ClusterQueue'))})")
+                      f"(ClusterQueues: {describe(model.names(KUEUE, 'ClusterQueue'))})",
+                      missing=f"ClusterQueue {name!r}")
 
 
 @rule("KQ003", ERROR, "a ClusterQueue flavor names no ResourceFlavor",
@@ -87,7 +100,7 @@ def flavors_exist(model):
                 if name and model.get(KUEUE, "ResourceFlavor", name) is None:
                     yield Hit(cq, ("spec", "resourceGroups", i, "flavors", j, "name"),
                               f"no ResourceFlavor {name!r} (ResourceFlavors: "
-                              f"{describe(model.names(KUEUE, 'ResourceFlavor'))})")
+                              f"{describe(model.names(KUEUE, 'ResourceFlavor'))})", missing=f"ResourceFlavor {name!r}")
 
 
 @rule("KQ004", ERROR, "a ResourceFlavor's spec.topologyName names no Topology",
@@ -97,7 +110,8 @@ def topology_exists(model):
         name = rf.spec.get("topologyName")
         if name and model.get(KUEUE, "Topology", name) is None:
             yield Hit(rf, ("spec", "topologyName"),
-                      f"no Topology {name!r} (Topologies: {describe(model.names(KUEUE, 'Topology'))})")
+                      f"no Topology {name!r} (Topologies: {describe(model.names(KUEUE, 'Topology'))})",
+                      missing=f"Topology {name!r}")
 
 
 def _admission_checks(cq):
@@ -118,7 +132,8 @@ def admission_checks_exist(model):
         for path, name in _admission_checks(cq):
             if model.get(KUEUE, "AdmissionCheck", name) is None:
                 yield Hit(cq, path, f"no AdmissionCheck {name!r} "
-                          f"(AdmissionChecks: {describe(model.names(KUEUE, 'AdmissionCheck'))})")
+                          f"(AdmissionChecks: {describe(model.names(KUEUE, 'AdmissionCheck'))})",
+                          missing=f"AdmissionCheck {name!r}")
 
 
 @rule("KQ006", ERROR, "the priority label `kueue.x-k8s.io/priority-class` names no WorkloadPriorityClass",
@@ -127,7 +142,8 @@ def priority_label_resolves(model):
     for o, path, name in _labelled(model, kq.PRIORITY_LABEL):
         if model.get(KUEUE, "WorkloadPriorityClass", name) is None:
             yield Hit(o, path, f"no WorkloadPriorityClass {name!r} (WorkloadPriorityClasses: "
-                      f"{describe(model.names(KUEUE, 'WorkloadPriorityClass'))})")
+                      f"{describe(model.names(KUEUE, 'WorkloadPriorityClass'))})",
+                      missing=f"WorkloadPriorityClass {name!r}")
 
 
 @rule("KQ007", ERROR, "a queued pod requests a resource its ClusterQueue does not cover (ephemeral-storage "
@@ -145,8 +161,13 @@ def resources_covered(model):
                         asked[r] = cpath + ("resources", part, r)
                 for r, path in sorted(asked.items()):
                     if r not in have:
+                        # Kueue's Configuration can exclude or transform resources (resources.
+                        # excludeResourcePrefixes, transformations: HAMi's gpucores, for example);
+                        # without it in the input, such a resource is a note in an open world.
                         yield Hit(o, path, f"requests {r}, which ClusterQueue {cq.name!r} does not cover "
-                                  f"(covered: {describe(sorted(have))}); the workload never admits")
+                                  f"(covered: {describe(sorted(have))}); the workload never admits",
+                                  missing=None if r in STANDARD_RESOURCES else
+                                  f"a Kueue Configuration that excludes or transforms {r}")
                 if model.autopilot:
                     for r in ("cpu", "memory", "ephemeral-storage"):
                         if r not in asked and r not in have:
@@ -154,7 +175,9 @@ def resources_covered(model):
                                       f"which ClusterQueue {cq.name!r} does not cover")
 
 
-@rule("KQ008", ERROR, "a ClusterQueue flavor does not list exactly the coveredResources of its group, in order",
+@rule("KQ008", ERROR, "a ClusterQueue flavor names its resources differently from, or in another order than, the "
+      "coveredResources of its group (Kueue's webhook: `must match the name in coveredResources`; a different "
+      "count is the CRD's own CEL rule, CE001)",
       "give every flavor one quota per covered resource, in the coveredResources order")
 def flavors_list_covered(model):
     for cq in model.kueue("ClusterQueue"):
@@ -164,18 +187,18 @@ def flavors_list_covered(model):
                 if not isinstance(f, dict):
                     continue
                 have = [r.get("name") for r in f.get("resources") or [] if isinstance(r, dict)]
-                if have != want:
+                if have != want and len(have) == len(want):
                     missing = [r for r in want if r not in have]
                     detail = f"misses {', '.join(missing)}" if missing else f"lists {have}"
                     yield Hit(cq, ("spec", "resourceGroups", i, "flavors", j, "resources"),
                               f"flavor {f.get('name')!r} {detail}; coveredResources is {want}")
 
 
-def _quotas(cq):
-    """[(group index, {flavor: {resource: nominal}})]"""
+def _nominal(cq):
+    """[(covered resources, [(flavor, {resource: nominalQuota})] in order)] per resource group."""
     out = []
-    for i, g in enumerate(resource_groups(cq)):
-        flavors = {}
+    for g in resource_groups(cq):
+        flavors = []
         for f in g.get("flavors") or []:
             if not isinstance(f, dict):
                 continue
@@ -185,50 +208,58 @@ def _quotas(cq):
                     q[r["name"]] = quantity.parse(r.get("nominalQuota", 0))
                 except (KeyError, TypeError, ValueError):
                     pass
-            flavors[f.get("name")] = q
+            flavors.append((f.get("name"), q))
         out.append((set(g.get("coveredResources") or []), flavors))
     return out
 
 
+def assign(podsets, groups):
+    """Kueue's flavor assignment of one Workload on an empty ClusterQueue (nominal quota
+    only): pod sets in order, each resource group's flavors in order, the first flavor where
+    what this Workload's earlier pod sets already took plus this pod set's total fits
+    (Kueue v0.17.4 docs, concepts/cluster_queue.md "Flavors and borrowing semantics";
+    pkg/scheduler/flavorassigner counts the Workload's own usage across pod sets).
+    Yields (pod set, resources asked in the group, largest nominal per resource) for each
+    pod set and group that fits no flavor."""
+    used: dict = {}
+    for ps in podsets:
+        need = {r: v for r, v in ps.total().items() if v}
+        for covered_here, flavors in groups:
+            asked = {r: v for r, v in need.items() if r in covered_here}
+            if not asked or not flavors:
+                continue
+            for name, q in flavors:
+                if all(used.get((name, r), 0) + v <= q.get(r, 0) for r, v in asked.items()):
+                    for r, v in asked.items():
+                        used[(name, r)] = used.get((name, r), 0) + v
+                    break
+            else:
+                yield ps, asked, {r: max(q.get(r, 0) - used.get((n, r), 0) for n, q in flavors) for r in asked}
+
+
 @rule("KQ009", ERROR, "one workload can never fit its ClusterQueue's nominal quota (pods x requests: Job "
-      "parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment pod)",
+      "parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment pod; all pod sets of "
+      "the Workload together, flavor by flavor, as Kueue assigns them)",
       "raise the quota or shrink the workload; a warning when the ClusterQueue is in a cohort "
       "and may borrow")
 def workload_fits(model):
     for o, cq in queued(model):
         borrow = bool(cq.spec.get("cohortName") or cq.spec.get("cohort"))
         severity = WARNING if borrow else None
-        groups = _quotas(cq)
-        totals: dict = {}
-        for ps in o.podsets:
-            per_pod = ps.requests
-            need = {r: v * ps.count for r, v in per_pod.items() if v}
-            for r, v in need.items():
-                totals[r] = totals.get(r, 0) + v
-            for res, flavors in groups:
-                asked = {r: v for r, v in need.items() if r in res}
-                if not asked or not flavors:
-                    continue
-                if any(all(q.get(r, 0) >= v for r, v in asked.items()) for q in flavors.values()):
-                    continue
-                largest = {r: max(q.get(r, 0) for q in flavors.values()) for r in asked}
-                short = [r for r in sorted(asked) if largest[r] < asked[r]]
-                if short:
-                    r = short[0]
-                    yield Hit(o, ps.path, f"one workload needs {quantity.fmt(asked[r])} {r} ({ps.count} pod(s) x "
-                              f"{quantity.fmt(per_pod[r])}; {ps.what}) but ClusterQueue {cq.name!r} has at most "
-                              f"{quantity.fmt(largest[r])} in any flavor", severity=severity)
-                else:
-                    yield Hit(o, ps.path, f"one workload needs {', '.join(f'{quantity.fmt(v)} {r}' for r, v in sorted(asked.items()))} "
-                              f"({ps.what}); no single flavor of ClusterQueue {cq.name!r} has all of it",
-                              severity=severity)
-        if len(o.podsets) > 1:
-            for res, flavors in groups:
-                for r in sorted(totals):
-                    if r in res and totals[r] > sum(q.get(r, 0) for q in flavors.values()):
-                        yield Hit(o, ("spec",), f"one workload needs {quantity.fmt(totals[r])} {r} in all, "
-                                  f"more than ClusterQueue {cq.name!r} has in all its flavors "
-                                  f"({quantity.fmt(sum(q.get(r, 0) for q in flavors.values()))})", severity=severity)
+        several = len(o.podsets) > 1
+        for ps, asked, room in assign(o.podsets, _nominal(cq)):
+            short = [r for r in sorted(asked) if room[r] < asked[r]]
+            earlier = " after the Workload's earlier pod sets" if several else ""
+            if short:
+                r = short[0]
+                yield Hit(o, ps.path, f"one workload needs {quantity.fmt_plain(asked[r])} {r} for pod set {ps.name!r} "
+                          f"({ps.count} pod(s) x {quantity.fmt_plain(ps.requests[r])}; {ps.what}) but ClusterQueue "
+                          f"{cq.name!r} has at most {quantity.fmt_plain(max(room[r], 0))} left in any flavor{earlier}",
+                          severity=severity)
+            else:
+                wanted = ", ".join(f"{quantity.fmt_plain(v)} {r}" for r, v in sorted(asked.items()))
+                yield Hit(o, ps.path, f"one workload needs {wanted} for pod set {ps.name!r} ({ps.what}); no single "
+                          f"flavor of ClusterQueue {cq.name!r} has all of it{earlier}", severity=severity)
 
 
 @rule("KQ010", ERROR, "the queue name is given as an annotation, which Kueue no longer reads (kueue#7271)",
@@ -243,10 +274,21 @@ def queue_annotation(model):
                           "queue name as an annotation is ignored")
 
 
-@rule("KQ011", ERROR, "a queued Job or JobSet sets spec.suspend, which Kueue owns",
+@rule("KQ011", WARNING, "a queued Job or JobSet sets spec.suspend, which Kueue owns",
       "drop spec.suspend; Kueue's webhook suspends queued jobs, and a value in Git makes Argo CD fight "
       "Kueue (argo-cd#10600)")
 def suspend_in_git(model):
     for o, _ in queued(model):
         if (o.group, o.kind) in (("batch", "Job"), ("jobset.x-k8s.io", "JobSet")) and "suspend" in o.spec:
             yield Hit(o, ("spec", "suspend"), f"spec.suspend: {json.dumps(o.spec['suspend'])} in the manifest")
+
+
+@rule("KQ012", ERROR, "a CronJob carries the queue label on its own metadata, where Kueue never reads it",
+      "put kueue.x-k8s.io/queue-name in spec.jobTemplate.metadata.labels (Kueue v0.17.4 docs, Run A CronJob)")
+def cronjob_queue_label(model):
+    for o in model.objects:
+        if (o.group, o.kind) == CRONJOB and QUEUE_LABEL in o.labels:
+            placed = ((o.spec.get("jobTemplate") or {}).get("metadata") or {}).get("labels") or {}
+            if QUEUE_LABEL not in placed:
+                yield Hit(o, ("metadata", "labels", QUEUE_LABEL), "the Jobs this CronJob creates do not carry the "
+                          "label, so Kueue does not queue them")

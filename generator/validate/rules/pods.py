@@ -1,8 +1,8 @@
 """Containers: pinned images, explicit requests, Autopilot's requests = limits."""
 from __future__ import annotations
 
-from .. import quantity
-from ..findings import ERROR
+from ... import quantity
+from ..findings import WARNING
 from . import Hit, rule
 
 
@@ -25,7 +25,7 @@ def unpinned(image: str) -> str | None:
     return None
 
 
-@rule("PD001", ERROR, "an image is not pinned (no tag, or :latest)",
+@rule("PD001", WARNING, "an image is not pinned (no tag, or :latest)",
       "pin a release tag or a digest (@sha256:...), so a sync deploys what was reviewed")
 def images_pinned(model):
     for o, ps in model.workloads():
@@ -36,7 +36,7 @@ def images_pinned(model):
                 yield Hit(o, path + ("image",), f"image {image!r} {why}")
 
 
-@rule("PD002", ERROR, "a container sets no cpu or memory request",
+@rule("PD002", WARNING, "a container sets no cpu or memory request",
       "set resources.requests (cpu, memory, and any accelerator); Kueue and the scheduler count requests only")
 def requests_set(model):
     for o, ps in model.workloads():
@@ -48,7 +48,7 @@ def requests_set(model):
                 yield Hit(o, path + ("resources",), f"container {c.get('name')!r} requests no {' or '.join(missing)}")
 
 
-@rule("PD003", ERROR, "on Autopilot a container's requests and limits differ",
+@rule("PD003", WARNING, "on Autopilot a container's requests and limits differ",
       "write limits equal to requests for every resource: Autopilot sets them so, and Git should say what runs")
 def autopilot_limits(model):
     if not model.autopilot:

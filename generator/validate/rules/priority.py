@@ -14,7 +14,8 @@ def priority_class_exists(model):
         name = ps.spec.get("priorityClassName")
         if name and name not in BUILT_IN and model.get(SCHEDULING, "PriorityClass", name) is None:
             yield Hit(o, ps.path + ("spec", "priorityClassName"), f"no PriorityClass {name!r} "
-                      f"(PriorityClasses: {describe(model.names(SCHEDULING, 'PriorityClass'))})")
+                      f"(PriorityClasses: {describe(model.names(SCHEDULING, 'PriorityClass'))})",
+                      missing=f"PriorityClass {name!r}")
 
 
 @rule("PC002", ERROR, "more than one PriorityClass has globalDefault: true",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..findings import ERROR
+from ..findings import WARNING
 from . import Hit, rule
 
 # Names of env vars that hold credentials: a TOKEN, PASSWORD, SECRET or KEY word
@@ -19,10 +19,12 @@ def looks_like_token(value: str) -> bool:
         return False
     if v.startswith(("$(", "${", "<", "/")) or "://" in v or v.lower() in ("true", "false"):
         return False
-    return not re.fullmatch(r"[0-9.]+", v)
+    # Generated credentials mix letters and digits; a value without a digit ("nvapi-NVKEY",
+    # "my-secret-here") is a stand-in that a tutorial asks you to replace.
+    return not re.fullmatch(r"[0-9.]+", v) and any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v)
 
 
-@rule("SE001", ERROR, "a Secret carries data or stringData in the manifests",
+@rule("SE001", WARNING, "a Secret carries data or stringData in the manifests",
       "create the Secret out of band (or with External Secrets / Secret Manager) and reference it by name")
 def secret_objects(model):
     for o in model.all("", "Secret"):
@@ -31,7 +33,7 @@ def secret_objects(model):
                 yield Hit(o, (key,), f"Secret holds {len(o.body[key])} value(s) in {key} (values not shown)")
 
 
-@rule("SE002", ERROR, "an env var named like a credential (*TOKEN*, *PASSWORD*, *SECRET*, *KEY*) has a literal "
+@rule("SE002", WARNING, "an env var named like a credential (*TOKEN*, *PASSWORD*, *SECRET*, *KEY*) has a literal "
       "value that looks like one",
       "use valueFrom.secretKeyRef with the Secret's name and key")
 def literal_credentials(model):

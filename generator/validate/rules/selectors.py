@@ -2,9 +2,9 @@
 Service, PodMonitoring / ClusterPodMonitoring, InferencePool."""
 from __future__ import annotations
 
-from ..findings import ERROR
 from ...labels import describe
 from ...labels import selector_matches as matches
+from ..findings import ERROR
 from . import Hit, rule
 
 GMP = "monitoring.googleapis.com"
@@ -15,7 +15,7 @@ def selected(model, selector: dict, namespace: str | None):
     """Pod sets in the namespace (None: all) whose pods the selector matches."""
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
         return []   # an empty selector selects everything; nothing to check
-    return [ps for o, ps in model.workloads()
+    return [ps for o, ps in model.known_workloads()
             if (namespace is None or o.namespace == namespace) and matches(selector, ps.labels)]
 
 
@@ -40,7 +40,7 @@ def service_selects(model):
     for svc, sel in _services(model):
         if not selected(model, sel, svc.namespace):
             yield Hit(svc, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in namespace "
-                      f"{svc.namespace or '(unset)'!r}")
+                      f"{svc.namespace or '(unset)'!r}", missing=f"a pod template matching {describe(sel)}")
 
 
 @rule("SV002", ERROR, "a Service targetPort names a port no selected container declares",
@@ -71,7 +71,8 @@ def monitoring_selects(model):
         sel = pm.spec.get("selector") or {}
         if (sel.get("matchLabels") or sel.get("matchExpressions")) and not selected(model, sel, ns):
             where = f"namespace {ns!r}" if ns is not None else "any namespace"
-            yield Hit(pm, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in {where}")
+            yield Hit(pm, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in {where}",
+                      missing=f"a pod template matching {describe(sel)}")
 
 
 @rule("PM002", ERROR, "a PodMonitoring endpoint port names a port no selected container declares",
@@ -103,7 +104,7 @@ def pool_selects(model):
     for pool, sel in _pools(model):
         if sel.get("matchLabels") and not selected(model, sel, pool.namespace):
             yield Hit(pool, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in namespace "
-                      f"{pool.namespace or '(unset)'!r}")
+                      f"{pool.namespace or '(unset)'!r}", missing=f"a pod template matching {describe(sel)}")
 
 
 @rule("IP002", ERROR, "an InferencePool target port is not a containerPort of any selected pod",

@@ -1,5 +1,5 @@
 """Object identity and scope."""
-from ..findings import ERROR
+from ..findings import ERROR, WARNING
 from . import Hit, rule
 
 
@@ -17,9 +17,11 @@ def duplicates(model):
             seen[key] = o.index
 
 
-@rule("ST001", ERROR, "a cluster-scoped object (PriorityClass, ClusterQueue, Namespace, ...) has metadata.namespace",
-      "remove metadata.namespace (cdk8s Chart(namespace=...) or kustomize `namespace:` stamps it)")
+@rule("ST001", WARNING, "a cluster-scoped object (PriorityClass, ClusterQueue, Namespace, ...) has metadata.namespace, "
+      "which the API server drops", "remove metadata.namespace (cdk8s Chart(namespace=...) or kustomize `namespace:` "
+      "stamps it); it says something that is not so")
 def namespaced_cluster_objects(model):
     for o in model.objects:
         if o.namespace and model.cluster_scoped(o):
-            yield Hit(o, ("metadata", "namespace"), f"{o.kind} is cluster-scoped but has namespace {o.namespace!r}")
+            yield Hit(o, ("metadata", "namespace"), f"{o.kind} is cluster-scoped but has namespace {o.namespace!r} "
+                      f"(the API server drops it)")

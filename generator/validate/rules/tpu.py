@@ -1,34 +1,36 @@
 """TPU slices and Kueue Topology-Aware Scheduling annotations. Hardware
-facts (shapes, chips per VM, labels, taints) come from generator/facts.py."""
+facts (generations, shapes, chips per VM, labels, taints) come from the device
+catalog (generator/catalog)."""
 from __future__ import annotations
 
-from math import prod
-
-from ... import catalog, facts
-from ..findings import ERROR
+from ... import catalog
+from ..findings import ERROR, INFO
 from . import Hit, rule
 
-SLICE_ANNOTATION = facts.TPU_SLICE_TOPOLOGY_ANNOTATION
+SLICE_ANNOTATION = catalog.TPU7X_DYNAMIC.slice_topology_annotation
 TAS_PREFIX = "kueue.x-k8s.io/podset-"
 # Every TPU generation of the device catalog, by its GKE accelerator label value.
 KNOWN_TPUS = sorted(g.accelerator for g in catalog.TPU_GENERATIONS.values())
-TPU_ACCELERATORS = {a.name: a for a in facts.ACCELERATORS.values() if a.name in facts.TPU_TYPES}
-TPU_LABELS = sorted({a.node_label for a in TPU_ACCELERATORS.values()})
-TPU_RESOURCES = sorted({a.resource for a in TPU_ACCELERATORS.values()})
-TPU_TAINTS = sorted({a.taint_key for a in TPU_ACCELERATORS.values()})
-# For hints: a worked example from the first TPU type's facts.
-_EX = next(iter(facts.TPU_TYPES.values()))
-_EX_SHAPE = _EX.subslice_shapes[min(1, len(_EX.subslice_shapes) - 1)]
-_EX_CHIPS = prod(int(d) for d in _EX_SHAPE.split("x"))
-_EX_SUPER = "x".join(map(str, _EX.cube[:-1] + (2 * _EX.cube[-1],)))   # two cubes
+# Generations whose slices GKE's slice controller forms on demand (the slice annotation).
+DYNAMIC = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values() if g.dynamic is not None}
+TPU_LABELS = [catalog.labels.TPU_ACCELERATOR_LABEL]
+TPU_RESOURCES = [catalog.labels.TPU_RESOURCE]
+TPU_TAINTS = [catalog.labels.TPU_TAINT.key]
+# For hints: a worked example from the first dynamically sliced generation.
+_EX = next(iter(DYNAMIC.values()))
+_EX_MODE = _EX.dynamic
+assert _EX_MODE is not None
+_EX_VM = _EX.machines[0].chips
+_EX_SHAPE = _EX_MODE.subslice_shapes[min(1, len(_EX_MODE.subslice_shapes) - 1)].text
+_EX_CHIPS = _EX.shape(_EX_SHAPE).chips
+_EX_SUPER = _EX_MODE.whole_cube_shapes(2)[-1].text   # two cubes
 
 
-def slice_chips(tpu: facts.TpuType, shape: str) -> int | None:
-    """Chips in a slice of this shape, or None if the type has no such slice:
+def slice_chips(gen: catalog.TpuGeneration, shape: str) -> int | None:
+    """Chips in a slice of this shape, or None if the generation has no such slice:
     a dynamic sub-slice of one cube, or whole cubes in every dimension listed
     in non-decreasing order (GKE's slice controller takes 4x4x8, not 8x4x4).
-    The rule is the device catalog's (its TPU7x dynamic slicing mode)."""
-    gen = catalog.tpu_generation(tpu.accelerator)
+    The rule is the device catalog's (the generation's dynamic slicing mode)."""
     try:
         s = gen.shape(shape)
     except ValueError:
@@ -76,16 +78,16 @@ def _tpu_pods(model):
 
 
 @rule("TP002", ERROR, f"the slice annotation {SLICE_ANNOTATION} is not a slice shape of the TPU type",
-      f"use a dynamic sub-slice of one cube ({_EX.accelerator}: {', '.join(_EX.subslice_shapes)}) or whole cubes "
+      f"use a dynamic sub-slice of one cube ({_EX.accelerator}: {', '.join(x.text for x in _EX_MODE.subslice_shapes)}) or whole cubes "
       f"in every dimension, in non-decreasing order ({_EX_SUPER}, not {'x'.join(reversed(_EX_SUPER.split('x')))})")
 def slice_shape(model):
     for o, ps, shape, accel in _tpu_pods(model):
-        tpu = facts.TPU_TYPES.get(accel)
-        if shape is not None and tpu is not None and slice_chips(tpu, str(shape)) is None:
-            cube = "x".join(map(str, tpu.cube))
+        gen = DYNAMIC.get(accel)
+        if shape is not None and gen is not None and gen.dynamic and slice_chips(gen, str(shape)) is None:
+            mode = gen.dynamic
             yield Hit(o, ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
-                      f"{shape!r} is not a {accel} slice (sub-slices: {', '.join(tpu.subslice_shapes)}; "
-                      f"or multiples of the {cube} cube)")
+                      f"{shape!r} is not a {accel} slice (sub-slices: "
+                      f"{', '.join(x.text for x in mode.subslice_shapes)}; or multiples of the {mode.cube.text} cube)")
 
 
 @rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
@@ -96,8 +98,10 @@ def tpu_selector(model):
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in KNOWN_TPUS:
             label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
+            # A note, not an error: GKE may know a generation the device catalog does not yet.
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
-                      f"{accel!r} is not a known TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
+                      f"{accel!r} is not a TPU generation of the device catalog (known: "
+                      f"{', '.join(sorted(KNOWN_TPUS))}); its slices are not checked", severity=INFO)
 
 
 def _tolerates(tolerations, key) -> bool:
@@ -109,33 +113,39 @@ def _tolerates(tolerations, key) -> bool:
     return False
 
 
-@rule("TP004", ERROR, f"a TPU pod template does not tolerate the {TPU_TAINTS[0]} taint of TPU nodes",
-      f"add a toleration {{key: {TPU_TAINTS[0]}, operator: Exists, effect: NoSchedule}}")
+@rule("TP004", ERROR, f"a pod template aimed at TPU nodes neither requests {TPU_RESOURCES[0]} nor tolerates the "
+      f"{TPU_TAINTS[0]} taint of TPU nodes (pods that request it get the toleration from the cluster)",
+      f"request {TPU_RESOURCES[0]}, or add a toleration {{key: {TPU_TAINTS[0]}, operator: Exists, effect: NoSchedule}}")
 def tpu_toleration(model):
+    # GKE runs Kubernetes' ExtendedResourceToleration admission plugin, which adds a
+    # toleration for the taint named like each extended resource a pod requests
+    # (Kubernetes docs, Admission Controllers; GKE docs on GPUs say the same for
+    # nvidia.com/gpu). So only pods that do not request the TPU resource need their own.
     for o, ps, shape, accel in _tpu_pods(model):
-        taint = (TPU_ACCELERATORS.get(accel) or next(iter(TPU_ACCELERATORS.values()))).taint_key
-        if not _tolerates(ps.spec.get("tolerations"), taint):
-            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU nodes")
+        resource, taint = TPU_RESOURCES[0], TPU_TAINTS[0]
+        if resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), taint):
+            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU "
+                      f"nodes, and no {resource} request that would make the cluster add one")
 
 
 @rule("TP005", ERROR, f"TPU chips do not add up: {TPU_RESOURCES[0]} per pod must be the chips of one VM, and the "
       "pods of one slice (Job parallelism, LWS group size) x chips per pod must equal the slice shape's chips",
-      f"for {_EX.accelerator}: {TPU_RESOURCES[0]} {_EX.chips_per_vm} per pod and chips/{_EX.chips_per_vm} pods per "
-      f"slice ({_EX_SHAPE} = {_EX_CHIPS} chips = {_EX_CHIPS // _EX.chips_per_vm} pods)")
+      f"for {_EX.accelerator}: {TPU_RESOURCES[0]} {_EX_VM} per pod and chips/{_EX_VM} pods per "
+      f"slice ({_EX_SHAPE} = {_EX_CHIPS} chips = {_EX_CHIPS // _EX_VM} pods)")
 def chip_counts(model):
     groups: dict = {}
     for o, ps, shape, accel in _tpu_pods(model):
-        tpu = facts.TPU_TYPES.get(accel)
-        if shape is None or tpu is None:
+        gen = DYNAMIC.get(accel)
+        if shape is None or gen is None:
             continue
-        chips = slice_chips(tpu, str(shape))
+        chips = slice_chips(gen, str(shape))
         if chips is None:
             continue
-        resource = TPU_ACCELERATORS[accel].resource
+        resource, per_vm = TPU_RESOURCES[0], gen.machines[0].chips
         per_pod = ps.requests.get(resource, 0)
-        if per_pod != tpu.chips_per_vm:
+        if per_pod != per_vm:
             yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {accel} "
-                      f"slice pod takes a whole VM: {tpu.chips_per_vm}")
+                      f"slice pod takes a whole VM: {per_vm}")
         g = groups.setdefault((id(o), ps.slice_group), {"obj": o, "ps": ps, "shape": shape, "chips": chips,
                                                   "have": 0, "what": []})
         g["have"] += ps.slice_pods * per_pod

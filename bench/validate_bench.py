@@ -1,0 +1,64 @@
+"""`make bench` rows for `generator validate` on many files: one call over a
+directory of up to 300 single-object files (objects of the largest synthesized
+platform, one per file, validated as one open-world stream, CEL rules included)
+against the core-schema floor bench/validate_floor.py on the same files, in
+alternation; and the start-up of a one-file call."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator import paths, versions, writer, yamlio
+
+FILES = 300
+
+
+def write_files(synth_out: Path, dest: Path, limit: int = FILES) -> int:
+    """One object per file from the overlays synth wrote; returns how many."""
+    dest.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for rel, text in sorted(writer.read_tree(synth_out, ("overlays",)).items()):
+        if not rel.endswith(".yaml") or rel.endswith("kustomization.yaml"):
+            continue
+        for doc in yamlio.load_all(text):
+            if n >= limit:
+                return n
+            (dest / f"{n:04d}.yaml").write_text(yamlio.dump(doc))
+            n += 1
+    return n
+
+
+def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int) -> list[str]:
+    """Markdown lines for the report."""
+    import sys
+
+    py = sys.executable
+    files = work / "validate-files"
+    n = write_files(synth_out, files)
+    one = files / "0000.yaml"
+    crd = ["--crd-dir", str(_crd_root())]
+    ours = [py, "-m", "generator", "validate", *crd, str(files)]
+    floor = [py, str(paths.ROOT / "bench" / "validate_floor.py"), str(files), versions.table()["kubernetes"]["default"]]
+    single = [py, "-m", "generator", "validate", *crd, str(one)]
+    a, b, c = series_cls(), series_cls(), series_cls()
+    for _ in range(reps):
+        a.add(run_timed(ours, ok=(0, 1))[0])
+        b.add(run_timed(floor)[0])
+        c.add(run_timed(single, ok=(0, 1))[0])
+    ratio = a.median / b.median
+    return [
+        "", f"## validate on {n} files", "",
+        f"One `generator validate DIR` call over {n} files of one object each (the largest platform's overlay "
+        "objects; one open-world stream, CRD defaults and CEL rules included) against **kubernetes-validate** "
+        "run on the same objects in one process (bench/validate_floor.py: strict core schemas, the floor the "
+        "validator issue names). Seconds of wall clock, min / median:", "",
+        "| command | seconds | ÷ floor |", "|---|---:|---:|",
+        f"| generator validate, {n} files | {a.min:.2f} / {a.median:.2f} | {ratio:.2f}× |",
+        f"| kubernetes-validate floor, {n} files | {b.min:.2f} / {b.median:.2f} | 1.00× |",
+        f"| generator validate, one file (start-up) | {c.min:.2f} / {c.median:.2f} | |", "",
+        f"Target: within 2× of the floor: {'met' if ratio <= 2 else 'NOT met'} ({ratio:.2f}×).",
+    ]
+
+
+def _crd_root() -> Path:
+    from generator import crds
+    return crds.default_root()

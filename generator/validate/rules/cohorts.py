@@ -1,0 +1,184 @@
+"""Teams sharing quota through Kueue cohorts: ClusterQueues (and Cohort
+objects) whose quotas only work together.
+
+Sources (Kueue v0.17.4): concepts/cluster_queue.md ("A ClusterQueue can only
+borrow quota for flavors that the ClusterQueue defines"; namespaceSelector
+"Defaults to null which is a nothing selector"), concepts/cohort.md (Cohort
+parentName), pkg/webhooks/clusterqueue_webhook.go and cohort_webhook.go
+(validateFlavorQuotas, validateLimit, validateLendingLimit, validateResourceQuantity:
+limits need a cohort or parent, lendingLimit <= nominalQuota on ClusterQueues,
+no negative quantities, each resource and flavor in one resource group only),
+pkg/cache/hierarchy/cycle.go (a Cohort whose parents loop is a cycle; its
+workloads are not scheduled)."""
+from __future__ import annotations
+
+from ... import quantity
+from ...labels import describe, selector_matches
+from ..findings import ERROR, WARNING
+from . import Hit, rule
+from .kueue import KUEUE, resource_groups
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"   # set by the control plane on every Namespace
+
+
+def cohort_of(cq) -> str | None:
+    """spec.cohortName (v1beta2) or spec.cohort (v1beta1)."""
+    name = cq.spec.get("cohortName") or cq.spec.get("cohort")
+    return name if isinstance(name, str) and name else None
+
+
+def parent_of(cohort) -> str | None:
+    """spec.parentName (v1beta2) or spec.parent (v1alpha1)."""
+    name = cohort.spec.get("parentName") or cohort.spec.get("parent")
+    return name if isinstance(name, str) and name else None
+
+
+def _parents(model) -> dict[str, str]:
+    return {c.name: p for c in model.known(KUEUE, "Cohort") if (p := parent_of(c))}
+
+
+def root_of(name: str, parents: dict[str, str]) -> str:
+    seen = {name}
+    while name in parents and parents[name] not in seen:
+        name = parents[name]
+        seen.add(name)
+    return name
+
+
+def offers(holder) -> list[tuple[str, str, tuple]]:
+    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines."""
+    out = []
+    for i, g in enumerate(resource_groups(holder)):
+        for j, f in enumerate(g.get("flavors") or []):
+            if not isinstance(f, dict):
+                continue
+            for k, r in enumerate(f.get("resources") or []):
+                if isinstance(r, dict) and isinstance(r.get("name"), str):
+                    out.append((f.get("name"), r["name"], ("spec", "resourceGroups", i, "flavors", j, "resources", k)))
+    return out
+
+
+@rule("KQ013", WARNING, "a ClusterQueue in a cohort covers a resource only with flavors no other member of the "
+      "cohort defines, while other members have that resource in other flavors: it can neither borrow nor lend it",
+      "use the same ResourceFlavor names across the cohort for the same hardware (Kueue borrows per flavor)")
+def cohort_flavors_agree(model):
+    parents = _parents(model)
+    members: dict[str, list] = {}
+    for cq in model.known(KUEUE, "ClusterQueue"):
+        if cohort_of(cq):
+            members.setdefault(root_of(cohort_of(cq), parents), []).append(cq)
+    for c in model.known(KUEUE, "Cohort"):
+        members.setdefault(root_of(c.name, parents), []).append(c)
+    for cq in model.kueue("ClusterQueue"):
+        if not cohort_of(cq):
+            continue
+        others = [m for m in members.get(root_of(cohort_of(cq), parents), []) if m is not cq]
+        mine: dict[str, list] = {}
+        for flavor, res, path in offers(cq):
+            mine.setdefault(res, []).append((flavor, path))
+        for res, flavors in sorted(mine.items()):
+            theirs = {(f, m.kind, m.name) for m in others for f, r, _ in offers(m) if r == res}
+            if not theirs or any(f in {x for x, _ in flavors} for f, _, _ in theirs):
+                continue
+            where = ", ".join(sorted(f"{f!r} ({kind} {name})" for f, kind, name in theirs))
+            yield Hit(cq, flavors[0][1], f"covers {res} with flavor(s) {', '.join(repr(f) for f, _ in flavors)}, "
+                      f"but cohort {cohort_of(cq)!r} offers {res} only in {where}: nothing to borrow or lend")
+
+
+def _limits(holder, has_parent: bool, is_cohort: bool):
+    where = "parent" if is_cohort else "cohort"
+    for flavor, res, path in offers(holder):
+        r = _resource(holder, path)
+        values = {}
+        for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+            if key in r:
+                try:
+                    values[key] = quantity.parse(r[key])
+                except ValueError:
+                    continue   # the schema layer reports it
+                if values[key] < 0:
+                    yield Hit(holder, path + (key,), f"{key} {r[key]} for {flavor}/{res} is negative")
+        for key in ("borrowingLimit", "lendingLimit"):
+            if key in values and not has_parent:
+                yield Hit(holder, path + (key,), f"{key} must be unset when the {holder.kind} has no {where}")
+        if (not is_cohort and "lendingLimit" in values
+                and values["lendingLimit"] > values.get("nominalQuota", quantity.parse(0))):
+            yield Hit(holder, path + ("lendingLimit",), f"lendingLimit {r['lendingLimit']} for {flavor}/{res} is "
+                      f"above the nominalQuota {r.get('nominalQuota', 0)}: a ClusterQueue lends only its own quota")
+
+
+def _resource(holder, path) -> dict:
+    i, j, k = path[2], path[4], path[6]
+    return holder.spec["resourceGroups"][i]["flavors"][j]["resources"][k]
+
+
+def _duplicates(holder):
+    seen_res, seen_flavor = set(), set()
+    for i, g in enumerate(resource_groups(holder)):
+        for j, r in enumerate(g.get("coveredResources") or []):
+            if r in seen_res:
+                yield Hit(holder, ("spec", "resourceGroups", i, "coveredResources", j),
+                          f"{r} is covered by an earlier resource group too")
+            seen_res.add(r)
+        for j, f in enumerate(g.get("flavors") or []):
+            name = f.get("name") if isinstance(f, dict) else None
+            if name in seen_flavor:
+                yield Hit(holder, ("spec", "resourceGroups", i, "flavors", j, "name"),
+                          f"flavor {name!r} is in an earlier resource group too")
+            seen_flavor.add(name)
+
+
+@rule("KQ014", ERROR, "quota limits Kueue's webhook refuses: borrowingLimit or lendingLimit without a cohort "
+      "(or, on a Cohort, without a parent), lendingLimit above nominalQuota, a negative quota, a resource or "
+      "flavor in two resource groups",
+      "set limits only in a cohort; lend at most the nominal quota; one resource group per resource and flavor")
+def quota_limits(model):
+    for cq in model.kueue("ClusterQueue"):
+        yield from _limits(cq, cohort_of(cq) is not None, False)
+        yield from _duplicates(cq)
+    for c in model.kueue("Cohort"):
+        yield from _limits(c, parent_of(c) is not None, True)
+        yield from _duplicates(c)
+
+
+def namespace_labels(model, ns: str) -> tuple[dict, bool]:
+    """The labels of a namespace and whether its Namespace object is known."""
+    obj = model.get("", "Namespace", ns)
+    labels = dict(obj.labels) if obj is not None else {}
+    labels[NAMESPACE_NAME_LABEL] = ns
+    return labels, obj is not None
+
+
+@rule("KQ015", ERROR, "a LocalQueue's namespace is not selected by its ClusterQueue's namespaceSelector (an unset "
+      "selector selects no namespace), so its workloads are never admitted",
+      "add the namespace's label to the ClusterQueue's namespaceSelector, or `namespaceSelector: {}` for all")
+def local_queue_namespace_selected(model):
+    for lq in model.kueue("LocalQueue"):
+        name = lq.spec.get("clusterQueue")
+        cq = model.get(KUEUE, "ClusterQueue", name) if isinstance(name, str) else None
+        if cq is None:
+            continue   # KQ002
+        selector = cq.spec.get("namespaceSelector")
+        if not isinstance(selector, dict):
+            yield Hit(lq, ("spec", "clusterQueue"), f"ClusterQueue {name!r} has no namespaceSelector, which selects "
+                      f"no namespace")
+            continue
+        labels, known = namespace_labels(model, lq.namespace)
+        if not selector_matches(selector, labels):
+            yield Hit(lq, ("spec", "clusterQueue"), f"ClusterQueue {name!r} selects namespaces {describe(selector)}; "
+                      f"namespace {lq.namespace!r} has {describe({'matchLabels': labels})}",
+                      missing=None if known else f"Namespace {lq.namespace!r} (with its labels)")
+
+
+@rule("KQ016", ERROR, "Cohorts whose parents form a cycle; Kueue schedules nothing under a cohort with a cycle",
+      "make the parent chain end at a root Cohort (one without parentName)")
+def cohort_cycles(model):
+    parents = _parents(model)
+    for c in model.kueue("Cohort"):
+        chain, name = [c.name], parents.get(c.name)
+        while name is not None and name not in chain:
+            chain.append(name)
+            name = parents.get(name)
+        if name == c.name:
+            yield Hit(c, ("spec", "parentName" if "parentName" in c.spec else "parent"),
+                      f"parents loop: {' -> '.join(chain + [c.name])}")
