@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Self
 
 from . import paths, writer
 from .errors import SpecError
@@ -15,15 +16,24 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
 
 
-def _render(spec_path: str) -> dict[str, str]:
+def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
     from . import scratch
     scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
-    from . import platform, spec
-    return platform.build(spec.load(spec_path))
+    from . import platform, spec, userinput
+    from .spec import placeholders
+    loaded = spec.load(spec_path)
+    if warn:
+        for p in placeholders.warnings(userinput.load_mapping(spec_path, "spec")):
+            print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
+    return platform.build(loaded)
 
 
 def cmd_synth(args) -> int:
-    tree = _render(args.spec)
+    from .validate import guard
+    tree = _render(args.spec, warn=True)
+    refused = guard.problems(tree)
+    if refused:
+        raise SpecError(args.spec, refused)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
         f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
@@ -75,6 +85,14 @@ def cmd_diff(args) -> int:
     return EXIT_OK
 
 
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("gke-ml-platform")
+    except metadata.PackageNotFoundError:   # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def _shown(path: Path) -> str:
     """The path as messages should show it: relative when under the working directory."""
     rel = os.path.relpath(path)
@@ -83,6 +101,7 @@ def _shown(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
@@ -158,7 +177,7 @@ class _sigint_noted:
     From then on sys.stderr is silenced, so the one line the command prints
     (to `.stderr`) is not followed by what jsii relays from its dying Node."""
 
-    def __enter__(self) -> _sigint_noted:
+    def __enter__(self) -> Self:
         self.seen: list = []
         self.stderr = sys.stderr
         self.previous = None

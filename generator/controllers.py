@@ -13,7 +13,7 @@ KUEUE_CONFIGMAP = "kueue-manager-config"
 KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
 
 
-def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None) -> dict:
+def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None, dispatcher: str | None = None) -> dict:
     """The manager Configuration: upstream defaults for the pinned release, with
     only the integrations the profile's workloads need and system namespaces
     left alone. The metrics address stays the one the upstream metrics Service
@@ -40,6 +40,11 @@ def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=Non
         # Upstream order, filtered: a stable order keeps diffs quiet.
         "integrations": {"frameworks": [f for f in release.frameworks if f in frameworks]},
     }
+    if dispatcher is not None and release.is_v1beta2:
+        # A MultiKueue manager: how it nominates workers (Configuration multiKueue.dispatcherName,
+        # from Kueue v0.13; v0.12 always nominates every worker, and its strict config loader
+        # refuses the field).
+        config["multiKueue"] = {"dispatcherName": dispatcher}
     if fair_sharing is not None:
         # v1beta1 (Kueue v0.12) switches it on with `enable`; from v1beta2 the block's
         # presence does (apis/config configuration_types.go; cmd/kueue/main.go).
@@ -48,11 +53,12 @@ def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=Non
     return config
 
 
-def kueue_config_map(chart, profile: Profile, frameworks: set[str], fair_sharing=None) -> None:
+def kueue_config_map(chart, profile: Profile, frameworks: set[str], fair_sharing=None,
+                     dispatcher: str | None = None) -> None:
     k8s.KubeConfigMap(
         chart, f"ConfigMap.{KUEUE_NAMESPACE}.{KUEUE_CONFIGMAP}",
         metadata=core.meta(KUEUE_CONFIGMAP, KUEUE_NAMESPACE),
-        data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks, fair_sharing))},
+        data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks, fair_sharing, dispatcher))},
     )
 
 

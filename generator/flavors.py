@@ -63,7 +63,12 @@ def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) 
 
 
 def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
-    """The profile's capacity sources, in the order Kueue should try them."""
+    """The profile's capacity sources, in the order Kueue should try them. A MultiKueue
+    manager's are its workers' flavors by name, each holding their total (Kueue docs: the
+    manager's quota should equal the workers' total)."""
+    group = spec.manager_group(profile.name)
+    if group is not None:
+        return _manager_flavors(spec, group)
     if profile.tpu is not None:
         return [_reservation_flavor(spec, profile)]
     if profile.autopilot:
@@ -76,6 +81,19 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
         out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
                           flex_start=pool.capacity == "flex-start", pool=pool))
     return out
+
+
+def _manager_flavors(spec: Platform, group) -> list[Flavor]:
+    out: dict[str, Flavor] = {}
+    for worker in group.worker_profiles:
+        if spec.manager_group(worker) is not None:
+            continue   # a manager listed as a worker: refused by the spec checks
+        for f in flavors(spec, spec.profiles[worker]):
+            have = out.get(f.name)
+            quota = {r: have.quota.get(r, Decimal(0)) + f.quota.get(r, Decimal(0))
+                     for r in (have.quota.keys() | f.quota.keys())} if have else dict(f.quota)
+            out[f.name] = Flavor(f.name, f.node_labels, quota, f.tolerations, topology=None)
+    return list(out.values())
 
 
 def _reservation_flavor(spec: Platform, profile: Profile) -> Flavor:

@@ -81,6 +81,9 @@ APP_WAVE_PROJECTS = -1
 CONTROLLER_WAVES = {"jobset": 0, "lws": 0, "kueue": 1}
 APP_WAVE_OTHER_CONTROLLERS = 2
 APP_WAVE_OVERLAYS = 3
+# A MultiKueue manager's overlay after its workers': their LocalQueues and the identity
+# the manager's kubeconfig uses exist before the manager starts dispatching to them.
+APP_WAVE_MANAGER_OVERLAYS = 4
 
 # Gate-grade health of a child Application: Healthy only once its last sync
 # succeeded and it is Synced and Healthy (Argo CD relays no Application health
@@ -378,7 +381,8 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
         apps.append(Application(
             name=f"{s.project}-{profile}", namespace=s.namespace, project=workloads_project,
             repo_url=s.repo_url, revision=s.revision, path=f"overlays/{profile}",
-            destination=dest, wave=APP_WAVE_OVERLAYS, prune=True,
+            destination=dest, wave=APP_WAVE_MANAGER_OVERLAYS if spec.manager_group(profile) else APP_WAVE_OVERLAYS,
+            prune=True,
             sync_options=("RespectIgnoreDifferences=true", "FailOnSharedResource=true"),
             ignore=overlay_ignores(objs),
             labels={**labels, "app.kubernetes.io/component": "overlay", PROFILE_LABEL: profile},

@@ -116,6 +116,18 @@ def provisioning_request_config(kueue: KueueRelease, name: str, provisioning_cla
         "provisioningClassName": provisioning_class, "managedResources": list(managed_resources)})
 
 
+def multikueue_cluster(kueue: KueueRelease, name: str, secret: str) -> dict:
+    """A worker, reached with the kubeconfig in Secret `secret` (key `kubeconfig`) of the
+    manager's Kueue namespace. v1beta2 nests it under clusterSource (exactly one source)."""
+    kubeconfig = {"location": secret, "locationType": "Secret"}
+    spec = {"clusterSource": {"kubeConfig": kubeconfig}} if kueue.is_v1beta2 else {"kubeConfig": kubeconfig}
+    return _obj(kueue.api, "MultiKueueCluster", name, None, spec=spec)
+
+
+def multikueue_config(kueue: KueueRelease, name: str, clusters: list[str]) -> dict:
+    return _obj(kueue.api, "MultiKueueConfig", name, None, spec={"clusters": list(clusters)})
+
+
 def cohort(kueue: KueueRelease, name: str, parent: str | None = None, resource_groups: list | None = None,
            fair_sharing_weight: object | None = None) -> dict:
     """A v1beta2 Cohort: a node of the cohort tree, optionally holding quota of its own."""

@@ -12,6 +12,7 @@ import cdk8s_plus_33.k8s as k8s
 from . import apiscope, cdk, controllers, core, gitops, paths, podpolicy, queues, yamlio
 from .spec import Platform, Profile
 from .spec.kinds import KINDS
+from .spec.multikueue import DISPATCHERS
 from .workloads import BUILDERS
 from .workloads.common import BuildContext
 
@@ -56,6 +57,7 @@ def build(spec: Platform) -> dict[str, str]:
         workloads = spec.workloads_for(name)
         for w in workloads:
             BUILDERS[w.kind](ctx, w)
+        _dispatched_companions(app, spec, ctx)
         objs = cdk.manifests(overlay)
         podpolicy.apply(objs, spec, ctx.checks)
         emitted[f"overlays/{name}"] = gitops.annotate(objs)
@@ -66,12 +68,35 @@ def build(spec: Platform) -> dict[str, str]:
     return tree
 
 
+def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
+    """On a MultiKueue worker: what the workloads submitted to its managers need beside the
+    job MultiKueue copies over (a fine-tuning Job's headless Service, which gives rank 0 its
+    DNS name): built as on the manager, every object but the queued ones."""
+    for group in spec.worker_groups(ctx.profile.name):
+        manager = spec.profiles[group.manager]
+        for w in spec.workloads_for(group.manager):
+            scratch = BuildContext(spec, manager, cdk.chart(app, f"companions/{ctx.profile.name}/{w.name}"))
+            BUILDERS[w.kind](scratch, w)
+            queued = {(o["kind"], o["metadata"]["name"]) for o in w.demand_objects(scratch.checks)}
+            for obj in cdk.manifests(scratch.chart):
+                if (obj["kind"], obj["metadata"]["name"]) not in queued:
+                    ctx.add_custom(obj)
+
+
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:
     frameworks = {f for w in workloads for f in KINDS[w.kind].frameworks}
     needed = {c for w in workloads for c in KINDS[w.kind].controllers}
+    # MultiKueue: the manager and its workers enable every dispatched integration (the
+    # manager builds an adapter per enabled one), and install JobSet where JobSets travel.
+    groups = [g for g in spec.multi_kueue if profile.name == g.manager or profile.name in g.worker_profiles]
+    dispatched = {k for g in groups for k in g.job_kinds}
+    frameworks |= dispatched
+    needed |= {"jobset"} if "jobset.x-k8s.io/jobset" in dispatched else set()
+    group = spec.manager_group(profile.name)
     root = f"controllers/{profile.name}"
     chart = cdk.chart(app, f"{root}/kueue")
-    controllers.kueue_config_map(chart, profile, frameworks, spec.kueue.fair_sharing)
+    controllers.kueue_config_map(chart, profile, frameworks, spec.kueue.fair_sharing,
+                                 DISPATCHERS[group.dispatcher] if group else None)
     (patch,) = cdk.manifests(chart)
     patch_file = "kueue-manager-config.yaml"
     tree[f"{root}/kueue/{patch_file}"] = header + yamlio.dump(patch)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from . import capacity, catalog, kueue, quantity, tpu
+from . import capacity, catalog, kueue, multikueue, quantity, tpu
 from .flavors import TOPOLOGY_NAME, Flavor, flavors
 from .spec import Profile
 from .spec import teams as teams_spec
@@ -48,6 +48,11 @@ def queue_objects(ctx) -> None:
         ctx.add_custom(kueue.topology(k, TOPOLOGY_NAME, mode.topology_levels(profile.tpu.slicing == tpu.SUBSLICE)))
         ctx.add_custom(kueue.admission_check(k, SLICE_CHECK, mode.admission_check_controller))
         checks.append(kueue.AdmissionCheckRef(SLICE_CHECK))
+    group = spec.manager_group(profile.name)
+    if group is not None:
+        checks += multikueue.manager_objects(ctx, group)
+    if spec.worker_groups(profile.name):
+        multikueue.worker_objects(ctx, spec.worker_groups(profile.name))
     flex = [f.name for f in fs if f.flex_start]
     if flex:
         ctx.add_custom(kueue.provisioning_request_config(

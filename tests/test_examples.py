@@ -55,10 +55,18 @@ def test_every_example_is_listed_in_the_examples_readme():
 
 
 def test_every_overlay_validates_with_no_errors(built, tmp_path):
+    # A MultiKueue worker runs the Jobs its manager dispatches: the manager's overlay is its context.
+    managers = {w["profile"]: g["manager"] for path in EXAMPLES.glob("*.yaml")
+                for g in _raw(path).get("multiKueue", []) for w in g["workers"]}
     for profile, objs in built.items():
         f = tmp_path / f"{profile}.yaml"
         f.write_text(yamlio.dump_all(objs))
-        report = validate_run(f, [])
+        extra = []
+        if profile in managers:
+            context = tmp_path / f"{profile}-context.yaml"
+            context.write_text(yamlio.dump_all(built[managers[profile]]))
+            extra = ["--context", str(context)]
+        report = validate_run(f, extra)
         assert report.errors == 0, [x.line() for x in report.findings]
 
 

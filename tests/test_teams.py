@@ -238,3 +238,16 @@ def test_flex_start_objects_validate_strictly(version):
     s = spec.from_dict(raw, "teams.yaml")
     helpers.assert_valid(SchemaSet(s.kubernetes_version, [helpers.CRD_ROOT / "kueue" / version]),
                          [o for o in objs if o["apiVersion"].startswith("kueue.x-k8s.io")], version)
+
+
+@pytest.mark.parametrize("edit, path", [
+    (lambda r: r["namespaces"][0].__setitem__("labels", {"note": "ghp_" + "a" * 36}), "namespaces[0].labels.note"),
+    (lambda r: r["priorityTiers"]["default"]["priorityClass"].__setitem__("description", "key AKIA" + "A" * 16),
+     "priorityTiers.default.priorityClass.description"),
+])
+def test_published_token_formats_are_refused_in_any_field(edit, path):
+    """GitHub's ghp_ prefix and AWS's AKIA access key IDs (their published formats)."""
+    raw = _raw()
+    edit(raw)
+    problems = _problems(raw)
+    assert any(p.startswith(f"{path}: contains a") for p in problems), problems

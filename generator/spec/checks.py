@@ -82,8 +82,17 @@ def namespaces(p: Platform) -> list[Problem]:
 def profiles(p: Platform) -> list[Problem]:
     out = []
     for name, prof in p.profiles.items():
-        out += [Problem(f"profiles.{name}{'.' + x.path if x.path else ''}", x.message) for x in _profile(prof)]
+        found = _manager_profile(prof) if p.manager_group(name) else _profile(prof)
+        out += [Problem(f"profiles.{name}{'.' + x.path if x.path else ''}", x.message) for x in found]
     return out
+
+
+def _manager_profile(prof: Profile) -> list[Problem]:
+    """A MultiKueue manager runs nothing it dispatches: its quota is its workers' total."""
+    return [Problem(field, "a MultiKueue manager holds no capacity of its own (its ClusterQueue's quota is its "
+                           "workers' total); leave it out")
+            for field, value in (("nodePool", prof.node_pool), ("nodePools", prof.node_pools),
+                                 ("budget", prof.budget), ("tpu", prof.tpu)) if value]
 
 
 def _profile(prof: Profile) -> list[Problem]:
@@ -223,7 +232,8 @@ def queues(p: Platform) -> list[Problem]:
                                                    f"serving kueue.x-k8s.io/v1beta2; profile {prof!r} runs "
                                                    f"{profile.kueue.version}"))
         for prof in q.profiles:
-            if prof in p.profiles and q.resource_flavor is None and _needs_flavor_name(p.profiles[prof]):
+            if prof in p.profiles and q.resource_flavor is None and not p.manager_group(prof) \
+                    and _needs_flavor_name(p.profiles[prof]):
                 out.append(Problem(f"queues[{i}].resourceFlavor", f"profile {prof!r} has an unnamed capacity "
                                                                   "source; name its ResourceFlavor here"))
     for prof in sorted(p.profiles):
@@ -342,7 +352,7 @@ def fits_quota(p: Platform) -> list[Problem]:
             if prof is None or prof.tpu is not None:
                 continue
             ctx = CheckContext(p, prof)
-            accel = hardware.accelerator_for(w, prof)
+            accel = hardware.accelerator_for(w, prof, p)
             if accel is None or hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
                 continue
             sources = [q for pool, q in capacity.capacity_sources(prof)
@@ -493,6 +503,68 @@ def _team_totals(p: Platform) -> list[Problem]:
     return out
 
 
+# ---------------------------------------------------------------- MultiKueue
+
+def multikueue(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    managers = [g.manager for g in p.multi_kueue]
+    for i, g in enumerate(p.multi_kueue):
+        base = f"multiKueue[{i}]"
+        if g.name in [x.name for x in p.multi_kueue[:i]]:
+            out.append(Problem(f"{base}.name", f"MultiKueue group {g.name!r} is declared twice"))
+        if g.manager in managers[:i]:
+            out.append(Problem(f"{base}.manager", f"profile {g.manager!r} already manages another group"))
+        names = [g.manager, *g.worker_profiles]
+        seen: set[str] = set()
+        for field, prof in [("manager", g.manager)] + [(f"workers[{j}].profile", w) for j, w in enumerate(g.worker_profiles)]:
+            if prof not in p.profiles:
+                out.append(Problem(f"{base}.{field}", _known("profile", prof, p.profiles)))
+            elif prof in seen:
+                out.append(Problem(f"{base}.{field}", f"profile {prof!r} appears twice in the group"))
+            elif field != "manager" and prof in managers:
+                out.append(Problem(f"{base}.{field}", f"profile {prof!r} is a MultiKueue manager; a worker runs jobs"))
+            seen.add(prof)
+        if all(x in p.profiles for x in names):
+            out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in _group(p, g)]
+    return out
+
+
+def _group(p: Platform, g) -> list[Problem]:
+    out = []
+    profs = [p.profiles[x] for x in (g.manager, *g.worker_profiles)]
+    releases = sorted({x.kueue.version for x in profs if x._kueue is not None})
+    if len(releases) > 1:
+        out.append(Problem("", f"the manager and workers run different Kueue releases ({', '.join(releases)}); "
+                               "a manager talks to its workers in its own API version: pin one release"))
+    manager = p.profiles[g.manager]
+    if manager._kueue is not None:
+        if g.dispatcher != "all-at-once" and not manager.kueue.is_v1beta2:
+            out.append(Problem("dispatcher", f"Kueue {manager.kueue.version} has no dispatcher choice (from "
+                                             "v0.13): leave it all-at-once"))
+        minor = int(p.kubernetes_version.split(".")[1])
+        if manager.kueue.is_v1beta2 and minor < 32:
+            out.append(Problem("manager", f"Kueue {manager.kueue.version} dispatches Jobs with spec.managedBy, "
+                                          f"on by default from Kubernetes 1.32; kubernetesVersion is "
+                                          f"{p.kubernetes_version}"))
+    for prof in (g.manager, *g.worker_profiles):
+        if p.teams_for(prof):
+            out.append(Problem("", f"teams on profile {prof!r}: teams and MultiKueue groups do not mix yet"))
+    for i, w in enumerate(p.workloads):
+        if g.manager in w.profiles and w.kind not in ("finetune",):
+            out.append(Problem("manager", f"workloads[{i}] ({w.kind}) runs on the manager {g.manager!r}, which "
+                                          "dispatches batch Jobs only: give serving and TPU workloads the workers' "
+                                          "profiles"))
+    seen: dict[str, tuple[str, dict]] = {}
+    for worker in g.worker_profiles:
+        for f in flavors.flavors(p, p.profiles[worker]) if any(worker in q.profiles for q in p.queues) else []:
+            if f.name in seen and seen[f.name][1] != f.node_labels:
+                out.append(Problem("workers", f"flavor {f.name!r} has other node labels on {worker!r} than on "
+                                              f"{seen[f.name][0]!r}; the manager adds quotas per flavor name, so a "
+                                              "name must mean the same nodes on every worker"))
+            seen.setdefault(f.name, (worker, f.node_labels))
+    return out
+
+
 # ---------------------------------------------------------------- gitops
 
 def gitops(p: Platform) -> list[Problem]:
@@ -531,9 +603,25 @@ def gitops(p: Platform) -> list[Problem]:
     return out
 
 
+def _strings(node, path: tuple):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _strings(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _strings(v, path + (i,))
+    elif isinstance(node, str):
+        yield path, node
+
+
 def secrets(p: Platform) -> list[Problem]:
-    """Values that look like credentials never reach the output."""
+    """Values that look like credentials never reach the output: a published token format in
+    any field, and credential-shaped arguments and environment values where they are set."""
     out = []
+    for path, value in _strings(p.model_dump(by_alias=True, exclude_defaults=True), ()):
+        what = credentials.known_token(value)
+        if what and path[:1] != ("gitops",):   # the repository URL has its own check
+            out.append(Problem(format_path(list(path)), f"contains {what}; {credentials.HOW}"))
     for i, w in _workloads(p):
         for j, arg in enumerate(getattr(w, "engine_args", ())):
             bad = credentials.in_argument(arg)
@@ -548,5 +636,5 @@ def secrets(p: Platform) -> list[Problem]:
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
     pins, tiers, namespaces, profiles, queues, workloads, duplicate_objects, guides, fits_quota, tpu_tiers,
-    teams, gitops, secrets,
+    teams, multikueue, gitops, secrets,
 )

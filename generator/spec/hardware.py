@@ -9,25 +9,30 @@ from .. import catalog
 from .context import CheckContext
 
 if TYPE_CHECKING:   # the model imports the kinds, which import this module
-    from .model import NodePool, Profile
+    from .model import NodePool, Platform, Profile
 
 
 def machine(pool: NodePool) -> catalog.MachineType | None:
     return catalog.MACHINE_TYPES.get(pool.machine_type)
 
 
-def accelerators(profile: Profile) -> list[str]:
-    """The accelerators of the profile (GKE label values), in pool order; CPU pools have none."""
+def accelerators(profile: Profile, platform: Platform | None = None) -> list[str]:
+    """The accelerators of the profile (GKE label values), in pool order; CPU pools have none.
+    A MultiKueue manager offers its workers' (it dispatches to them and runs nothing itself)."""
+    group = platform.manager_group(profile.name) if platform is not None else None
+    if group is not None and platform is not None:
+        return list(dict.fromkeys(a for w in group.worker_profiles if w in platform.profiles
+                                  for a in accelerators(platform.profiles[w])))
     if profile.pools:
         return list(dict.fromkeys(m.accelerator for m in (machine(p) for p in profile.pools)
                                   if m is not None and m.accelerator is not None))
     return [profile.accelerator] if profile.accelerator else []
 
 
-def accelerator_for(w, profile: Profile) -> str | None:
+def accelerator_for(w, profile: Profile, platform: Platform | None = None) -> str | None:
     """The accelerator a workload runs on in this profile: the one it names, or the
     profile's only one of the workload's device family. None when it cannot be told."""
-    have = [a for a in accelerators(profile) if device_of(a) == w.device]
+    have = [a for a in accelerators(profile, platform) if device_of(a) == w.device]
     if w.accelerator:
         return w.accelerator if w.accelerator in have else None
     return have[0] if len(have) == 1 else None
@@ -52,7 +57,7 @@ def resource_of(accelerator: str) -> str:
 
 def accelerator_problems(w, ctx: CheckContext) -> list[str]:
     """Why the workload cannot tell or use its accelerator on this profile."""
-    have = accelerators(ctx.profile)
+    have = accelerators(ctx.profile, ctx.platform)
     mine = [a for a in have if device_of(a) == w.device]
     p = ctx.profile.name
     if w.accelerator is not None:

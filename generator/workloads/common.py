@@ -30,6 +30,6 @@ class BuildContext:
 
     def accelerator(self, w) -> str:
         """The accelerator the workload runs on in this profile (the checks made sure there is one)."""
-        accel = hardware.accelerator_for(w, self.profile)
+        accel = hardware.accelerator_for(w, self.profile, self.spec)
         assert accel is not None, "checked by the spec checks"
         return accel

@@ -72,7 +72,7 @@ class Finetune(WorkloadBase):
         return gpu_checks(self, ctx, self.gpus_per_node, self.resources)
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel = hardware.accelerator_for(self, ctx.profile)
+        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
         gpu = {hardware.resource_of(accel): self.gpus_per_node} if accel else {}
         req = self.resources.requests() if self.resources else {}
         return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": self.name},

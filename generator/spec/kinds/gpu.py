@@ -13,7 +13,7 @@ from .base import Resources, autopilot_requests
 
 def pod_fits_a_node(w, ctx: CheckContext, gpus: int, resources: Resources | None, where: str = "") -> list[Problem]:
     """On Standard a pod runs on one node: it must fit some pool of its accelerator."""
-    accel = hardware.accelerator_for(w, ctx.profile)
+    accel = hardware.accelerator_for(w, ctx.profile, ctx.platform)
     if accel is None or ctx.profile.autopilot:
         return []
     pools = hardware.pools_for(ctx.profile, accel)

@@ -114,7 +114,7 @@ class T5Inference(WorkloadBase):
         return out
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel = hardware.accelerator_for(self, ctx.profile)
+        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
         gpu = {hardware.resource_of(accel): self.gpus} if accel else {}
         # At its HPA maximum: what a scale-up can ask for.
         return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": self.name},

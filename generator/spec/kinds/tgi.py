@@ -42,7 +42,7 @@ class Tgi(WorkloadBase):
         return gpu_checks(self, ctx, self.gpus, self.resources)
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel = hardware.accelerator_for(self, ctx.profile)
+        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
         gpu = {hardware.resource_of(accel): self.gpus} if accel else {}
         req = self.resources.requests() if self.resources else {}
         return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": self.name},

@@ -45,7 +45,7 @@ class TpuTarget:
 def target(w, ctx: CheckContext) -> TpuTarget | None:
     """The TPU capacity the workload runs on in this profile; None when it has none."""
     p = ctx.profile
-    accel = hardware.accelerator_for(w, p)
+    accel = hardware.accelerator_for(w, p, ctx.platform)
     if accel is None:
         return None
     generation = catalog.tpu_generation(accel)

@@ -1,0 +1,73 @@
+"""What `synth` runs on everything it is about to write: the validator's rules
+for what the API server refuses that need no schemas (names, label keys and
+values, port names, selectors that do not match their pod templates), plus
+the API server's object size limit and selector uniqueness between workloads
+of one namespace. A hit is a generator bug or a spec the checks let through:
+synth refuses to write, naming the object and the rule."""
+from __future__ import annotations
+
+from .. import yamlio
+from ..demand import api_group
+from ..errors import Problem
+
+# Rules of generator/validate/rules that need no CRD or core schemas.
+API_RULES = ("NM001", "NM002", "NM003", "WK001")
+# etcd's default request limit (--max-request-bytes 1.5 MiB, the limit the Kubernetes
+# docs quote for object size); the stored object must fit in one request.
+MAX_OBJECT_BYTES = 1_572_864
+SELECTING = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")}
+
+
+def _objects(tree: dict[str, str]) -> dict[str, list[dict]]:
+    """Objects per output directory (the overlays and base), kustomization files left out."""
+    out: dict[str, list[dict]] = {}
+    for path, text in sorted(tree.items()):
+        directory, _, name = path.rpartition("/")
+        if name == "kustomization.yaml" or not name.endswith(".yaml"):
+            continue
+        out.setdefault(directory, []).extend(d for d in yamlio.load_all(text) if isinstance(d, dict))
+    return out
+
+
+def problems(tree: dict[str, str]) -> list[Problem]:
+    from .objects import Model, Obj
+    from .rules import RULES
+
+    out: list[Problem] = []
+    for directory, objs in _objects(tree).items():
+        model = Model([Obj(i, o) for i, o in enumerate(objs)], closed=True)
+        for rule_id in API_RULES:
+            for hit in RULES[rule_id].check(model):
+                meta = hit.obj.body.get("metadata") or {}
+                out.append(Problem(f"{directory}/{hit.obj.kind}/{meta.get('name')}",
+                                   f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)"))
+        out += _sizes(directory, objs) + _selectors(directory, objs)
+    return out
+
+
+def _sizes(directory: str, objs: list[dict]) -> list[Problem]:
+    out = []
+    for o in objs:
+        size = len(yamlio.dump(o).encode())
+        if size > MAX_OBJECT_BYTES:
+            out.append(Problem(f"{directory}/{o['kind']}/{o['metadata']['name']}",
+                               f"the object is {size} bytes; the API server stores at most {MAX_OBJECT_BYTES}"))
+    return out
+
+
+def _selectors(directory: str, objs: list[dict]) -> list[Problem]:
+    """Two controllers with the same selector in one namespace fight over each other's pods."""
+    seen: dict[tuple, str] = {}
+    out = []
+    for o in objs:
+        if (api_group(o), o.get("kind")) not in SELECTING:
+            continue
+        meta = o["metadata"]
+        selector = (o.get("spec") or {}).get("selector") or {}
+        key = (meta.get("namespace"), yamlio.dump(selector))
+        name = f"{o['kind']}/{meta['name']}"
+        if key in seen:
+            out.append(Problem(f"{directory}/{name}", f"selects the same pods as {seen[key]} in namespace "
+                                                      f"{meta.get('namespace')!r}; give one a distinct appLabel"))
+        seen.setdefault(key, name)
+    return out
