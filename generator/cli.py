@@ -127,18 +127,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--crd-dir", type=Path,
                    help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/shared/crds)")
     p.set_defaults(func=cmd_diff)
-    from .validate import command as validate_command  # arguments only; the checks load lazily
+    # Arguments only; the checks load lazily.
+    from .validate import command as validate_command
     validate_command.register(sub)
-    p = sub.add_parser("plan", help="simulate Kueue admission and preemption for a built overlay")
+    p = sub.add_parser(
+        "plan", help="simulate Kueue admission and preemption for a built overlay (or a MultiKueue group)",
+        description="Replay Kueue's admission and preemption offline. One cluster: OVERLAY (several YAML files "
+        "are read in order as one stream). A MultiKueue group: --group MANAGER WORKER [WORKER ...], the "
+        "manager's overlay first, then each worker's, as NAME=PATH or a PATH whose last part is the worker's "
+        "name (its MultiKueueCluster's, e.g. overlays/h100); jobs submitted to the manager are dispatched to "
+        "the worker that admits them first, and the report shows where each runs.",
+        epilog="example: python -m generator plan --group overlays/manager overlays/h100 overlays/l4-spot")
     p.add_argument("overlay", nargs="+", help="overlay directory (built with kubectl kustomize), YAML stream files "
-                   "(read in order as one), or - for stdin")
+                   "(read in order as one), or - for stdin; with --group: the manager's, then each worker's")
+    p.add_argument("--group", action="store_true",
+                   help="plan a MultiKueue group: the first path is the manager, the others its workers "
+                   "(NAME=PATH, or PATH named by its last part); every worker its MultiKueueConfig lists is needed")
+    p.add_argument("--manager-config", metavar="FILE",
+                   help="with --group: the manager's Kueue configuration (kueue-manager-config ConfigMap or "
+                   "Configuration) for dispatcherName, workerLostTimeout and fair sharing; default: "
+                   "controllers/<manager>/kueue/kueue-manager-config.yaml beside overlays/<manager>, else Kueue's defaults")
     p.add_argument("--scenario", help="steps to replay (schemas/scenario.schema.json); default: apply everything")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
     p.add_argument("--kueue-version", default="v0.17.4", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
-                   help="Kueue release whose scheduler to follow (default v0.17.4)")
+                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default v0.17.4)")
     p.set_defaults(func=cmd_plan)
 
     args = parser.parse_args(argv)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import cdk8s_plus_33.k8s as k8s
 
-from . import core, facts, versions, yamlio
+from . import core, facts, kueue, versions, yamlio
 from .spec import Profile
 
 KUEUE_NAMESPACE = "kueue-system"
-KUEUE_CONFIGMAP = "kueue-manager-config"
-KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
+KUEUE_CONFIGMAP = kueue.CONFIG_MAP
+KUEUE_CONFIG_KEY = kueue.CONFIG_KEY
 
 
 def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None, dispatcher: str | None = None) -> dict:

@@ -9,6 +9,18 @@ from .versions import KueueRelease
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# AdmissionCheck controllerNames (apis/kueue/v1beta{1,2}: MultiKueueControllerName,
+# ProvisioningRequestControllerName; the same at v0.12.3, v0.17.4 and v0.19.2).
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+# Where the release manifests keep the manager's Configuration: ConfigMap kueue-manager-config,
+# key controller_manager_config.yaml (config/components/manager's configMapGenerator
+# `manager-config` under config/default's namePrefix `kueue-`, every pinned release).
+CONFIG_MAP = "kueue-manager-config"
+CONFIG_KEY = "controller_manager_config.yaml"
+# Kueue integration (framework) names of the kinds a MultiKueue group dispatches
+# (config/components/manager/controller_manager_config.yaml at every pinned release).
+INTEGRATIONS = {("batch", "Job"): "batch/job", ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset"}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ import cdk8s_plus_33.k8s as k8s
 from . import core, kueue
 from .spec.multikueue import MultiKueueGroup
 
-CONTROLLER = "kueue.x-k8s.io/multikueue"
 KUEUE_NAMESPACE = "kueue-system"
 # Names as Kueue's create-multikueue-kubeconfig.sh creates them.
 SERVICE_ACCOUNT = "multikueue-sa"
@@ -47,7 +46,7 @@ def manager_objects(ctx, group: MultiKueueGroup) -> list[kueue.AdmissionCheckRef
     for w in group.workers:
         ctx.add_custom(kueue.multikueue_cluster(k, w.profile, w.kubeconfig_secret))
     ctx.add_custom(kueue.multikueue_config(k, group.name, group.worker_profiles))
-    ctx.add_custom(kueue.admission_check(k, group.name, CONTROLLER, {
+    ctx.add_custom(kueue.admission_check(k, group.name, kueue.MULTIKUEUE_CONTROLLER, {
         "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": group.name}))
     return [kueue.AdmissionCheckRef(group.name)]
 

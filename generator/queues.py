@@ -20,7 +20,6 @@ from .spec import teams as teams_spec
 # What GKE's flex-start with queued provisioning asks of Kueue (GKE docs, "Run a
 # large-scale workload with flex-start with queued provisioning": AdmissionCheck
 # dws-prov on ProvisioningRequestConfig dws-config, class queued-provisioning.gke.io).
-PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 PROVISIONING_CLASS = "queued-provisioning.gke.io"
 PROVISIONING_CHECK = "dws-prov"
 PROVISIONING_CONFIG = "dws-config"
@@ -60,7 +59,7 @@ def queue_objects(ctx) -> None:
             # A CPU pool has no accelerator resource for the ProvisioningRequest to manage.
             sorted({r for f in fs if f.flex_start and f.pool
                     if (r := catalog.machine(f.pool.machine_type).resource) is not None})))
-        ctx.add_custom(kueue.admission_check(k, PROVISIONING_CHECK, PROVISIONING_CONTROLLER, {
+        ctx.add_custom(kueue.admission_check(k, PROVISIONING_CHECK, kueue.PROVISIONING_CONTROLLER, {
             "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
         checks.append(kueue.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex)))
     for f in fs:

@@ -18,7 +18,7 @@ from generator.validate.rules import RULES
 from generator.validate.rules.secrets import looks_like_token
 from generator.validate.rules.tpu import slice_chips
 from tests import helpers
-from tests.test_validate_corpus import CORPUS, expected, found, header, run
+from tests.test_validate_corpus import CORPUS, case, expected, found, header, run
 
 
 # Worked out by hand from the Kubernetes API reference, "Quantity": binary suffixes
@@ -132,7 +132,9 @@ MAX_PAIR_DIFF = 10  # changed lines between a rule's bad.yaml and good.yaml, com
 
 
 def _lines(path):
-    return [line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")]
+    """The lines of a corpus file, or of a group's files (one per cluster) in name order."""
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return [line for f in files for line in f.read_text().splitlines() if not line.lstrip().startswith("#")]
 
 
 @pytest.mark.parametrize("rule", sorted(r for r in RULES if (CORPUS / r).is_dir()))
@@ -141,7 +143,7 @@ def test_each_rule_bites_at_its_threshold(rule):
     threshold and just before it), the rule fires on one with exactly the expected findings
     and is quiet on the other (tests/test_validate_corpus.py checks both reports in full).
     A rule that fires on both, on neither, or only on inputs far apart fails here."""
-    bad, good = CORPUS / rule / "bad.yaml", CORPUS / rule / "good.yaml"
+    bad, good = case(rule, "bad"), case(rule, "good")
     changed = [line for line in difflib.unified_diff(_lines(bad), _lines(good), lineterm="", n=0)
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     assert 0 < len(changed) <= MAX_PAIR_DIFF, "\n".join(changed)

@@ -8,19 +8,34 @@ from pathlib import Path
 
 from .. import catalog
 from ..errors import Problem, SpecError
+from ..quantity import parse
 from .simulate import Plan
 
 ACCELERATOR_RESOURCES = tuple(dict.fromkeys(d.resource for d in catalog.DEVICES.values()))
 
 
-def resource_of(plan: Plan) -> str:
+def resource_of(plan: Plan, cluster: str | None = None) -> str:
     """The accelerator resource the ClusterQueues cover (first one found), else cpu."""
-    covered = {u.resource for s in plan.steps for u in s.usage}
-    return next((r for r in ACCELERATOR_RESOURCES if r in covered), "cpu")
+    covered = {u.resource for s in plan.steps for u in s.usage if cluster is None or u.cluster == cluster}
+    extended = sorted(covered - {"cpu", "memory", "ephemeral-storage", "pods"})
+    return next((r for r in ACCELERATOR_RESOURCES if r in covered), extended[0] if extended else "cpu")
 
 
-def series(plan: Plan, resource: str) -> tuple[list[str], dict[str, list[float]], list[float]]:
-    """Workloads in first-seen order, the amount each holds per step, and the quota per step."""
+def holds(plan: Plan, row, cluster: str | None) -> bool:
+    """Whether the row's workload holds quota on `cluster` (None: the only one). On a group's
+    manager: quota reserved there, whether it runs on a worker, waits for one, or none can run it."""
+    if cluster is None:
+        return row.state == "admitted"
+    if cluster == plan.clusters[0]:
+        return row.home == cluster and bool(row.copies or row.cluster == cluster) \
+            and row.state in ("admitted", "reserved", "never")
+    return row.cluster == cluster and row.state == "admitted"
+
+
+def series(plan: Plan, resource: str, cluster: str | None = None
+           ) -> tuple[list[str], dict[str, list[float]], list[float]]:
+    """Workloads in first-seen order, the amount each holds per step (on `cluster`, for a group
+    plan), and the quota per step."""
     order: list[str] = []
     held: dict[str, list[float]] = {}
     for i, step in enumerate(plan.steps):
@@ -28,11 +43,12 @@ def series(plan: Plan, resource: str) -> tuple[list[str], dict[str, list[float]]
             if row.workload not in held and resource in row.demand:
                 order.append(row.workload)
                 held[row.workload] = [0.0] * len(plan.steps)
-            if row.state == "admitted" and resource in row.demand:
-                held[row.workload][i] = float(Decimal(row.demand[resource]))
+            if holds(plan, row, cluster) and resource in row.demand:
+                held[row.workload][i] = float(parse(row.demand[resource]))
     # Workloads that never held any (they only waited) get no colour.
     order = [w for w in order if any(held[w])]
-    quota = [float(sum((u.nominal for u in s.usage if u.resource == resource), Decimal(0))) for s in plan.steps]
+    quota = [float(sum((u.nominal for u in s.usage if u.resource == resource and u.cluster == cluster), Decimal(0)))
+             for s in plan.steps]
     return order, held, quota
 
 
@@ -50,16 +66,36 @@ def write(plan: Plan, path: str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise SpecError(path, [Problem("--plot", f"cannot create the folder: {e.strerror or e}")])
-    resource = resource_of(plan)
-    order, held, quota = series(plan, resource)
+    # One panel, or for a MultiKueue group one per cluster: the manager's reserved quota, then
+    # what runs on each worker.
+    panels: list[str | None] = list(plan.clusters) or [None]
+    n = len(plan.steps)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(7.0, 1.6 * n + 4), 5.2 * len(panels)), dpi=110,
+                             squeeze=False)
+    # A workload keeps its colour from panel to panel.
+    colours = {w: i for i, w in enumerate(dict.fromkeys(r.workload for s in plan.steps for r in s.rows))} \
+        if plan.clusters else None
+    for ax, cluster in zip(axes[:, 0], panels):
+        _panel(ax, plt, plan, cluster, colours)
+    fig.tight_layout()
+    # No timestamps in the file: the same plan draws the same PNG.
+    try:
+        fig.savefig(path, metadata={"Software": None})
+    except OSError as e:
+        raise SpecError(path, [Problem("--plot", f"cannot write the plot: {e.strerror or e}")])
+    plt.close(fig)
+
+
+def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | None) -> None:
+    resource = resource_of(plan, cluster)
+    order, held, quota = series(plan, resource, cluster)
     n = len(plan.steps)
     xs = list(range(n))
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.6 * n + 4), 5.2), dpi=110)
     cmap = plt.get_cmap("tab20")
     bottom = [0.0] * n
     for k, name in enumerate(order):
         vals = held[name]
-        ax.bar(xs, vals, bottom=bottom, color=cmap(k % 20), edgecolor="white", linewidth=0.8, label=name, width=0.62)
+        ax.bar(xs, vals, bottom=bottom, color=cmap((colours[name] if colours else k) % 20), edgecolor="white", linewidth=0.8, label=name, width=0.62)
         for x in xs:
             if vals[x]:
                 ax.text(x, bottom[x] + vals[x] / 2, _short(name), ha="center", va="center", fontsize=7)
@@ -68,44 +104,46 @@ def write(plan: Plan, path: str) -> None:
     ax.step([x - 0.5 for x in xs] + [n - 0.5], quota + quota[-1:], where="post", color="black",
             linestyle="--", linewidth=1.2, label="nominal quota")
     for x, step in enumerate(plan.steps):
-        marks = [e for e in step.events if " preempted by " in e]
-        back = [e for e in step.events if " re-admitted" in e]
-        notes = [f"preempted: {_short(e.split(' preempted by ')[0])}" for e in marks]
-        notes += [f"back: {_short(e.split(' re-admitted')[0])}" for e in back]
-        anchor = (x, max(bottom[x], quota[x]))
-        if notes:
-            ax.annotate("\n".join(notes), anchor, xytext=(0, 6), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7, color="firebrick")
-        waiting = [_short(r.workload) for r in step.rows
-                   if r.state in ("pending", "preempted", "reserved") and resource in r.demand]
-        never = [_short(r.workload) for r in step.rows if r.state == "never" and resource in r.demand]
-        offset = 8 + 9 * len(notes)
-        for label, names, colour in (("waiting", waiting, "dimgray"), ("never admitted", never, "black")):
-            if not names:
-                continue
-            shown = names[:3] + ([f"+{len(names) - 3} more"] if len(names) > 3 else [])
-            ax.annotate(f"{label}: " + "\n".join(shown), anchor, xytext=(0, offset),
-                        textcoords="offset points", ha="center", va="bottom", fontsize=7, color=colour)
-            offset += 9 * (len(shown) + 1)
+        _marks(ax, plan, step, x, (x, max(bottom[x], quota[x])), resource, cluster)
     ax.set_xticks(xs, ["\n".join(textwrap.wrap(f"{s.index}. {s.title}", 18)) for s in plan.steps], fontsize=8)
-    ax.set_ylabel(f"{resource} admitted")
+    what = "reserved on the manager" if plan.clusters and cluster == plan.clusters[0] else "admitted"
+    ax.set_ylabel(f"{resource} {what}")
     top = max(max(bottom, default=0), max(quota, default=0)) or 1
     ax.set_ylim(0, top * 1.5)
-    ax.set_title(f"Kueue plan: {Path(plan.source).name}" + (f" / {Path(plan.scenario).stem}" if plan.scenario else ""),
-                 fontsize=10)
+    title = f"Kueue plan: {Path(plan.source).name}" if cluster is None else f"{cluster}"
+    ax.set_title(title + (f" / {Path(plan.scenario).stem}" if plan.scenario else ""), fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
     # Top of the stack first, like the bars; the quota line last.
     bars = [(h, lb) for h, lb in zip(handles, labels) if lb != "nominal quota"][::-1]
     line = [(h, lb) for h, lb in zip(handles, labels) if lb == "nominal quota"]
     ax.legend(*zip(*(bars + line)), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    # No timestamps in the file: the same plan draws the same PNG.
-    try:
-        fig.savefig(path, metadata={"Software": None})
-    except OSError as e:
-        raise SpecError(path, [Problem("--plot", f"cannot write the plot: {e.strerror or e}")])
-    plt.close(fig)
+
+
+def _marks(ax, plan: Plan, step, x: int, anchor, resource: str, cluster: str | None) -> None:
+    """Preemptions and re-admissions on this cluster, and who waits (on the manager, for a group)."""
+    tag = f"[{cluster}] " if cluster else ""
+    events = [e[len(tag):] for e in step.events if e.startswith(tag)]
+    marks = [e for e in events if " preempted by " in e]
+    back = [e for e in events if " re-admitted" in e]
+    notes = [f"preempted: {_short(e.split(' preempted by ')[0])}" for e in marks]
+    notes += [f"back: {_short(e.split(' re-admitted')[0])}" for e in back]
+    if notes:
+        ax.annotate("\n".join(notes), anchor, xytext=(0, 6), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=7, color="firebrick")
+    if plan.clusters and cluster != plan.clusters[0]:
+        return
+    mine = [r for r in step.rows if resource in r.demand and (cluster is None or r.home == cluster)]
+    waiting = [_short(r.workload) for r in mine if r.state in ("pending", "preempted", "reserved")]
+    never = [_short(r.workload) for r in mine if r.state == "never"]
+    offset = 8 + 9 * len(notes)
+    for label, names, colour in (("waiting", waiting, "dimgray"), ("never admitted", never, "black")):
+        if not names:
+            continue
+        shown = names[:3] + ([f"+{len(names) - 3} more"] if len(names) > 3 else [])
+        ax.annotate(f"{label}: " + "\n".join(shown), anchor, xytext=(0, offset),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=7, color=colour)
+        offset += 9 * (len(shown) + 1)
 
 
 def _short(workload: str) -> str:

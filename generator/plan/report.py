@@ -31,6 +31,12 @@ def _counts(step: StepResult) -> dict[str, int]:
     return out
 
 
+def _summary_states(plan: Plan) -> tuple[str, ...]:
+    # A group plan's `reserved` is a job holding manager quota while it waits for a worker.
+    return ("admitted", "reserved", "pending", "preempted", "never") if plan.clusters else \
+        ("admitted", "pending", "preempted", "never")
+
+
 def _q(resource: str, v: Decimal) -> str:
     return str(fmt(resource, v))
 
@@ -51,11 +57,11 @@ def _usage_cells(u: Usage) -> list[str]:
     return [u.flavor, u.resource, _q(u.resource, u.used), _q(u.resource, u.nominal), borrowed, lent, free_cell, pct]
 
 
-def borrow_lines(step: StepResult, cq: str) -> list[str]:
+def borrow_lines(step: StepResult, cq: str, cluster: str | None = None) -> list[str]:
     """Who a queue borrows from: the queues of its cohort with unused quota (and the cohort's own)."""
     out = []
     for u in step.usage:
-        if u.cluster_queue != cq:
+        if u.cluster_queue != cq or u.cluster != cluster:
             continue
         if u.borrowed > 0:
             who = ", ".join(u.lenders) or "nobody with unused quota (over quota after a cut)"
@@ -66,9 +72,31 @@ def borrow_lines(step: StepResult, cq: str) -> list[str]:
     return out
 
 
-def _cohort(step: StepResult, cq: str) -> str:
-    c = next((u.cohort for u in step.usage if u.cluster_queue == cq and u.cohort), None)
+def _cohort(step: StepResult, cq: str, cluster: str | None = None) -> str:
+    c = next((u.cohort for u in step.usage if u.cluster_queue == cq and u.cluster == cluster and u.cohort), None)
     return f" (cohort {c})" if c else ""
+
+
+def _queues(plan: Plan, step: StepResult) -> list[tuple[str | None, str]]:
+    """(cluster, ClusterQueue) in report order: the manager's, then each worker's (None: one cluster)."""
+    order: dict[str | None, int] = {c: i for i, c in enumerate(plan.clusters)}
+    keys = {(u.cluster, u.cluster_queue) for u in step.usage}
+    return sorted(keys, key=lambda k: (order.get(k[0], -1), k[1]))
+
+
+def _runs_on(r) -> str:
+    """Group plans: the cluster a workload runs on, with the flavors it holds there."""
+    if not r.cluster:
+        return "-"
+    flavors = ", ".join(sorted(set(r.flavors.values())))
+    return f"{r.cluster} ({flavors})" if flavors else r.cluster
+
+
+def _where(plan: Plan, step: StepResult) -> str:
+    """Group plans: how many workloads run on each cluster, and how many wait on the manager."""
+    counts = {c: sum(1 for r in step.rows if r.cluster == c and r.state == "admitted") for c in plan.clusters}
+    waiting = sum(1 for r in step.rows if r.home == plan.clusters[0] and r.state in ("reserved", "pending", "preempted"))
+    return ", ".join(f"{c} {n}" for c, n in counts.items()) + f"; waiting on {plan.clusters[0]}: {waiting}"
 
 
 def _cube_lines(step: StepResult) -> list[str]:
@@ -83,7 +111,9 @@ def _cube_lines(step: StepResult) -> list[str]:
 
 
 def _header(plan: Plan) -> list[str]:
-    what = f"scenario {plan.scenario}" if plan.scenario else "no scenario: everything the overlay declares"
+    overlays = "overlays" if plan.clusters else "overlay"
+    what = f"scenario {plan.scenario}" if plan.scenario else f"no scenario: everything the {overlays} declare" \
+        + ("" if plan.clusters else "s")
     return [f"Kueue plan for {plan.source} ({what})"]
 
 
@@ -108,12 +138,20 @@ def text(plan: Plan) -> str:
             out.append("events:")
             out += [f"  - {e}" for e in step.events]
         out.append("workloads:")
-        out += _table(["workload", "kind", "priority", "state", "detail"],
-                      [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], r.detail] for r in step.rows])
-        for cq in sorted({u.cluster_queue for u in step.usage}):
-            out.append(f"quota of ClusterQueue {cq}{_cohort(step, cq)}:")
-            out += _table(USAGE_HEADERS, [_usage_cells(u) for u in step.usage if u.cluster_queue == cq])
-            out += [f"    {ln}" for ln in borrow_lines(step, cq)]
+        if plan.clusters:
+            out += _table(["workload", "kind", "priority", "state", "runs on", "detail"],
+                          [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], _runs_on(r), r.detail]
+                           for r in step.rows])
+            out.append(f"running on: {_where(plan, step)}")
+        else:
+            out += _table(["workload", "kind", "priority", "state", "detail"],
+                          [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], r.detail] for r in step.rows])
+        for cluster, cq in _queues(plan, step):
+            on = f" on {cluster}" if cluster else ""
+            out.append(f"quota of ClusterQueue {cq}{on}{_cohort(step, cq, cluster)}:")
+            out += _table(USAGE_HEADERS, [_usage_cells(u) for u in step.usage
+                                          if u.cluster_queue == cq and u.cluster == cluster])
+            out += [f"    {ln}" for ln in borrow_lines(step, cq, cluster)]
         lines = _cube_lines(step)
         if lines:
             out.append("TPU cubes:")
@@ -121,9 +159,9 @@ def text(plan: Plan) -> str:
     if plan.failures:
         out += ["", "Expectations that do not hold:"] + [f"  - {f}" for f in plan.failures]
     out += ["", "Summary:"]
-    out += _table(["step", "title", "admitted", "pending", "preempted", "never"],
-                  [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
-                   for s in plan.steps])
+    keys = _summary_states(plan)
+    out += _table(["step", "title", *keys], [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys]
+                                             for s in plan.steps])
     return "\n".join(out) + "\n"
 
 
@@ -139,7 +177,8 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def markdown(plan: Plan) -> str:
-    what = f"scenario `{plan.scenario}`" if plan.scenario else "everything the overlay declares"
+    what = f"scenario `{plan.scenario}`" if plan.scenario else \
+        "everything the overlays declare" if plan.clusters else "everything the overlay declares"
     out = [f"### Kueue plan: `{plan.source}`, {what}", ""]
     if plan.description:
         out += [plan.description.strip(), ""]
@@ -149,21 +188,28 @@ def markdown(plan: Plan) -> str:
         out.append("")
     if plan.failures:
         out += ["**Expectations that do not hold:**", ""] + [f"- {f}" for f in plan.failures] + [""]
-    out += _md_table(["Step", "What happens", "Admitted", "Pending", "Preempted", "Never"],
-                     [[str(s.index), s.title] + [str(_counts(s)[k]) for k in ("admitted", "pending", "preempted", "never")]
-                      for s in plan.steps])
+    keys = _summary_states(plan)
+    out += _md_table(["Step", "What happens", *(k.capitalize() for k in keys)],
+                     [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys] for s in plan.steps])
     for step in plan.steps:
         out += ["", f"#### Step {step.index}: {step.title}", "", f"_{step.action}_", ""]
         if step.events:
             out += [f"- {e}" for e in step.events] + [""]
-        out += _md_table(["Workload", "Kind", "Priority", "State", "Detail"],
+        group = bool(plan.clusters)
+        out += _md_table(["Workload", "Kind", "Priority", "State"] + (["Runs on"] if group else []) + ["Detail"],
                          [[f"`{r.workload}`", r.kind, str(r.priority), f"**{STATE_LABEL[r.state]}**"
-                           if r.state in ("preempted", "never") else STATE_LABEL[r.state], r.detail]
+                           if r.state in ("preempted", "never") else STATE_LABEL[r.state]]
+                          + ([_runs_on(r)] if group else []) + [r.detail]
                           for r in step.rows])
+        if group:
+            out += ["", f"Running on: {_where(plan, step)}"]
         out.append("")
-        out += _md_table(["ClusterQueue", "Cohort", "Flavor", "Resource", "Used", "Nominal", "Borrowed", "Lent", "Free",
-                          "Use"], [[u.cluster_queue, u.cohort or "-"] + _usage_cells(u) for u in step.usage])
-        lines = [f"- `{cq}` {ln}" for cq in sorted({u.cluster_queue for u in step.usage}) for ln in borrow_lines(step, cq)]
+        out += _md_table((["Cluster"] if group else []) + ["ClusterQueue", "Cohort", "Flavor", "Resource", "Used",
+                                                             "Nominal", "Borrowed", "Lent", "Free", "Use"],
+                         [([u.cluster or "-"] if group else []) + [u.cluster_queue, u.cohort or "-"] + _usage_cells(u)
+                          for u in step.usage])
+        lines = [f"- `{cq}`{f' on {c}' if c else ''} {ln}" for c, cq in _queues(plan, step)
+                 for ln in borrow_lines(step, cq, c)]
         if lines:
             out += [""] + lines
         lines = _cube_lines(step)
@@ -179,6 +225,7 @@ def as_json(plan: Plan) -> str:
         "scenario": plan.scenario,
         "description": plan.description,
         "notes": list(plan.notes),
+        **({"clusters": list(plan.clusters)} if plan.clusters else {}),
         "steps": [{
             "index": s.index,
             "title": s.title,
@@ -188,8 +235,10 @@ def as_json(plan: Plan) -> str:
                 "workload": r.workload, "kind": r.kind, "clusterQueue": r.cluster_queue,
                 "priority": r.priority, "prioritySource": r.priority_source, "state": r.state,
                 "detail": r.detail, "demand": r.demand, "flavors": r.flavors,
+                **({"submittedTo": r.home, "runsOn": r.cluster, "copies": dict(r.copies)} if plan.clusters else {}),
             } for r in s.rows],
             "usage": [{
+                **({"cluster": u.cluster} if plan.clusters else {}),
                 "clusterQueue": u.cluster_queue, "cohort": u.cohort, "flavor": u.flavor, "resource": u.resource,
                 "used": _q(u.resource, u.used), "nominal": _q(u.resource, u.nominal),
                 "borrowed": _q(u.resource, u.borrowed), "lent": _q(u.resource, u.lent),

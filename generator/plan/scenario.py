@@ -4,9 +4,14 @@ path; the run stops with exit 2 before anything is simulated.
 
 A step changes one thing (scale, submit, delete, finish a workload; a quota or
 its limits; a stop policy; a namespace's labels; apply or remove a queue
-object; an admission check's verdict) and may carry `expect:`, what the author
-says happens: the plan checks it against the simulation and reports every
-expectation that does not hold (exit 1)."""
+object; an admission check's verdict; evict a workload) and may carry
+`expect:`, what the author says happens: the plan checks it against the
+simulation and reports every expectation that does not hold (exit 1).
+
+In a MultiKueue group plan (--group) a step acts on the manager unless it names
+another `cluster`; `workerLost` and `workerReconnected` cut and restore the
+manager's connection to a worker; `expect` can say where a workload runs
+(`clusters`), what became of its copies (`copies`) and whose usage it means."""
 from __future__ import annotations
 
 import copy
@@ -41,11 +46,33 @@ class Expect:
     counts: dict[str, int]                         # state -> how many
     preempted_by: dict[str, str] = field(default_factory=dict)   # victim -> preemptor, in this step
     detail: dict[str, str] = field(default_factory=dict)         # workload -> words its detail contains
+    clusters: dict[str, str] = field(default_factory=dict)       # group plans: workload -> cluster it runs on
+    copies: dict[str, dict[str, str]] = field(default_factory=dict)  # group plans: workload -> worker -> state
 
     def check(self, result) -> list[str]:
         rows = {r.workload: r for r in result.rows}
         return (self._states(rows) + self._flavors(rows) + self._usage(result) + self._counts(result)
-                + self._preemptions(rows, result) + self._details(rows))
+                + self._preemptions(rows, result) + self._details(rows) + self._clusters(rows) + self._copies(rows))
+
+    def _clusters(self, rows: dict) -> list[str]:
+        out = []
+        for name, want in self.clusters.items():
+            row = _find(rows, name)
+            got = row.cluster if row else None
+            if got != want:
+                out.append(f"expected {name} to run on {want}, but it "
+                           + (f"runs on {got}" if got else f"runs nowhere ({row.state if row else 'no such workload'})"))
+        return out
+
+    def _copies(self, rows: dict) -> list[str]:
+        out = []
+        for name, want in self.copies.items():
+            row = _find(rows, name)
+            got = dict(row.copies) if row else {}
+            for worker, state in want.items():
+                if got.get(worker, "none") != state:
+                    out.append(f"expected {name}'s copy on {worker} {state}, but it is {got.get(worker, 'none')}")
+        return out
 
     def _states(self, rows: dict) -> list[str]:
         out = []
@@ -74,16 +101,18 @@ class Expect:
         out = []
         for u in self.usage:
             match = [x for x in result.usage if x.cluster_queue == u["clusterQueue"] and x.resource == u["resource"]
-                     and ("flavor" not in u or x.flavor == u["flavor"])]
+                     and ("flavor" not in u or x.flavor == u["flavor"])
+                     and ("cluster" not in u or x.cluster == u["cluster"])]
+            where = f" on {u['cluster']}" if "cluster" in u else ""
             if not match:
-                out.append(f"expected usage of {u['clusterQueue']} {u['resource']}, but it has no such quota")
+                out.append(f"expected usage of {u['clusterQueue']}{where} {u['resource']}, but it has no such quota")
                 continue
             for key in ("used", "borrowed"):
                 if key in u:
                     got = sum((getattr(x, key) for x in match), Decimal(0))
                     want = model.parse(u[key])
                     if got != want:
-                        out.append(f"expected {u['clusterQueue']} {key} {u['resource']} "
+                        out.append(f"expected {u['clusterQueue']}{where} {key} {u['resource']} "
                                    f"{u.get('flavor', 'over all flavors')} = {fmt(u['resource'], want)}, "
                                    f"got {fmt(u['resource'], got)}")
         return out
@@ -101,8 +130,9 @@ class Expect:
         for victim, preemptor in self.preempted_by.items():
             v, p = _find(rows, victim), _find(rows, preemptor)
             v_key, p_key = (v.workload if v else victim), (p.workload if p else preemptor)
-            if not any(e.startswith(f"{v_key} preempted by {p_key} (") for e in result.events):
-                by = [e for e in result.events if e.startswith(f"{v_key} preempted by ")]
+            events = [_untagged(e) for e in result.events]
+            if not any(e.startswith(f"{v_key} preempted by {p_key} (") for e in events):
+                by = [e for e in events if e.startswith(f"{v_key} preempted by ")]
                 out.append(f"expected {v_key} preempted by {p_key} in this step, but "
                            + (by[0] if by else "it was not preempted"))
         return out
@@ -114,6 +144,11 @@ class Expect:
             if row is None or words not in row.detail:
                 out.append(f"expected {name} to say {words!r}, but it says {row.detail if row else 'nothing'!r}")
         return out
+
+
+def _untagged(event: str) -> str:
+    """A group plan's event without its '[cluster] ' tag."""
+    return event.split("] ", 1)[1] if event.startswith("[") and "] " in event else event
 
 
 def _find(rows: dict, name: str):
@@ -129,7 +164,8 @@ def _expect(raw: dict | None) -> Expect | None:
     states = {k: tuple(raw[k]) for k in ("admitted", "reserved", "pending", "preempted", "never", "unmanaged",
                                          "finished") if k in raw}
     return Expect(states, dict(raw.get("flavors") or {}), tuple(raw.get("usage") or ()), dict(raw.get("count") or {}),
-                  dict(raw.get("preemptedBy") or {}), dict(raw.get("detail") or {}))
+                  dict(raw.get("preemptedBy") or {}), dict(raw.get("detail") or {}), dict(raw.get("clusters") or {}),
+                  {k: dict(v) for k, v in (raw.get("copies") or {}).items()})
 
 
 # ---------------------------------------------------------------- steps
@@ -139,16 +175,23 @@ class Step:
     kind: str
     args: dict
     expect: Expect | None = None
+    cluster: str | None = None          # group plans: the worker it acts on (None: the manager)
 
     def describe(self) -> str:
+        text = self._describe()
+        return f"on {self.cluster}: {text}" if self.cluster else text
+
+    def _describe(self) -> str:
         a = self.args
         if self.kind == "scale":
             return f"scale {_ref(a['ref'])} to {a['replicas']}"
         if self.kind == "submit":
             owners = a["owners"]
             return f"submit {owners[0].label}" + (f" and {len(owners) - 1} more" if len(owners) > 1 else "")
-        if self.kind in ("delete", "finish"):
+        if self.kind in ("delete", "finish", "evict"):
             return f"{self.kind} {_ref(a['ref'])}"
+        if self.kind in ("workerLost", "workerReconnected"):
+            return f"worker {a['worker']} " + ("unreachable" if self.kind == "workerLost" else "reachable again")
         if self.kind == "quota":
             parts = [f"{k} {v if v is not None else 'none'}" for k, v in
                      (("nominalQuota", a.get("nominal")), ("borrowingLimit", a.get("borrowing", "keep")),
@@ -192,6 +235,17 @@ class Step:
             sim.remove_object(a["kind"], a["name"], a.get("namespace"))
         elif self.kind == "admissionCheck":
             sim.set_check(a["name"], a["state"], a.get("ref"))
+        elif self.kind == "evict":
+            sim.evict(a["ref"])
+
+    def apply_group(self, group) -> None:
+        """Apply to a MultiKueue group (dispatch.GroupSim): to the cluster the step names."""
+        if self.kind == "workerLost":
+            group.worker_lost(self.args["worker"])
+        elif self.kind == "workerReconnected":
+            group.worker_reconnected(self.args["worker"])
+        else:
+            self.apply(group.sim(self.cluster))
 
 
 def _ref(ref: tuple) -> str:
@@ -206,6 +260,12 @@ class Scenario:
     initial: list[model.Owner] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     initial_expect: Expect | None = None
+    initial_at: list[str | None] = field(default_factory=list)   # group plans: each initial object's cluster
+
+    def placed(self) -> list[tuple[model.Owner, str | None]]:
+        """The initial objects with the cluster each is applied to (None: the manager, or the only one)."""
+        at = self.initial_at or [None] * len(self.initial)
+        return list(zip(self.initial, at))
 
 
 @lru_cache(maxsize=1)
@@ -213,20 +273,29 @@ def _validator():
     return jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
 
 
-def default(cluster: model.Cluster) -> Scenario:
-    """No scenario: apply everything the overlay declares, in its order."""
-    return Scenario(None, initial=list(cluster.owners))
+def default(cluster: model.Cluster, workers: dict[str, model.Cluster] | None = None) -> Scenario:
+    """No scenario: apply everything the overlays declare, in their order (the manager's first)."""
+    sc = Scenario(None, initial=list(cluster.owners), initial_at=[None] * len(cluster.owners))
+    for name, wc in (workers or {}).items():
+        sc.initial += wc.owners
+        sc.initial_at += [name] * len(wc.owners)
+    return sc
 
 
-def load(path: str, cluster: model.Cluster) -> Scenario:
-    return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path))
+def load(path: str, cluster: model.Cluster, workers: dict[str, model.Cluster] | None = None,
+         manager: str | None = None) -> Scenario:
+    return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path), workers, manager)
 
 
 STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "namespaceLabels", "apply", "remove",
-              "admissionCheck")
+              "admissionCheck", "evict", "workerLost", "workerReconnected")
+GROUP_KINDS = ("workerLost", "workerReconnected")
 
 
-def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenario:
+def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>",
+              workers: dict[str, model.Cluster] | None = None, manager: str | None = None) -> Scenario:
+    """A scenario checked against the overlay (or, with `workers`, against a MultiKueue group
+    whose manager is `cluster`, named `manager`)."""
     if not isinstance(raw, dict):
         raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
     errors = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
@@ -236,34 +305,93 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>") -> Scenar
     sc = Scenario(source, raw.get("description", ""), raw.get("cubes"))
     sc.initial_expect = _expect(raw.get("expect"))
     base_dir = Path(source).parent if source and not source.startswith("<") else Path(".")
-    work = copy.deepcopy(cluster)        # queue objects as the steps change them, to check references
-    available = {o.ref: o for o in cluster.owners}
-    live: dict[tuple, model.Owner] = {}
-    initial = raw.get("initial", "all")
-    if initial == "all":
-        sc.initial = list(cluster.owners)
-    else:
-        for i, r in enumerate(initial):
-            owner = _resolve(r, available, ["initial", i], problems)
-            if owner is None:
-                continue
-            if owner.ref in live:
-                problems.append(problem(["initial", i], f"{owner.label} is listed twice"))
-                continue
-            sc.initial.append(owner)
-            live[owner.ref] = owner
-    for o in sc.initial:
-        live[o.ref] = o
+    # Queue objects as the steps change them, to check references; one view per cluster.
+    views: dict[str | None, _View] = {None: _View(copy.deepcopy(cluster), {o.ref: o for o in cluster.owners})}
+    for name, wc in (workers or {}).items():
+        views[name] = _View(copy.deepcopy(wc), {o.ref: o for o in wc.owners})
+    clusters = _Clusters(views, manager, workers is not None)
+    _initial(raw.get("initial", "all"), sc, clusters, problems)
     for i, s in enumerate(raw["steps"]):
         kind = next(k for k in STEP_KINDS if k in s)
         path = ["steps", i, kind]
-        body = s[kind]
-        args = _step_args(kind, body, path, problems, work, available, live, base_dir)
+        at = clusters.which(s.get("cluster"), ["steps", i, "cluster"], problems)
+        if at == _UNKNOWN:
+            continue
+        if kind in GROUP_KINDS:
+            args = clusters.worker(s[kind], path, problems)
+        else:
+            v = views[at]
+            copies = views[None].live if at is not None else {}
+            args = _STEP_READERS[kind](s[kind], _Ctx(path, problems, v.work, v.available, v.live, base_dir, copies))
         if args is not None:
-            sc.steps.append(Step(s["title"], kind, args, _expect(s.get("expect"))))
+            sc.steps.append(Step(s["title"], kind, args, _expect(s.get("expect")), at))
     if problems:
         raise SpecError(source, problems)
     return sc
+
+
+@dataclass
+class _View:
+    """One cluster as the steps so far leave it: its queue objects, the workload objects its
+    overlay declares, and those that exist (running or waiting)."""
+    work: model.Cluster
+    available: dict
+    live: dict = field(default_factory=dict)
+
+
+_UNKNOWN = "\0unknown"      # a cluster name that is not in the plan (a problem was reported)
+
+
+@dataclass
+class _Clusters:
+    views: dict
+    manager: str | None
+    group: bool
+
+    def which(self, name, path, problems) -> str | None:
+        """The cluster a step or an initial object names: None for the manager (or the only one)."""
+        if name is None or (self.group and name == self.manager):
+            return None
+        if name in self.views:
+            return name
+        if not self.group:
+            problems.append(problem(path, "only a MultiKueue group plan (plan --group) has clusters to name"))
+        else:
+            known = [self.manager or ""] + [n for n in self.views if n]
+            problems.append(problem(path, _unknown("cluster", name, known)))
+        return _UNKNOWN
+
+    def worker(self, body, path, problems) -> dict | None:
+        if not self.group:
+            problems.append(problem(path, "only a MultiKueue group plan (plan --group) has workers"))
+            return None
+        if body not in self.views or body is None:
+            problems.append(problem(path, _unknown("worker", body, [n for n in self.views if n])))
+            return None
+        return {"worker": body}
+
+
+def _initial(initial, sc: Scenario, clusters: _Clusters, problems: list) -> None:
+    if initial == "all":
+        for at, v in clusters.views.items():
+            sc.initial += list(v.available.values())
+            sc.initial_at += [at] * len(v.available)
+            v.live.update(v.available)
+        return
+    for i, r in enumerate(initial):
+        at = clusters.which(r.get("cluster"), ["initial", i, "cluster"], problems)
+        if at == _UNKNOWN:
+            continue
+        v = clusters.views[at]
+        owner = _resolve({k: x for k, x in r.items() if k != "cluster"}, v.available, ["initial", i], problems)
+        if owner is None:
+            continue
+        if owner.ref in v.live:
+            problems.append(problem(["initial", i], f"{owner.label} is listed twice"))
+            continue
+        sc.initial.append(owner)
+        sc.initial_at.append(at)
+        v.live[owner.ref] = owner
 
 
 @dataclass
@@ -276,24 +404,41 @@ class _Ctx:
     available: dict
     live: dict
     base_dir: Path
+    copies: dict = field(default_factory=dict)   # a worker's step: the manager's objects, whose copies it may hold
 
-
-def _step_args(kind, body, path, problems, work: model.Cluster, available, live, base_dir) -> dict | None:
-    return _STEP_READERS[kind](body, _Ctx(path, problems, work, available, live, base_dir))
+    def running(self) -> dict:
+        return {**self.copies, **self.live}
 
 
 def _args_scale(body, x: _Ctx) -> dict | None:
-    owner = _resolve(body, x.live, x.path, x.problems, what="running")
+    owner = _resolve(body, x.running(), x.path, x.problems, what="running")
     return {"ref": owner.ref, "replicas": body["replicas"]} if owner else None
 
 
-def _args_gone(body, x: _Ctx) -> dict | None:
-    """delete and finish: the object is no longer running after the step."""
-    owner = _resolve(body, x.live, x.path, x.problems, what="running")
+def _args_delete(body, x: _Ctx) -> dict | None:
+    """The object is no longer running after the step (a manager's copy on a worker: the
+    manager still has it, and dispatches it again)."""
+    owner = _resolve(body, x.running(), x.path, x.problems, what="running")
     if owner is None:
         return None
-    x.live.pop(owner.ref)
+    x.live.pop(owner.ref, None)
     return {"ref": owner.ref}
+
+
+def _args_finish(body, x: _Ctx) -> dict | None:
+    """The object is no longer running after the step (a manager's copy on a worker: finished
+    there, so finished on the manager too)."""
+    owner = _resolve(body, x.running(), x.path, x.problems, what="running")
+    if owner is None:
+        return None
+    if x.live.pop(owner.ref, None) is None:
+        x.copies.pop(owner.ref, None)
+    return {"ref": owner.ref}
+
+
+def _args_evict(body, x: _Ctx) -> dict | None:
+    owner = _resolve(body, x.running(), x.path, x.problems, what="running")
+    return {"ref": owner.ref} if owner else None
 
 
 def _args_submit(body, x: _Ctx) -> dict | None:
@@ -361,7 +506,7 @@ def _args_remove(body, x: _Ctx) -> dict | None:
 def _args_admission_check(body, x: _Ctx) -> dict | None:
     ref = None
     if "workload" in body:
-        owner = _resolve(body["workload"], x.live, x.path + ["workload"], x.problems, what="running")
+        owner = _resolve(body["workload"], x.running(), x.path + ["workload"], x.problems, what="running")
         if owner is None:
             return None
         ref = owner.ref
@@ -369,7 +514,8 @@ def _args_admission_check(body, x: _Ctx) -> dict | None:
 
 
 _STEP_READERS = {
-    "scale": _args_scale, "delete": _args_gone, "finish": _args_gone, "submit": _args_submit,
+    "scale": _args_scale, "delete": _args_delete, "finish": _args_finish, "evict": _args_evict,
+    "submit": _args_submit,
     "quota": lambda body, x: _quota(body, x.path, x.problems, x.work), "stopPolicy": _args_stop_policy,
     "namespaceLabels": _args_namespace_labels, "apply": _args_apply, "remove": _args_remove,
     "admissionCheck": _args_admission_check,

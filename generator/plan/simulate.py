@@ -109,6 +109,9 @@ class Simulator:
         self.check_defaults: dict[str, str] = {}
         self.generation: dict[str, int] = {}
         self.dropped = 0
+        # Workloads that lost their quota against their will (preempted, drained, evicted), with
+        # who preempted them: what MultiKueue (dispatch.py) reacts to. Read and cleared by it.
+        self.evictions: list[tuple[str, str | None]] = []
         self.reservations = self._reservations(cubes, cubes_source)
         self.static = self._static_pools()
         self.tree = quota.Tree(self.cluster)
@@ -243,6 +246,56 @@ class Simulator:
             self.events.append(f"{st.key} finished" + (", freeing its quota" if held else ""))
         self.live.pop(ref, None)
 
+    def evict(self, ref: tuple, why: str = "evicted by the scenario") -> None:
+        """The object's Workloads are evicted (Kueue's Evicted condition, as an administrator or a
+        failing node sets it): their quota is released and they queue again."""
+        for st in self._units(ref):
+            if not st.holds_quota:
+                self.events.append(f"{st.key} holds no quota: nothing to evict")
+                continue
+            self.evict_state(st, why)
+
+    def evict_state(self, st: State, why: str) -> None:
+        self._release(st)
+        st.status, st.evicted, st.reason = PENDING, True, why
+        self.evictions.append((st.key, None))
+        self.events.append(f"{st.key} evicted ({why})")
+
+    # ------------------------------------------------------------ for MultiKueue (dispatch.py)
+    def add_copy(self, wl: Workload) -> State | None:
+        """A Workload made elsewhere (MultiKueue's copy of a manager Workload): it keeps the
+        original's pod sets and priority and queues here as new."""
+        if wl.key in self.states:
+            return None
+        self.clock += 1
+        st = State(wl, created=self.clock)
+        self.states[wl.key] = st
+        self.events.append(f"{wl.key} created")
+        return st
+
+    def drop(self, key: str, why: str) -> None:
+        """Delete one Workload (and its job), freeing its quota."""
+        st = self.states.get(key)
+        if st is not None:
+            self._remove(st, why)
+
+    def set_workload_check(self, key: str, check: str, state: str, message: str = "") -> None:
+        """One admission check's verdict for one Workload (MultiKueue's, for a manager Workload)."""
+        st = self.states[key]
+        st.checks[check] = state
+        if st.holds_quota:
+            self._apply_checks(st)
+            if state == "Retry" and message:
+                st.reason = f"{message}: quota released, queued again"
+
+    def complete(self, key: str, why: str) -> None:
+        """One Workload finishes (its job completed elsewhere): quota released, listed as finished."""
+        st = self.states[key]
+        if st.holds_quota:
+            self._release(st)
+        st.status, st.reason = FINISHED, why
+        self.events.append(f"{st.key} finished ({why})")
+
     def set_quota(self, cq_name: str, flavor: str, resource: str, nominal: Decimal | None,
                   borrowing: Decimal | None | str = "keep", lending: Decimal | None | str = "keep",
                   cohort: bool = False) -> None:
@@ -291,6 +344,7 @@ class Simulator:
                 st.status, st.evicted = PENDING, True
                 st.reason = f"evicted: the {kind} is stopped ({policy})"
                 self.events.append(f"{st.key} evicted: {kind} {name} is stopped ({policy})")
+                self.evictions.append((st.key, None))
         self.rebuild()
 
     def set_namespace_labels(self, namespace: str, labels: dict) -> None:
@@ -813,6 +867,7 @@ class Simulator:
 
     def _evict(self, victim: State, by: State, reason: str) -> None:
         self._release(victim)
+        self.evictions.append((victim.key, by.key))
         victim.status = PENDING
         victim.reason = f"preempted by {by.key}"
         victim.preempted_by.append(by.key)
@@ -937,6 +992,11 @@ class Row:
     detail: str
     demand: dict[str, str]
     flavors: dict[str, str]
+    # MultiKueue group plans only (dispatch.py): the cluster it runs on (or waits in), the cluster
+    # it was submitted to, and the state of its copy on each worker.
+    cluster: str | None = None
+    home: str | None = None
+    copies: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -952,6 +1012,7 @@ class Usage:
     lenders: tuple[str, ...] = ()  # queues of the cohort with unused quota (who the borrowed quota is from)
     borrowing_limit: Decimal | None = None
     lending_limit: Decimal | None = None
+    cluster: str | None = None     # MultiKueue group plans: whose ClusterQueue
 
 
 @dataclass(frozen=True)
@@ -1102,6 +1163,7 @@ class Plan:
     description: str
     notes: tuple[str, ...]
     steps: tuple[StepResult, ...]
+    clusters: tuple[str, ...] = ()          # MultiKueue group plans: the manager, then its workers
 
     @property
     def failures(self) -> list[str]:

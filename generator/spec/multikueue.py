@@ -11,11 +11,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..kueue import INTEGRATIONS
 from .fields import DnsLabel, DnsSubdomain, SpecModel
 
 # The integrations MultiKueue can dispatch in every pinned release (adapters in
 # pkg/controller/jobs/{job,jobset}/*_multikueue_adapter.go at v0.12.3, v0.17.4, v0.19.2).
-DISPATCHABLE = ("batch/job", "jobset.x-k8s.io/jobset")
+DISPATCHABLE = tuple(INTEGRATIONS.values())
 # Kueue's built-in dispatchers (apis/config/v1beta2 configuration_types.go, from v0.13).
 DISPATCHERS = {"all-at-once": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
                "incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}

@@ -24,6 +24,8 @@ class Report:
     sources: list[dict] = field(default_factory=list)
     ignored: list[tuple[Finding, str]] = field(default_factory=list)   # (finding, reason) silenced inline
 
+    groups: list[dict] = field(default_factory=list)   # MultiKueue groups checked: manager, workers
+
     @property
     def errors(self) -> int:
         return sum(f.severity == ERROR for f in self.findings)
@@ -37,9 +39,12 @@ class Report:
         return sum(f.severity == INFO for f in self.findings)
 
     def summary(self) -> dict:
-        return {"sources": len(self.sources), "objects": sum(s["objects"] for s in self.sources),
-                "errors": self.errors, "warnings": self.warnings, "notes": self.notes,
-                "ignored": len(self.ignored)}
+        out = {"sources": len(self.sources), "objects": sum(s["objects"] for s in self.sources),
+               "errors": self.errors, "warnings": self.warnings, "notes": self.notes,
+               "ignored": len(self.ignored)}
+        if self.groups:
+            out["groups"] = len(self.groups)
+        return out
 
     def exit_code(self, strict: bool = False) -> int:
         return EXIT_FINDINGS if self.errors or (strict and self.warnings) else EXIT_OK
@@ -151,6 +156,12 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
                  closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list]:
     """Findings for one input stream in document order, how many objects it held, the
     rules that could not run on it, and the findings that inline comments silenced."""
+    return _check(stream, target, schemas, namespace, context, closed, selection)[:4]
+
+
+def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
+           closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list, object]:
+    """check_stream, and the Model it built (MultiKueue group rules read it)."""
     from . import defaults, loader, schema
     from .objects import Model, Obj
     from .rules import RULES as rules
@@ -174,7 +185,7 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
             if not reason:
                 collector.add("IN005", Hit(o, (), f"`# validate: ignore={rule_id}` without a reason is not applied"))
     model = Model(objs, schemas=schemas, autopilot=target.autopilot, namespace=namespace, context=context or [],
-                  closed=closed)
+                  closed=closed, kueue_version=target.kueue)
     schema_broken = False
     for o in objs:
         hits = _guard(collector, o, "the schema check", lambda o=o: schema.check(schemas, o)) or []
@@ -204,7 +215,7 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
             continue
         for hit in hits:
             collector.add(rule.id, hit)
-    return collector.findings(), len(objs), skipped, collector.ignored
+    return collector.findings(), len(objs), skipped, collector.ignored, model
 
 
 def _cel(schemas, o, bad_paths):
@@ -235,6 +246,7 @@ class Options:
     config: str | None = None
     enable: list[str] = field(default_factory=list)
     disable: list[str] = field(default_factory=list)
+    multikueue: bool = False                           # the inputs are one MultiKueue group (NAME=PATH)
 
 
 def _display(path: str) -> str:
@@ -266,19 +278,32 @@ def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> 
             except Exception:   # noqa: BLE001  context objects are only looked up
                 pass
             out.append(Obj(-1, body, doc.source))
+        # Kueue's Configuration file (controller_manager_config.yaml) is not an object (no
+        # metadata); MultiKueue rules read the integrations it enables.
+        out += [Obj(-1, d.value, d.source) for d in stream.docs if isinstance(d.value, dict)
+                and d.value.get("kind") == "Configuration"
+                and str(d.value.get("apiVersion", "")).startswith("config.kueue.x-k8s.io/")
+                and loader.not_an_object(d.value)]
     return out
 
 
 def validate(opts: Options) -> Report:
     """Validate every input. Raises UsageError (or crds.CrdFileError) when it cannot run."""
     from .. import crds
-    from . import context, loader, selection
+    from . import context, group, loader, selection
     from .rules import RULES
+    from .rules.multikueue_group import Group
 
     sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
     paths = list(opts.paths)
+    names: list[str] = []
+    if opts.multikueue:
+        if not paths:
+            raise UsageError("--multikueue: name the group's inputs, the manager's and each worker's "
+                             "(NAME=PATH, or PATH named after its MultiKueueCluster)")
+        names, paths = group.split_names(paths)
     if not paths:
         overlays = out / "overlays"
         paths = sorted(str(d) for d in overlays.iterdir() if d.is_dir() and loader.is_kustomization(d)) \
@@ -292,13 +317,14 @@ def validate(opts: Options) -> Report:
         raise UsageError(f"{crd_root}: no CRD directory; run `make crds` (CRD_DIR=...) or pass --crd-dir")
 
     overlay_root = (out / "overlays").resolve()
-    targets, pending, closed = [], [], []
-    for p in paths:
+    targets, pending, closed, profile_of = [], [], [], {}
+    for i, p in enumerate(paths):
         resolved = Path(p).resolve() if p != "-" else None
         profile = opts.profile
         from_spec = resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec)
         if from_spec:
             profile = resolved.name   # an overlay built from the spec: its profile decides
+            profile_of[i] = profile
         targets.append(context.target(spec, opts.spec, profile, opts.kubernetes_version, opts.kueue_version,
                                       opts.autopilot))
         # Overlays built from the spec are the whole platform: closed world. Other inputs
@@ -307,20 +333,48 @@ def validate(opts: Options) -> Report:
     try:
         for p in paths:   # kustomize builds start now and run while the schemas load
             pending.append(loader.Pending(p, _display(p)))
+        for t in targets:
+            schemas_for(t, crd_root)
+        streams = [pend.collect() for pend in pending]
+        # MultiKueue groups: --multikueue names one; `make validate` (no paths) takes the spec's.
+        groups = group.from_flag(names, streams) if opts.multikueue else \
+            group.from_spec(spec, profile_of) if not opts.paths else []
+        managers_of: dict[int, list[int]] = {}   # a worker may serve several managers
+        for m, members in groups:
+            for i, _ in members:
+                if i != m:
+                    managers_of.setdefault(i, []).append(m)
         report = Report()
         known: dict = {}
-        for t, pend, is_closed in zip(targets, pending, closed):
+        results: dict = {}
+        # Managers first: a worker's context holds what its manager dispatches to it.
+        for i in sorted(range(len(streams)), key=lambda i: (i not in {m for m, _ in groups}, i)):
+            t = targets[i]
             schemas = schemas_for(t, crd_root)
             if opts.context and t not in known:
                 known[t] = _context_objects(opts, t, schemas, crd_root)
-            stream = pend.collect()
-            findings, count, skipped, ignored = check_stream(
-                stream, t, schemas, opts.namespace or "", context=known.get(t, []), closed=is_closed, selection=sel)
+            extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
+                     for o in group.dispatched_context(results[m][4])]
+            results[i] = _check(streams[i], t, schemas, opts.namespace or "", context=known.get(t, []) + extra,
+                                closed=closed[i], selection=sel)
+        for i, stream in enumerate(streams):
+            findings, count, skipped, ignored, _ = results[i]
             report.findings += findings
             report.ignored += ignored
-            report.sources.append({"name": stream.name, "objects": count, **t.describe(),
-                                   "world": "closed" if is_closed else "open",
+            report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
+                                   "world": "closed" if closed[i] else "open",
                                    "context": list(opts.context), "skippedRules": skipped})
+        order = {s.name: i for i, s in enumerate(streams)}
+        for m, members in groups:
+            built = {name: group.member(name, paths[i], streams[i].name, results[i][4], closed[i], _display)
+                     for i, name in members}
+            g = Group(built.pop(next(name for i, name in members if i == m)), built)
+            broken = any(f.rule == "SC001" for i, _ in members for f in results[i][0])
+            found, ignored, skipped = group.findings(g, sel, order, broken)
+            report.findings += found
+            report.ignored += ignored
+            report.groups.append({"manager": g.manager.source, "workers": [w.source for w in built.values()],
+                                  "skippedRules": skipped})
         return report
     finally:
         for pend in pending:

@@ -16,7 +16,7 @@ def register(sub) -> None:
                     "pruned, CRD and webhook defaults applied): strict schemas (core kinds at the pinned Kubernetes "
                     "version, custom resources at the pinned, hash-checked CRDs, with their CEL rules) and "
                     "cross-object rules (Kueue queues, quotas and cohorts, priorities, selectors, routes, TPU slices, "
-                    "names, secrets, images). Exit 0 clean (warnings and notes allowed), 1 errors (or warnings with "
+                    "names, secrets, images, MultiKueue groups). Exit 0 clean (warnings and notes allowed), 1 errors (or warnings with "
                     "--strict), 2 could not run.",
         epilog="Open or closed world:\n"
                "  Overlays built from the spec (the default inputs) are checked closed-world: they are the whole\n"
@@ -27,6 +27,16 @@ def register(sub) -> None:
                "  `kubectl get -o yaml` dump; repeatable) supplies the objects that exist already and makes the\n"
                "  check closed-world; --closed does so with no context. Namespaced objects that name no\n"
                "  namespace land in `default`, or in -n NAMESPACE, as with kubectl apply.\n"
+               "MultiKueue groups:\n"
+               "  --multikueue checks the inputs as one group, a manager and its workers, against each other\n"
+               "  (MK1xx rules): each worker has the manager's namespaces and LocalQueues, the manager's quota per\n"
+               "  flavor equals the workers' total, dispatched kinds are enabled on both sides, one Kueue API\n"
+               "  version. The manager is the input holding MultiKueue objects; a worker is named after its\n"
+               "  MultiKueueCluster: NAME=PATH, or PATH whose directory or file (without .yaml) has that name:\n"
+               "    python -m generator validate --multikueue overlays/manager overlays/h100 overlays/l4-spot\n"
+               "  A worker also sees what the manager dispatches to it (its Services may select those pods); its\n"
+               "  Kueue Configuration and JobSet install come from its input or controllers/NAME beside\n"
+               "  overlays/NAME. With no PATH, the spec's multiKueue groups are checked this way too.\n"
                "Rules: --disable RULE and --enable RULE (ids like PD002 or families like PD; comma-separated or\n"
                "  repeated), a .validate.yaml in the working directory or the repository (disable, enable,\n"
                "  severity), and `# validate: ignore=RULE reason` inside an object's YAML.")
@@ -45,6 +55,9 @@ def register(sub) -> None:
                    help="objects that exist already (overlay, kustomization, YAML file, kubectl get -o yaml dump); "
                         "references resolve against them and the check is closed-world (repeatable)")
     p.add_argument("--closed", action="store_true", help="closed world without --context: the inputs are everything")
+    p.add_argument("--multikueue", action="store_true",
+                   help="the inputs are one MultiKueue group (the manager and its workers, PATH or NAME=PATH): "
+                        "also check them against each other (see below)")
     p.add_argument("--disable", action="append", default=[], metavar="RULE", help="turn rules off (ids or families)")
     p.add_argument("--enable", action="append", default=[], metavar="RULE",
                    help="turn rules on that the config file turns off")
@@ -72,7 +85,7 @@ def options(args):
                    out=args.out, crd_dir=args.crd_dir, kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
                    namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
-                   enable=_split(args.enable), disable=_split(args.disable))
+                   enable=_split(args.enable), disable=_split(args.disable), multikueue=args.multikueue)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -102,7 +115,7 @@ def run(args) -> int:
         sys.stdout.write(render_usage_error(message, args.format))
         return EXIT_USAGE
     if args.format == "json":
-        sys.stdout.write(render_json(report.findings, report.summary(), report.sources))
+        sys.stdout.write(render_json(report.findings, report.summary(), report.sources, report.groups))
     else:
         sys.stdout.write(render_text(report.findings, report.summary()))
     return report.exit_code(args.strict)

@@ -50,7 +50,8 @@ class Finding:
 def render_text(findings: list[Finding], summary: dict) -> str:
     lines = [f.line() for f in findings]
     extra = "".join(f", {summary[k]} {k}" for k in ("notes", "ignored") if summary.get(k))
-    lines.append(f"validate: {summary['sources']} source(s), {summary['objects']} object(s): "
+    groups = f", {summary['groups']} MultiKueue group(s)" if summary.get("groups") else ""
+    lines.append(f"validate: {summary['sources']} source(s), {summary['objects']} object(s){groups}: "
                  f"{summary['errors']} error(s), {summary['warnings']} warning(s){extra}")
     return "\n".join(lines) + "\n"
 
@@ -64,6 +65,8 @@ def render_usage_error(message: str, fmt: str) -> str:
                       indent=2, sort_keys=True) + "\n"
 
 
-def render_json(findings: list[Finding], summary: dict, sources: list[dict]) -> str:
-    return json.dumps({"summary": summary, "sources": sources,
-                       "findings": [asdict(f) for f in findings]}, indent=2, sort_keys=True) + "\n"
+def render_json(findings: list[Finding], summary: dict, sources: list[dict], groups: list[dict] | None = None) -> str:
+    doc = {"summary": summary, "sources": sources, "findings": [asdict(f) for f in findings]}
+    if groups:
+        doc["groups"] = groups   # MultiKueue groups: {"manager": source, "workers": [source, ...]}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -55,7 +55,8 @@ class Obj:
 
     @property
     def namespace(self) -> str:
-        return meta(self.body).get("namespace") or self.default_namespace
+        ns = meta(self.body).get("namespace")   # not a string: SC001 says so; where it lands is unknown
+        return ns if isinstance(ns, str) and ns else self.default_namespace
 
     @property
     def labels(self) -> dict:
@@ -91,12 +92,13 @@ class Model:
     object may well exist in the cluster."""
 
     def __init__(self, objects: list[Obj], schemas=None, autopilot: bool = False, namespace: str = "",
-                 context: list[Obj] = (), closed: bool = True):
+                 context: list[Obj] = (), closed: bool = True, kueue_version: str = ""):
         self.objects = objects
         self.context = list(context)
         self.schemas = schemas
         self.autopilot = autopilot
         self.closed = closed
+        self.kueue_version = kueue_version   # the pinned Kueue release ("v0.17.4"); "" when unknown
         for o in [*objects, *self.context]:
             if self.scope_known(o) and not self.cluster_scoped(o):
                 o.default_namespace = namespace or DEFAULT_NAMESPACE

@@ -61,7 +61,7 @@ def queued(model):
 
 
 def resource_groups(cq):
-    return [g for g in cq.spec.get("resourceGroups") or [] if isinstance(g, dict)]
+    return [g for g in _list(cq.spec.get("resourceGroups")) if isinstance(g, dict)]
 
 
 def covered(cq) -> set:
@@ -114,14 +114,19 @@ def topology_exists(model):
                       missing=f"Topology {name!r}")
 
 
-def _admission_checks(cq):
-    strategy = cq.spec.get("admissionChecksStrategy") or {}
-    for i, ac in enumerate(strategy.get("admissionChecks") or []):
-        if isinstance(ac, dict) and ac.get("name"):
+def admission_checks(cq):
+    """(path, name) of each admission check a ClusterQueue names, in either form."""
+    strategy = cq.spec.get("admissionChecksStrategy")
+    for i, ac in enumerate(_list(strategy.get("admissionChecks")) if isinstance(strategy, dict) else []):
+        if isinstance(ac, dict) and isinstance(ac.get("name"), str) and ac["name"]:
             yield ("spec", "admissionChecksStrategy", "admissionChecks", i, "name"), ac["name"]
-    for i, name in enumerate(cq.spec.get("admissionChecks") or []):   # v1beta1 plain list
+    for i, name in enumerate(_list(cq.spec.get("admissionChecks"))):   # v1beta1 plain list
         if isinstance(name, str):
             yield ("spec", "admissionChecks", i), name
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 @rule("KQ005", ERROR, "a ClusterQueue admission check names no AdmissionCheck",
@@ -129,7 +134,7 @@ def _admission_checks(cq):
       "until then no workload in the queue admits")
 def admission_checks_exist(model):
     for cq in model.kueue("ClusterQueue"):
-        for path, name in _admission_checks(cq):
+        for path, name in admission_checks(cq):
             if model.get(KUEUE, "AdmissionCheck", name) is None:
                 yield Hit(cq, path, f"no AdmissionCheck {name!r} "
                           f"(AdmissionChecks: {describe(model.names(KUEUE, 'AdmissionCheck'))})",

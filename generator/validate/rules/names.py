@@ -134,6 +134,8 @@ def object_names(model):
         ns = meta.get("namespace")
         if isinstance(ns, str) and ns and dns1123_label(ns):
             yield Hit(o, ("metadata", "namespace"), f"namespace {ns!r} {dns1123_label(ns)}")
+        elif ns is not None and not isinstance(ns, str):
+            yield Hit(o, ("metadata", "namespace"), f"namespace is a {type(ns).__name__}, not a name")
 
 
 @rule("NM002", ERROR, "a container port name, or a Service targetPort given by name, is not an IANA service name "

@@ -5,6 +5,7 @@ import re
 
 from ..findings import WARNING
 from . import Hit, rule
+from .multikueue import inlined_kubeconfig
 
 # Names of env vars that hold credentials: a TOKEN, PASSWORD, SECRET or KEY word
 # (HF_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY), not TOKENIZER or MONKEY.
@@ -28,6 +29,8 @@ def looks_like_token(value: str) -> bool:
       "create the Secret out of band (or with External Secrets / Secret Manager) and reference it by name")
 def secret_objects(model):
     for o in model.all("", "Secret"):
+        if inlined_kubeconfig(o):
+            continue   # MK001: a kubeconfig in Git is an error of its own
         for key in ("data", "stringData"):
             if o.body.get(key):
                 yield Hit(o, (key,), f"Secret holds {len(o.body[key])} value(s) in {key} (values not shown)")
