@@ -1,38 +1,60 @@
-# Two commands do all the set-up: `make synth` and `make test`.
-PYTHON ?= python3
-VENV   ?= .venv
-PY     := $(VENV)/bin/python
-PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
-IMAGE_TEST_REQS := $(sort $(wildcard images/*/requirements-test.txt))
+# `make synth` and `make test` do all the set-up. Two virtual environments:
+# .venv (the generator, its tests' small extras) and .venv-images (torch,
+# JAX, TorchServe for tests/images), so that `make synth` stays small.
+PYTHON      ?= python3
+VENV        ?= .venv
+IMAGES_VENV ?= .venv-images
+PY          := $(VENV)/bin/python
+IPY         := $(IMAGES_VENV)/bin/python
+# No --quiet: long installs show what they are doing.
+PIP         := -m pip install --disable-pip-version-check
+# torch's CPU build. On a normal Linux x86_64 machine PyPI's `torch` is the
+# CUDA build (several GB); take the CPU one from PyTorch's index with
+#   make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+# (this project's CI machine has the CPU wheel locally and needs nothing).
+TORCH_INDEX_URL ?=
+IMAGE_TEST_REQS := images/finetune/requirements-test.txt images/jax-slice-check/requirements-test.txt \
+                   images/t5-torchserve/requirements-test.txt
+# PYTEST_ARGS="-x -k quota" narrows a run.
+PYTEST_ARGS ?=
 
-.PHONY: synth check schema test validate crds install install-test clean help plan bench
+.PHONY: help synth check schema test test-fast test-generator test-images upstream-data validate crds plan bench \
+        images install install-test install-images clean
 
 help:
-	@echo "make synth     generate base/, overlays/, controllers/ from platform.yaml"
-	@echo "make check     fail if committed output differs from what the spec generates"
-	@echo "make test      run the test suite (installs what it needs)"
-	@echo "make validate  strict schemas + cross-object checks on every overlay (CRD_DIR=... for the CRDs)"
-	@echo "make crds      download the pinned upstream CRDs into CRD_DIR (default build/crds; needs network)"
-	@echo "make plan      replay scenarios/<profile>/*.yaml against overlays/<profile> (Kueue admission)"
-	@echo "make bench     time synth, kustomize and validate as the platform grows; writes bench/results.md"
+	@echo "make synth      generate base/, overlays/, controllers/, argocd/ from platform.yaml"
+	@echo "make check      fail if committed output differs from what the spec generates"
+	@echo "make test       the whole test suite (installs what it needs, fetches upstream data once)"
+	@echo "make test-fast  the same without the tests marked slow (real TorchServe, training runs, locust)"
+	@echo "make validate   strict schemas + cross-object checks on every overlay"
+	@echo "make plan       replay scenarios/<profile>/*.yaml against overlays/<profile> (Kueue admission)"
+	@echo "make images     build and push images/* to each profile's registry (IMAGE_BUILDER=docker|gcloud)"
+	@echo "make crds       download the pinned upstream CRDs and test data into build/shared (sha256-checked)"
+	@echo "make bench      time synth, kustomize and validate as the platform grows; writes bench/results.md"
 
 $(VENV)/.generator: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) --upgrade pip
-	$(PIP) -e .
+	$(PY) $(PIP) --upgrade pip
+	$(PY) $(PIP) -e .
 	touch $@
 
-# torch is pinned to 2.13.0 (CPU build on this machine's disk) by the image
-# requirement files; installed first so nothing pulls a CUDA build.
-$(VENV)/.test: $(VENV)/.generator $(IMAGE_TEST_REQS)
-	$(PIP) -e '.[test]'
-	$(PIP) torch==2.13.0
-	$(PIP) $(addprefix -r ,$(IMAGE_TEST_REQS))
-	$(PIP) matplotlib==3.11.2  # `generator plan --plot` and its tests
+# The generator's tests: pytest and lupa, matplotlib for `plan --plot`, and
+# locust to run the load generator's locustfile for real.
+$(VENV)/.test: $(VENV)/.generator images/t5-loadgen/requirements-test.txt
+	$(PY) $(PIP) -e '.[test]' -r images/t5-loadgen/requirements-test.txt matplotlib==3.11.2
+	touch $@
+
+# The image tests' venv: torch first (pinned, CPU build) so nothing pulls a CUDA build.
+$(IMAGES_VENV)/.images: $(IMAGE_TEST_REQS)
+	$(PYTHON) -m venv $(IMAGES_VENV)
+	$(IPY) $(PIP) --upgrade pip
+	$(IPY) $(PIP) $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL)) torch==2.13.0
+	$(IPY) $(PIP) $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL)) $(addprefix -r ,$(IMAGE_TEST_REQS))
 	touch $@
 
 install: $(VENV)/.generator
 install-test: $(VENV)/.test
+install-images: $(IMAGES_VENV)/.images
 
 # synth and check run Python with -O: the typeguard checks in jsii's generated
 # classes are skipped (Node's jsii kernel checks every value again), a quarter
@@ -54,16 +76,36 @@ check: $(VENV)/.bytecode
 schema: $(VENV)/.generator
 	$(PY) -m generator schema
 
-test: $(VENV)/.test
-	$(PY) -m pytest
+# Upstream CRDs and tutorial manifests: ../shared (or SHARED_DIR) when present,
+# else the cache in build/shared, filled from the pinned URLs when empty.
+# Without either (and offline) this stops with one line saying what to do.
+upstream-data: | $(VENV)/.generator
+	@$(PY) -m generator.validate.fetch --ensure
 
-# VALIDATE_ARGS="--format json" for CI; CRD_DIR (exported) picks the CRD root.
-validate: $(VENV)/.generator
+# Downloads every pinned upstream file of schemas/versions.yaml into
+# build/shared (UPSTREAM_CACHE=DIR elsewhere; UPSTREAM_BASE_URL for a mirror).
+crds: | $(VENV)/.generator
+	$(PY) -m generator.validate.fetch
+
+# Order matters: the data check fails fast, before the large installs. Both
+# suites run (-k) even when the first fails; the exit status says if either did.
+test: upstream-data $(VENV)/.test $(IMAGES_VENV)/.images
+	$(MAKE) --no-print-directory -k test-generator test-images
+
+test-fast: upstream-data $(VENV)/.test $(IMAGES_VENV)/.images
+	$(MAKE) --no-print-directory -k test-generator test-images PYTEST_ARGS='-m "not slow" $(PYTEST_ARGS)'
+
+test-generator: upstream-data $(VENV)/.test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# tests/images has its own venv; --confcutdir keeps the generator suite's
+# conftest (which imports the generator) out of it.
+test-images: $(IMAGES_VENV)/.images
+	$(IPY) -m pytest --confcutdir=tests/images tests/images $(PYTEST_ARGS)
+
+# VALIDATE_ARGS="--format json" for CI; CRD_DIR (exported) picks another CRD root.
+validate: upstream-data
 	$(PY) -m generator validate $(VALIDATE_ARGS)
-
-# Downloads the CRD files pinned in schemas/versions.yaml (crdFiles), sha256-checked.
-crds: $(VENV)/.generator
-	$(PY) -m generator.validate.fetch $(or $(CRD_DIR),build/crds)
 
 # PLAN_ARGS="--format markdown" for a pull-request comment; PLAN_PLOTS=DIR
 # also draws DIR/<profile>--<scenario>.png (needs matplotlib).
@@ -73,9 +115,19 @@ plan: $(VENV)/.generator
 	  $(PY) -m generator plan overlays/$$p --scenario $$s $(PLAN_ARGS) \
 	    $(if $(PLAN_PLOTS),--plot $(PLAN_PLOTS)/$$p--$$n.png); echo; done
 
+# The project's own images (images/<key> for each `images.<key>` with a
+# `name`), tagged from the spec and pushed to each profile's registry.
+# IMAGE_BUILDER=docker (buildx, the default) or gcloud (Cloud Build);
+# IMAGE_PLATFORM=linux/amd64 when this machine's architecture differs from
+# the nodes'; IMAGES_ARGS=--dry-run prints the commands.
+IMAGE_BUILDER ?= docker
+IMAGE_PLATFORM ?=
+images: $(VENV)/.generator
+	$(PY) -m generator.images --builder $(IMAGE_BUILDER) $(if $(IMAGE_PLATFORM),--platform $(IMAGE_PLATFORM)) $(IMAGES_ARGS)
+
 # Timing, not a test: never part of `make test` (tests/test_bench.py smoke-runs it).
 bench: $(VENV)/.bytecode
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(IMAGES_VENV) .pytest_cache build *.egg-info

@@ -3,16 +3,22 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
+from typing import Self
 
-from . import paths
+from . import paths, writer
 from .errors import SpecError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
 
 
 def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
+    from . import scratch
+    scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
     from . import platform, spec, userinput
     from .spec import placeholders
     loaded = spec.load(spec_path)
@@ -23,13 +29,13 @@ def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
 
 
 def cmd_synth(args) -> int:
-    from . import writer
     from .validate import guard
     tree = _render(args.spec, warn=True)
     refused = guard.problems(tree)
     if refused:
         raise SpecError(args.spec, refused)
-    writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS)
+    writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
+        f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
     return EXIT_OK
 
@@ -42,7 +48,6 @@ def cmd_schema(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from . import writer
     from .diff import stale
     from .spec import schema
     if not schema.is_current():
@@ -50,6 +55,7 @@ def cmd_check(args) -> int:
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
     expected = _render(args.spec)
+    writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
     if problems:
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-regenerate", action="store_true",
                    help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
     p.add_argument("--crd-dir", type=Path,
-                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/crds)")
+                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/shared/crds)")
     p.set_defaults(func=cmd_diff)
     # Arguments only; the checks load lazily.
     from .validate import command as validate_command
@@ -151,8 +157,55 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_plan)
 
     args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except SpecError as e:
-        print(e.render(), file=sys.stderr)
-        return EXIT_USAGE
+    with _sigint_noted() as sigint:
+        try:
+            return args.func(args)
+        except SpecError as e:
+            print(e.render(), file=sys.stderr)
+            return EXIT_USAGE
+        except writer.WriteError as e:
+            print(f"{args.command}: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt as e:
+            return _interrupted(args, e, sigint.stderr)
+        except Exception:
+            # Ctrl-C reaches the jsii Node process too; when it dies first, the
+            # error jsii raises is the interrupt's doing, not a bug.
+            if sigint.seen:
+                return _interrupted(args, None, sigint.stderr)
+            raise
+
+
+def _interrupted(args, e: BaseException | None, stderr) -> int:
+    if isinstance(e, writer.Interrupted) and e.committed:
+        outcome = f"the new output is in place under {args.out}"
+    elif args.command == "synth":
+        outcome = "nothing was written"
+    else:
+        outcome = "stopped"
+    print(f"{args.command}: interrupted (Ctrl-C); {outcome}", file=stderr, flush=True)
+    return EXIT_INTERRUPTED
+
+
+class _sigint_noted:
+    """Within: Ctrl-C raises KeyboardInterrupt as usual, and is remembered.
+    From then on sys.stderr is silenced, so the one line the command prints
+    (to `.stderr`) is not followed by what jsii relays from its dying Node."""
+
+    def __enter__(self) -> Self:
+        self.seen: list = []
+        self.stderr = sys.stderr
+        self.previous = None
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            def note(signum, frame):
+                if not self.seen:
+                    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (lives until exit)
+                self.seen.append(signum)
+                raise KeyboardInterrupt
+            self.previous = signal.signal(signal.SIGINT, note)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)

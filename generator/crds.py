@@ -7,19 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import paths, versions
+from . import paths, upstream, versions
 
 if TYPE_CHECKING:  # types only: the validator never loads the spec model through this module
     from .spec import Profile, Spec
 
 
 def default_root() -> Path:
-    """The CRD directory: $CRD_DIR, else ../shared/crds beside the repository,
-    else build/crds (where `make crds` downloads them)."""
+    """The CRD directory: $CRD_DIR, else crds/ of the upstream data root
+    (../shared or $SHARED_DIR when present, else the cache `make crds` fills;
+    see generator/upstream.py)."""
     if os.environ.get("CRD_DIR"):
         return Path(os.environ["CRD_DIR"])
-    shared = paths.ROOT.parent / "shared" / "crds"
-    return shared if shared.is_dir() else paths.ROOT / "build" / "crds"
+    return upstream.data_root() / "crds"
 
 
 def crd_dirs(spec: Spec, profile: Profile, root: Path | None = None) -> list[Path]:
@@ -70,7 +70,7 @@ def verified(root: Path, files: list[PinnedFile]) -> tuple[tuple[str, str], ...]
             data = path.read_bytes()
         except OSError as e:
             raise CrdFileError(f"{path}: cannot read the pinned CRD file ({e.strerror}); "
-                               f"run `make crds CRD_DIR={root}` or pass --crd-dir") from None
+                               f"run `make crds` (downloads into {upstream.cache_dir()}) or pass --crd-dir") from None
         digest = hashlib.sha256(data).hexdigest()
         if digest != f.sha256:
             raise CrdFileError(f"{path}: sha256 {digest} differs from the pin {f.sha256} in "

@@ -35,6 +35,7 @@ import re2
 from referencing import Registry, Resource
 
 from . import quantity, yamlio
+from .paths import cache_dir
 from .demand import MAX_QUANTITY
 
 _RE2_OPTIONS = re2.Options()
@@ -166,14 +167,6 @@ def _crd_index(crd_dirs: tuple[str, ...]) -> dict:
 
 
 _CACHE_FORMAT = "crd-index-1"
-
-
-def cache_dir() -> Path:
-    """$GENERATOR_CACHE_DIR, else $XDG_CACHE_HOME/gke-ml-platform, else ~/.cache/gke-ml-platform."""
-    if os.environ.get("GENERATOR_CACHE_DIR"):
-        return Path(os.environ["GENERATOR_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gke-ml-platform"
 
 
 @lru_cache(maxsize=None)

@@ -11,18 +11,19 @@ from .errors import Problem, SpecError, format_path
 
 
 def load_mapping(path: str | Path, what: str) -> dict:
-    """The YAML mapping in `path`; any failure is a SpecError naming the file."""
+    """The YAML mapping in `path`; any failure is a SpecError naming the file
+    (read through yamlio's bounded reader: size, encoding, depth, aliases)."""
     source = str(path)
     try:
-        text = Path(path).read_text()
+        text = yamlio.read_text(path)
     except OSError as e:
-        raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror}")])
+        raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror or e}")]) from None
+    except yamlio.InputError as e:
+        raise SpecError(source, [Problem("", str(e))]) from None
     try:
-        raw = yamlio.load_strict(text)
-    except Exception as e:  # yaml.YAMLError and DuplicateKeyError
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SpecError(source, [Problem("", f"not valid YAML: {where}{getattr(e, 'problem', e)}")])
+        raw = yamlio.load_user(text)
+    except yamlio.InputError as e:
+        raise SpecError(source, [Problem("", str(e))]) from None
     if not isinstance(raw, dict):
         raise SpecError(source, [Problem("", f"the {what} must be a YAML mapping")])
     return raw

@@ -1,26 +1,64 @@
-"""YAML in and out. Loading refuses duplicate keys (PyYAML keeps the last one
-silently); dumping is deterministic and uses the C emitter when present.
+"""YAML in and out, and the one reader of YAML written by others: the spec,
+plan scenarios, and the manifests given to `plan` and `validate`.
 
-Input written by others is bounded (`load_all_bounded`): a document whose
-aliases expand past MAX_NODES nodes ("billion laughs"), or that nests deeper
-than MAX_DEPTH, is refused before it is built, as is a text over MAX_BYTES.
-libyaml itself stops at 1,000 levels of nesting."""
+Reading such input is bounded, so a hostile or broken file costs a clear
+error, never a hang (README, "Limits on input"):
+
+- size: at most MAX_BYTES (10 MiB) per file or stream;
+- encoding: UTF-8 (a byte-order mark is allowed);
+- nesting: at most MAX_DEPTH (100) levels (a scalar counts as one);
+- aliases: each alias counts as a copy of what it names, and a document may
+  expand to at most MAX_NODES (1,000,000) values that way ("billion laughs"
+  is 1 KB that expands to 10^9); an alias inside its own anchor is refused;
+- a key given twice in one mapping is an error (PyYAML keeps the last one
+  silently), as is a list or mapping used as a key.
+
+Limits are checked on the composed node graph, before anything is built.
+Dumping is deterministic and uses the C emitter when present."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable, Iterator
+from pathlib import Path
 
 import yaml
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+try:   # the C parser and emitter when PyYAML has them: the pure-Python ones dominate a large spec
+    from yaml import CSafeDumper as _Dumper
+    from yaml import CSafeLoader as _Loader
+except ImportError:
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+# A large Kubernetes object (a CRD with its schema) has some 30,000 nodes and
+# nests about 40 deep; the Kubernetes API server refuses requests over 3 MiB.
+MAX_BYTES = 10 * 2**20
+MAX_DEPTH = 100
+MAX_NODES = 1_000_000
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
     pass
 
 
+class LimitError(yaml.MarkedYAMLError):
+    """A document over one of the limits above (no YAML syntax error)."""
+
+
+class InputError(ValueError):
+    """A file of the user's that is not YAML within the limits. str() says where
+    and why, without the file name (callers add it); `line`/`column` (1-based)
+    and `message` are there for callers that place the location themselves."""
+
+    def __init__(self, message: str, mark=None, syntax: bool = False):
+        self.line = mark.line + 1 if mark is not None else None
+        self.column = mark.column + 1 if mark is not None else None
+        self.message = f"not valid YAML: {message}" if syntax else message
+        where = f"line {self.line}, column {self.column}: " if mark is not None else ""
+        super().__init__(f"not valid YAML: {where}{message}" if syntax else f"{where}{message}")
+
+
 class _StrictLoader(_Loader):
-    # The C parser when present: the pure-Python one dominates loading a large spec.
     pass
 
 
@@ -50,22 +88,7 @@ def _str(dumper, value: str):
 _Dumper.add_representer(str, _str)
 
 
-def load_strict(text: str):
-    """One YAML document, duplicate keys refused (used for the hand-written spec)."""
-    return yaml.load(text, Loader=_StrictLoader)
-
-
-# Limits for documents from outside the project (validate's inputs). A large
-# Kubernetes object (a CRD with its schema) has some 30,000 nodes and nests
-# about 40 deep; the Kubernetes API server refuses requests over 3 MiB.
-MAX_BYTES = 10 * 2**20
-MAX_DEPTH = 100
-MAX_NODES = 1_000_000
-
-
-class LimitError(yaml.MarkedYAMLError):
-    """A document over one of the limits above (no YAML syntax error)."""
-
+# ---------------------------------------------------------------- bounded reading
 
 def _bounds(root: yaml.Node) -> None:
     """Refuse a node graph that expands past MAX_NODES, nests past MAX_DEPTH or
@@ -124,7 +147,71 @@ def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
         loader.dispose()
 
 
+# ---------------------------------------------------------------- the user's files
+
+def decode(data: bytes) -> str:
+    """The text of a file's bytes, size and encoding checked."""
+    if len(data) > MAX_BYTES:
+        raise InputError(f"larger than the limit of {MAX_BYTES // 2**20} MiB ({len(data):,} bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text: byte 0x{data[e.start]:02x} on line {line} cannot be decoded; "
+                         f"save the file as UTF-8") from None
+
+
+def read_text(path: str | Path) -> str:
+    """A file's text; OSError when it cannot be read, InputError when it is too
+    large or not UTF-8. Reads at most one byte past the limit."""
+    with open(path, "rb") as f:
+        return decode(f.read(MAX_BYTES + 1))
+
+
+def read_stdin() -> str:
+    """Standard input's text, with the same limits as a file."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:   # replaced by a text stream (tests)
+        return decode(sys.stdin.read(MAX_BYTES + 1).encode())
+    return decode(stream.read(MAX_BYTES + 1))
+
+
+def _input_error(e: yaml.YAMLError) -> InputError:
+    if isinstance(e, yaml.MarkedYAMLError):
+        what = str(e.problem or e.context)
+        mark = e.problem_mark or e.context_mark
+        return InputError(what, mark, syntax=not isinstance(e, LimitError))
+    return InputError(str(e), syntax=True)
+
+
+def load_user_all(text: str) -> list:
+    """The documents of a YAML stream of the user's (empty ones dropped), within the limits."""
+    try:
+        return [doc for doc, _, _ in load_all_bounded(text)]
+    except yaml.YAMLError as e:
+        raise _input_error(e) from None
+    except RecursionError:   # the pure-Python parser, when the C one is absent
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+def load_user(text: str):
+    """The one document of a file of the user's (None when empty), within the limits."""
+    docs = load_user_all(text)
+    if len(docs) > 1:
+        raise InputError("holds more than one YAML document; expected one")
+    return docs[0] if docs else None
+
+
+# ---------------------------------------------------------------- the project's files
+
+def load_strict(text: str):
+    """One YAML document, duplicate keys refused: the project's own files (schemas/versions.yaml);
+    the same bounded reader as the user's."""
+    return load_user(text)
+
+
 def load_all(text: str) -> list:
+    """Documents of YAML the project generated itself (trusted; fast path)."""
     return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
 
 

@@ -1,21 +1,68 @@
-"""Shared test helpers: the shared material, kustomize builds, strict schemas."""
+"""Shared test helpers: the tests' own spec and its generated tree, the
+upstream data, kustomize builds, strict schemas.
+
+Tests never read the shipped platform.yaml, scenarios/ or the committed
+output: they read tests/fixtures/ and what the generator makes of it
+(`generated()`), so a user editing the shipped spec keeps a green suite.
+`make check` and `make validate` cover the shipped spec."""
 from __future__ import annotations
 
+import atexit
+import contextlib
 import copy
-import os
 import shutil
 import subprocess
 import sys
-from functools import lru_cache
+import tempfile
+import threading
+from collections.abc import Iterator
+from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from generator import crds, paths, platform, spec as specmod, writer, yamlio  # noqa: F401 (re-exported)
+from generator import crds, paths, platform, upstream, writer, yamlio
+from generator import spec as specmod
 from generator.schemacheck import SchemaSet
 
 ROOT = paths.ROOT
-SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
+FIXTURES = ROOT / "tests" / "fixtures"
+FIXTURE_SPEC = FIXTURES / "platform.yaml"
+FIXTURE_SCENARIOS = FIXTURES / "scenarios"
+
+# Upstream data: ../shared (or $SHARED_DIR) when present, else the cache
+# `make crds` fills (build/shared); tests/conftest.py checks it is complete.
+SHARED = upstream.data_root()
 CRD_ROOT = SHARED / "crds"
 REFERENCE = SHARED / "reference"
+
+
+@contextlib.contextmanager
+def upstream_mirror(files: dict[str, bytes] | None = None) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 standing in for raw.githubusercontent.com:
+    it serves each pinned file at its upstream path (from the local upstream
+    data, or `files`: upstream path -> bytes). Yields the base URL to put in
+    $UPSTREAM_BASE_URL."""
+    if files is None:
+        files = {f.url[len(upstream.UPSTREAM_BASE):]: (SHARED / f.rel).read_bytes() for f in upstream.pinned()}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = files.get(self.path.lstrip("/"))
+            self.send_response(200 if body is not None else 404)
+            self.end_headers()
+            self.wfile.write(body if body is not None else b"not found")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def kubectl() -> str:
@@ -25,27 +72,72 @@ def kubectl() -> str:
     return exe
 
 
-@lru_cache(maxsize=None)
+# ---------------------------------------------------------------- kustomize
+
+def _inputs(directory: Path, seen: set[Path]) -> list[Path]:
+    """The files `kubectl kustomize directory` reads: its own, and those of
+    local directories its kustomization lists (bases, overlays, components)."""
+    directory = directory.resolve()
+    if directory in seen or not directory.is_dir():
+        return []
+    seen.add(directory)
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    kust = directory / "kustomization.yaml"
+    if kust.is_file():
+        doc = yamlio.load_all(kust.read_text())
+        body = doc[0] if doc and isinstance(doc[0], dict) else {}
+        for key in ("resources", "components", "bases"):
+            for ref in body.get(key) or []:
+                if isinstance(ref, str) and "://" not in ref:
+                    files += _inputs(directory / ref, seen)
+    return files
+
+
+@cache
 def _kustomize_cached(directory: str, stamp: tuple) -> tuple:
-    out = subprocess.run([kubectl(), "kustomize", directory], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([kubectl(), "kustomize", directory], capture_output=True, text=True, timeout=120, check=False)
     if out.returncode != 0:
         raise AssertionError(f"kubectl kustomize {directory} failed:\n{out.stderr}")
     return tuple(yamlio.load_all(out.stdout))
 
 
 def kustomize(directory: Path) -> list[dict]:
-    """Objects of `kubectl kustomize DIR` (cached while the files are unchanged)."""
+    """Objects of `kubectl kustomize DIR`, cached while the files it reads are unchanged."""
     directory = Path(directory)
-    stamp = tuple((str(p), p.stat().st_mtime_ns) for p in sorted(directory.parent.parent.rglob("*.yaml")))
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in _inputs(directory, set()))
     return copy.deepcopy(list(_kustomize_cached(str(directory), stamp)))
 
 
-def shipped_spec() -> specmod.Spec:
-    return specmod.load(paths.DEFAULT_SPEC)
+# ---------------------------------------------------------------- the fixture spec
+
+def fixture_spec() -> specmod.Spec:
+    return specmod.load(FIXTURE_SPEC)
 
 
-def raw_spec() -> dict:
-    return yamlio.load_strict(paths.DEFAULT_SPEC.read_text())
+def fixture_raw() -> dict:
+    """The fixture spec as a fresh dict, for tests that change it."""
+    return copy.deepcopy(_fixture_raw())
+
+
+@cache
+def _fixture_raw() -> dict:
+    return yamlio.load_user(FIXTURE_SPEC.read_text())
+
+
+# Older names, kept so tests written against them read the fixture, never
+# the shipped platform.yaml.
+shipped_spec = fixture_spec
+raw_spec = fixture_raw
+
+
+@cache
+def generated() -> Path:
+    """A folder holding base/, overlays/, controllers/ and argocd/ synthesized
+    from the fixture spec, once per test session (read-only for tests)."""
+    out = Path(tempfile.mkdtemp(prefix="fixture-tree-"))
+    atexit.register(shutil.rmtree, out, True)
+    writer.write_tree(platform.build(fixture_spec()), out, paths.OUTPUT_DIRS)
+    return out
 
 
 def render(raw: dict) -> dict[str, str]:
@@ -58,8 +150,34 @@ def synth_into(directory: Path, raw: dict) -> specmod.Spec:
     return s
 
 
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """`python -m generator ARGS` in this process (no interpreter or Node
+    start per case): exit code, stdout, stderr."""
+    from generator import cli
+    capsys.readouterr()
+    code = cli.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def without_warnings(err: str) -> list[str]:
+    """stderr's lines minus synth's warnings (the fixture keeps the example's placeholder values)."""
+    return [line for line in err.splitlines() if not line.startswith("warning: ")]
+
+
+def write_spec(path: Path, raw: dict) -> Path:
+    path.write_text(yamlio.dump(raw))
+    return path
+
+
+# ---------------------------------------------------------------- schemas and objects
+
 def schemas_for(spec: specmod.Spec, profile: str) -> SchemaSet:
-    return SchemaSet(spec.kubernetes_version, crds.crd_dirs(spec, spec.profiles[profile], CRD_ROOT))
+    """The profile's schemas from the pinned, hash-checked CRD files, as `validate`
+    loads them (their parsed index is cached on disk by content)."""
+    dirs = crds.crd_dirs(spec, spec.profiles[profile], CRD_ROOT)
+    files = crds.pinned_files([d.relative_to(CRD_ROOT).as_posix() for d in dirs])
+    return SchemaSet(spec.kubernetes_version, crd_files=crds.verified(CRD_ROOT, files))
 
 
 def assert_valid(schemas: SchemaSet, objs: list[dict], where: str) -> None:

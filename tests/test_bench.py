@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from bench import scale
-from generator import paths, spec as specmod
+from bench import run, scale
+from generator import paths
+from generator import spec as specmod
 from tests import helpers
 
 NUMBER = r"\d+\.\d\d"
@@ -18,40 +20,61 @@ PAIR = rf"{NUMBER} / {NUMBER}"
 
 
 def test_quick_bench_writes_the_report(tmp_path):
+    """End to end, cheaply: the fixture spec only, one repetition."""
     out = tmp_path / "results.md"
-    r = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out)],
-                       cwd=paths.ROOT, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-m", "bench", "--quick", "--sizes", "--spec", str(helpers.FIXTURE_SPEC),
+                        "--out", str(out)], cwd=paths.ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
     text = out.read_text()
-    assert re.search(r"^Measured \d{4}-\d\d-\d\d by `make bench`", text, re.M)
-    assert re.search(r"^Machine: \d+ CPUs \(nproc \d+\), .+, Python 3\.", text, re.M)
-    main_table = text.split("Per overlay")[0]
-    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (shipped|10 workloads) \|.*$", main_table, re.M)}
-    assert set(rows) == {"shipped", "10 workloads"}, text
-    n_shipped = len(helpers.raw_spec()["workloads"])
-    for label, row in rows.items():
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        # spec | workloads | files | synth | floor | ratio | synth CPU | floor CPU | user ratio | kustomize | validate
-        assert len(cells) == 11, row
-        assert cells[1] == str(10 if label == "10 workloads" else n_shipped)
-        assert int(cells[2]) > 0
-        for cell in (cells[3], cells[4], cells[9]):
-            assert re.fullmatch(PAIR, cell), (label, cell)
-        for cell in (cells[6], cells[7]):
-            assert re.fullmatch(rf"{NUMBER} \+ {NUMBER}", cell), (label, cell)
-        for cell in (cells[5], cells[8]):
-            assert re.fullmatch(r"\d+\.\d×", cell), (label, cell)
-        assert re.match(PAIR, cells[10]), cells[10]   # validate ran (it exists in this tree)
-    assert re.search(r"^- shipped spec synth under 2 s: (met|NOT met) \(\d+\.\d\d s median\)$", text, re.M)
+    assert re.search(r"^Measured \d{4}-\d\d-\d\d by `make bench`", text, re.MULTILINE)
+    assert re.search(r"^Machine: \d+ CPUs \(nproc \d+\), .+, Python 3\.", text, re.MULTILINE)
+    (row,) = re.findall(r"^\| given \|.*$", text.split("Per overlay")[0], re.MULTILINE)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # spec | workloads | files | synth | floor | ratio | synth CPU | floor CPU | user ratio | kustomize | validate
+    assert len(cells) == 11, row
+    assert cells[1] == str(len(helpers.fixture_raw()["workloads"])) and int(cells[2]) > 0
+    for cell in (cells[3], cells[4], cells[9]):
+        assert re.fullmatch(PAIR, cell), cell
+    for cell in (cells[6], cells[7]):
+        assert re.fullmatch(rf"{NUMBER} \+ {NUMBER}", cell), cell
+    for cell in (cells[5], cells[8]):
+        assert re.fullmatch(r"\d+\.\d×", cell), cell
+    assert re.match(PAIR, cells[10]), cells[10]   # validate ran
+    assert re.search(r"^- given spec synth under 2 s: (met|NOT met) \(\d+\.\d\d s median\)$", text, re.MULTILINE)
     # The floor wrote exactly the files synth wrote, so it is the same work minus the generator.
     assert "Floor output byte-identical to synth output: yes" in text
-    # One kustomize column per overlay of the shipped spec.
-    profiles = sorted(helpers.raw_spec()["profiles"])
+    profiles = sorted(helpers.fixture_raw()["profiles"])
     assert f"| spec | {' | '.join(profiles)} |" in text
 
 
+def _case(label: str, workloads: int, files: int, synth: float, floor: float) -> run.Case:
+    c = run.Case(label, Path("spec.yaml"), workloads, Path("s"), Path("f"), Path("o"), files=files,
+                 profiles=["p"], floor_identical=True)
+    for k in (0.9, 1.0, 1.1):   # min 0.9x, median 1x
+        c.synth.add(run.Sample(synth * k, synth * 0.8, 0.1))
+        c.floor.add(run.Sample(floor * k, floor * 0.8, 0.1))
+        c.kustomize_all.add(run.Sample(0.2 * k, 0.1, 0.0))
+        c.validate.add(run.Sample(0.5 * k, 0.4, 0.0))
+    return c
+
+
+def test_report_of_grown_specs():
+    """The report's rows, growth table and targets for grown specs, from
+    made-up timings (1,000 files more cost 1.1 s more at each step: linear)."""
+    cases = [_case("shipped", 6, 100, 1.0, 0.1), _case("10 workloads", 10, 200, 1.1, 0.12),
+             _case("100 workloads", 100, 1200, 2.2, 0.5), _case("1000 workloads", 1000, 11200, 13.2, 3.3)]
+    for c in cases:
+        c.kustomize = {"p": c.kustomize_all}
+    text = run.report(cases, None, 3, 12.0, (0.5, 0.5, 0.5))
+    assert "| 1000 workloads | 1000 | 11200 | 11.88 / 13.20 | 2.97 / 3.30 | 4.0× |" in text
+    assert "| 100 → 1000 workloads | 1.10 |" in text and "| 10 → 100 workloads | 1.10 |" in text
+    assert "- shipped spec synth under 2 s: met (1.00 s median)" in text
+    assert "- 1000 workloads within 3× the floor: NOT met (4.0× wall clock; 4.0× user CPU)" in text
+    assert "- synth linear in the objects: met (1.10 then 1.10 ms per extra file)" in text
+
+
 def test_grown_spec_is_a_valid_platform():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     grown = scale.scaled(raw, 100)
     s = specmod.from_dict(grown, "grown.yaml")   # schema and cross-checks pass
     assert len(s.workloads) == 100

@@ -447,6 +447,7 @@ def _many(raw: dict, n: int) -> dict:
     return out
 
 
+@pytest.mark.slow  # synthesizes a 250-workload platform twice
 def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     root, raw = repo
     synth(root, _many(raw, 250))

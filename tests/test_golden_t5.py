@@ -10,7 +10,7 @@ annotations are checked to be exactly what generator/gitops.py stamps."""
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -19,8 +19,8 @@ from generator.workloads import t5_autoscaling, t5_clients
 from tests import helpers
 
 REF = "kubernetes-engine-samples/ai-ml/t5-model-serving/kubernetes"
-SPEC = helpers.shipped_spec()
-RAW = helpers.raw_spec()
+SPEC = helpers.fixture_spec()
+RAW = helpers.fixture_raw()
 W = next(w for w in RAW["workloads"] if w["kind"] == "t5-inference")
 NS = W["namespace"]
 ABSENT = "<absent>"
@@ -71,8 +71,8 @@ def expected_differences(profile) -> dict:
             "spec.template.metadata.labels.kueue.x-k8s.io/queue-name": (ABSENT, "lq", QUEUE),
             "spec.template.spec.priorityClassName": (ABSENT, "high-priority-preempting",
                                                      "priority tier `high`: a scale-up may preempt preemptible training"),
-            **{f"{C}[inference].args[{i}]": (a, ABSENT, "the image's CMD starts TorchServe with its config and "
-                                                       "--disable-token-auth/--ncs; these args would drop them")
+            **{f"{C}[inference].args[{i}]": (a, ABSENT, ("the image's CMD starts TorchServe with its config and "
+                                                       "--disable-token-auth/--ncs; these args would drop them"))
                for i, a in enumerate(["torchserve", "--start", "--foreground"])},
             f"{C}[inference].image": ("us-central1-docker.pkg.dev/PROJECT_ID/models/t5-small:1.0-gpu", t5_image,
                                       "image from the profile's registry (images/t5-torchserve), no PROJECT_ID placeholder"),
@@ -129,8 +129,8 @@ def expected_differences(profile) -> dict:
             "metadata.namespace": (ABSENT, NS, NAMESPACED),
             "metadata.labels.app": (ABSENT, "loadgenerator", "labelled with its Deployment's app"),
             "data.locustfile.py": (reference(("loadgenerator.yaml", "ConfigMap", "loadgenerator-files"))["data"]["locustfile.py"],
-                                   LOCUSTFILE, "the project's own images/t5-loadgen/locustfile.py (tested against "
-                                               "the handler's input format), not an inline copy"),
+                                   LOCUSTFILE, ("the project's own images/t5-loadgen/locustfile.py (tested against "
+                                               "the handler's input format), not an inline copy")),
         },
         ("loadgenerator.yaml", "Deployment", "loadgenerator"): {
             "metadata.namespace": (ABSENT, NS, NAMESPACED),
@@ -201,9 +201,9 @@ def reference(key) -> dict:
     return obj
 
 
-@lru_cache(maxsize=None)
+@cache
 def _built(profile: str) -> tuple:
-    return tuple(helpers.kustomize(paths.ROOT / "overlays" / profile))
+    return tuple(helpers.kustomize(helpers.generated() / "overlays" / profile))
 
 
 def overlay(profile: str) -> list[dict]:

@@ -10,13 +10,13 @@ import shlex
 
 import pytest
 
-from generator import paths, yamlio
+from generator import yamlio
 from generator.workloads import tpu_pd_serving as pd
 from tests import golden, helpers
 
 SUB, SUPER = "tpu7x-subslice", "tpu7x-superslice"
 CODELAB = "devrel-demos/ai-ml/dynamic-slicing/"
-RAW = helpers.raw_spec()
+RAW = helpers.fixture_raw()
 PLACEHOLDERS = {"${NAMESPACE}": "llm", "MODEL_WEIGHT_BUCKET": RAW["profiles"][SUB]["values"]["modelBucket"]}
 
 ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync waves and options (README 'GitOps'); the codelab applies by hand"}
@@ -100,7 +100,7 @@ def _codelab(file: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def overlays():
-    return {p: helpers.kustomize(paths.ROOT / "overlays" / p) for p in (SUB, SUPER)}
+    return {p: helpers.kustomize(helpers.generated() / "overlays" / p) for p in (SUB, SUPER)}
 
 
 def _ours(overlays, profile, kind, name):
@@ -136,7 +136,7 @@ def test_superslice_topology(overlays):
 
 
 def test_unlimited_quota_is_the_codelab_queue():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     raw["profiles"][SUB]["tpu"]["unlimitedQuota"] = True
     tree = helpers.render(raw)
     (ours,) = yamlio.load_all(tree[f"overlays/{SUB}/clusterqueue_cq.yaml"])
@@ -163,7 +163,7 @@ def test_vllm_serve_options(role, overlays):
     same options with the same values, in another order."""
     (ref,) = _codelab(f"kueue-lws-{role}-model-streamer.yaml")
     ours = _ours(overlays, SUB, "LeaderWorkerSet", f"qwen-{role}")
-    get = lambda o: o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]  # noqa: E731
+    get = lambda o: o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]
     ref_cmd, our_cmd = get(ref), get(ours)
     assert ref_cmd[:2] == our_cmd[:2] == ["sh", "-c"]
     ref_lines, our_lines = ref_cmd[2].splitlines(), our_cmd[2].splitlines()

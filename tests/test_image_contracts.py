@@ -22,12 +22,12 @@ def _load(path):
 
 
 CONFIG = _load(IMAGE / "finetune_config.py")
-SPEC = helpers.shipped_spec()
+SPEC = helpers.fixture_spec()
 JOBS = [(p, w.name) for w in SPEC.workloads if w.kind == "finetune" for p in w.profiles]
 
 
 def _container(profile, name):
-    (job,) = [o for o in helpers.kustomize(paths.ROOT / "overlays" / profile)
+    (job,) = [o for o in helpers.kustomize(helpers.generated() / "overlays" / profile)
               if o["kind"] == "Job" and o["metadata"]["name"] == name]
     (c,) = job["spec"]["template"]["spec"]["containers"]
     return job, c

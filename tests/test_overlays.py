@@ -6,20 +6,20 @@ from generator import controllers, paths, yamlio
 from generator.apiscope import is_cluster_scoped
 from tests import helpers
 
-SPEC = helpers.shipped_spec()
+SPEC = helpers.fixture_spec()
 PROFILES = sorted(SPEC.profiles)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_overlay_builds_and_validates(profile):
-    objs = helpers.kustomize(paths.ROOT / "overlays" / profile)
+    objs = helpers.kustomize(helpers.generated() / "overlays" / profile)
     assert objs, f"overlay {profile} is empty"
     helpers.assert_valid(helpers.schemas_for(SPEC, profile), objs, f"overlays/{profile}")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_overlay_hygiene(profile):
-    for o in helpers.kustomize(paths.ROOT / "overlays" / profile):
+    for o in helpers.kustomize(helpers.generated() / "overlays" / profile):
         name = f"{o['kind']}/{o['metadata']['name']}"
         if is_cluster_scoped(o["apiVersion"], o["kind"]):
             assert "namespace" not in o["metadata"], f"{name} is cluster-scoped but namespaced"
@@ -30,7 +30,7 @@ def test_overlay_hygiene(profile):
 
 
 def test_base_validates():
-    objs = helpers.kustomize(paths.ROOT / "base")
+    objs = helpers.kustomize(helpers.generated() / "base")
     kinds = sorted((o["kind"], o["metadata"]["name"]) for o in objs)
     assert ("Namespace", "llm") in kinds
     helpers.assert_valid(helpers.schemas_for(SPEC, PROFILES[0]), objs, "base")
@@ -40,7 +40,7 @@ def test_base_validates():
 def test_kueue_config_patch(profile):
     """The manager config keeps upstream's structure and metrics address for the pinned release."""
     release = SPEC.profiles[profile].kueue
-    (cm,) = yamlio.load_all((paths.ROOT / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
+    (cm,) = yamlio.load_all((helpers.generated() / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
     helpers.assert_valid(helpers.schemas_for(SPEC, profile), [cm], "controllers")
     cfg = yamlio.load_strict(cm["data"][controllers.KUEUE_CONFIG_KEY])
     upstream = yamlio.load_strict((helpers.CRD_ROOT / "kueue" / release.version / "config" / "controller_manager_config.yaml").read_text())
@@ -52,15 +52,15 @@ def test_kueue_config_patch(profile):
                                                                       "leaderworkerset.x-k8s.io/leaderworkerset")
     excluded = cfg["managedJobsNamespaceSelector"]["matchExpressions"][0]
     assert excluded["operator"] == "NotIn" and {"kube-system", "kueue-system"} <= set(excluded["values"])
-    kust = yamlio.load_strict((paths.ROOT / "controllers" / profile / "kueue" / "kustomization.yaml").read_text())
+    kust = yamlio.load_strict((helpers.generated() / "controllers" / profile / "kueue" / "kustomization.yaml").read_text())
     assert kust["resources"] == [release.manifests] and release.version in release.manifests
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_integrations_are_what_workloads_need(profile):
-    (cm,) = yamlio.load_all((paths.ROOT / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
+    (cm,) = yamlio.load_all((helpers.generated() / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
     frameworks = set(yamlio.load_strict(cm["data"][controllers.KUEUE_CONFIG_KEY])["integrations"]["frameworks"])
-    kinds = {o["kind"] for o in helpers.kustomize(paths.ROOT / "overlays" / profile)}
+    kinds = {o["kind"] for o in helpers.kustomize(helpers.generated() / "overlays" / profile)}
     expected = set()
     if "Job" in kinds:
         expected.add("batch/job")

@@ -94,6 +94,7 @@ def test_plot_creates_its_folder(capsys, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # 200,000 replicas through the planner
 def test_huge_inputs_are_capped_and_said(capsys, tmp_path):
     from generator.plan import simulate
     # 200,000 replicas: only the first MAX_WORKLOADS are simulated, and the plan says so.

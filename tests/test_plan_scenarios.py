@@ -7,22 +7,21 @@ Each scenario test first checks the overlay facts its reasoning rests on
 which, and the reasoning has to be redone."""
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from generator import cli, paths
+from generator import cli
 from generator.plan import model, plot, scenario, simulate
 from tests import helpers
 from tests.test_plan_model import GPU, TPU, detail, states, used
 
-SCENARIOS = sorted((paths.ROOT / "scenarios").glob("*/*.yaml"))
+SCENARIOS = sorted(helpers.FIXTURE_SCENARIOS.glob("*/*.yaml"))
 
 
 def _plan(profile: str, name: str, cubes=None) -> simulate.Plan:
-    overlay = paths.ROOT / "overlays" / profile
+    overlay = helpers.generated() / "overlays" / profile
     cluster = model.build(f"overlays/{profile}", helpers.kustomize(overlay))
-    scen = scenario.load(str(paths.ROOT / "scenarios" / profile / f"{name}.yaml"), cluster)
+    scen = scenario.load(str(helpers.FIXTURE_SCENARIOS / profile / f"{name}.yaml"), cluster)
     return simulate.run(cluster, scen, cubes)
 
 
@@ -38,7 +37,7 @@ def _quota(plan, resource, step=0):
 def test_every_scenario_has_an_overlay():
     assert SCENARIOS, "no scenarios shipped"
     for s in SCENARIOS:
-        assert (paths.ROOT / "overlays" / s.parent.name).is_dir(), f"{s}: no overlays/{s.parent.name}"
+        assert (helpers.generated() / "overlays" / s.parent.name).is_dir(), f"{s}: no overlays/{s.parent.name}"
 
 
 def test_l4_standard_inference_burst():
@@ -176,7 +175,7 @@ def test_a_story_that_stops_being_true_fails_the_plan(capsys, l4_stream, tmp_pat
     # The same story with one claim turned false (the burst's fourth replica admitted): exit 1,
     # naming the step and what happened instead.
     from generator import yamlio
-    raw = yamlio.load_all((paths.ROOT / "scenarios" / "l4-standard" / "inference-burst.yaml").read_text())[0]
+    raw = yamlio.load_all((helpers.FIXTURE_SCENARIOS / "l4-standard" / "inference-burst.yaml").read_text())[0]
     raw["steps"][2]["expect"]["admitted"].append("tgi-gemma-deployment#4")
     raw["steps"][0]["expect"]["preemptedBy"] = {"finetune-gemma-l4": "tgi-gemma-deployment#1"}
     f = tmp_path / "untrue.yaml"
@@ -202,12 +201,12 @@ def l4_stream(tmp_path_factory):
     """The built l4-standard overlay as one YAML stream (what `plan` reads from a file)."""
     from generator import yamlio
     path = tmp_path_factory.mktemp("overlay") / "l4-standard.yaml"
-    path.write_text(yamlio.dump_all(helpers.kustomize(paths.ROOT / "overlays" / "l4-standard")))
+    path.write_text(yamlio.dump_all(helpers.kustomize(helpers.generated() / "overlays" / "l4-standard")))
     return path
 
 
 def test_formats(capsys, l4_stream):
-    sc = paths.ROOT / "scenarios" / "l4-standard" / "inference-burst.yaml"
+    sc = helpers.FIXTURE_SCENARIOS / "l4-standard" / "inference-burst.yaml"
     rc, out, _ = _cli(capsys, l4_stream, "--scenario", sc, "--format", "json")
     assert rc == 0
     doc = json.loads(out)
@@ -236,7 +235,7 @@ def test_no_scenario_applies_everything_and_strict_flags_never(capsys, tmp_path)
 
 def test_plot_shows_preemption_and_readmission(capsys, tmp_path, l4_stream):
     pytest.importorskip("matplotlib")
-    sc = paths.ROOT / "scenarios" / "l4-standard" / "inference-burst.yaml"
+    sc = helpers.FIXTURE_SCENARIOS / "l4-standard" / "inference-burst.yaml"
     png = tmp_path / "plan.png"
     rc, _, err = _cli(capsys, l4_stream, "--scenario", sc, "--plot", png)
     assert rc == 0 and f"wrote {png}" in err
@@ -315,8 +314,7 @@ def test_unlimited_tpu_quota_without_cubes_exits_2(capsys, tmp_path):
 
 
 def test_overlay_directory_is_built_with_kustomize(capsys):
-    rc, out, _ = _cli(capsys, Path("overlays") / "l4-standard" if Path.cwd() == paths.ROOT
-                      else paths.ROOT / "overlays" / "l4-standard")
+    rc, out, _ = _cli(capsys, helpers.generated() / "overlays" / "l4-standard")
     assert rc == 0 and "quota of ClusterQueue cluster-queue:" in out
-    rc, _, err = _cli(capsys, paths.ROOT / "overlays" / "no-such-profile")
+    rc, _, err = _cli(capsys, helpers.generated() / "overlays" / "no-such-profile")
     assert rc == 2 and "cannot read the overlay" in err

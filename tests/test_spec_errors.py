@@ -1,8 +1,7 @@
 """A broken spec exits 2 with one path-precise line per problem and leaves
-the previous output untouched."""
+the previous output untouched. The CLI runs in this process
+(`generator.cli.main`), one case at a time."""
 import copy
-import subprocess
-import sys
 
 import pytest
 
@@ -61,40 +60,38 @@ CASES = {
 }
 
 
-def _run_synth(spec_file, out):
-    return subprocess.run([sys.executable, "-m", "generator", "synth", "--spec", str(spec_file), "--out", str(out)],
-                          capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
+def _run_synth(capsys, spec_file, out):
+    return helpers.run_cli(capsys, "synth", "--spec", spec_file, "--out", out)
 
 
 @pytest.fixture(scope="module")
 def previous_output(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
-    helpers.synth_into(out, helpers.raw_spec())
+    helpers.synth_into(out, helpers.fixture_raw())
     return out
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_spec_exits_2_with_path(case, tmp_path, previous_output):
+def test_bad_spec_exits_2_with_path(case, tmp_path, previous_output, capsys):
     mutate, expected = CASES[case]
-    raw = copy.deepcopy(helpers.raw_spec())
+    raw = copy.deepcopy(helpers.fixture_raw())
     mutate(raw)
     spec_file = tmp_path / "bad.yaml"
     spec_file.write_text(yamlio.dump(raw))
     before = helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS)
-    result = _run_synth(spec_file, previous_output)
-    assert result.returncode == 2, result.stderr
-    assert f"{spec_file}: {expected}" in result.stderr, result.stderr
-    assert "Traceback" not in result.stderr
+    code, _, err = _run_synth(capsys, spec_file, previous_output)
+    assert code == 2, err
+    assert f"{spec_file}: {expected}" in err, err
     assert helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS) == before
 
 
-def test_several_problems_reported_together(tmp_path):
-    raw = copy.deepcopy(helpers.raw_spec())
+def test_several_problems_reported_together(tmp_path, capsys):
+    raw = copy.deepcopy(helpers.fixture_raw())
     _profile(raw, "l4-standard")["nodePool"]["nodes"] = 0
     raw["images"]["tgi"]["tag"] = "latest"
     spec_file = tmp_path / "bad.yaml"
     spec_file.write_text(yamlio.dump(raw))
-    lines = _run_synth(spec_file, tmp_path / "out").stderr.strip().splitlines()
+    lines = _run_synth(capsys, spec_file, tmp_path / "out")[2].strip().splitlines()
     assert len(lines) == 2 and all(line.startswith(f"{spec_file}: ") for line in lines), lines
     assert not (tmp_path / "out" / "overlays").exists()
 
@@ -104,13 +101,13 @@ def test_several_problems_reported_together(tmp_path):
     ("name: [unclosed\n", "not valid YAML: line"),
     ("- a list\n", "the spec must be a YAML mapping"),
 ])
-def test_unreadable_spec(tmp_path, text, expected):
+def test_unreadable_spec(tmp_path, text, expected, capsys):
     spec_file = tmp_path / "bad.yaml"
     spec_file.write_text(text)
-    result = _run_synth(spec_file, tmp_path / "out")
-    assert result.returncode == 2 and expected in result.stderr, result.stderr
+    code, _, err = _run_synth(capsys, spec_file, tmp_path / "out")
+    assert code == 2 and expected in err, err
 
 
-def test_missing_spec_file(tmp_path):
-    result = _run_synth(tmp_path / "nope.yaml", tmp_path / "out")
-    assert result.returncode == 2 and "cannot read the spec" in result.stderr
+def test_missing_spec_file(tmp_path, capsys):
+    code, _, err = _run_synth(capsys, tmp_path / "nope.yaml", tmp_path / "out")
+    assert code == 2 and "cannot read the spec" in err

@@ -2,6 +2,7 @@
 Kueue API versions the pinned release serves."""
 import copy
 import os
+import shutil
 import subprocess
 import sys
 
@@ -11,12 +12,11 @@ from generator import paths, writer, yamlio
 from tests import helpers
 
 
-def _synth_cli(out, seed, spec=None):
+def _synth_cli(out, seed):
+    """A whole `python -m generator synth` process (its own hash seed)."""
     env = dict(os.environ, PYTHONHASHSEED=str(seed))
-    args = [sys.executable, "-m", "generator", "synth", "--out", str(out)]
-    if spec:
-        args += ["--spec", str(spec)]
-    r = subprocess.run(args, capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120)
+    args = [sys.executable, "-m", "generator", "synth", "--spec", str(helpers.FIXTURE_SPEC), "--out", str(out)]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120, check=False)
     assert r.returncode == 0, r.stderr
     return writer.read_tree(out, paths.OUTPUT_DIRS)
 
@@ -27,35 +27,121 @@ def test_two_synths_are_byte_identical(tmp_path):
     assert a and a == b
 
 
-def test_committed_output_matches_generator():
-    r = subprocess.run([sys.executable, "-m", "generator", "check"], capture_output=True, text=True,
-                       cwd=paths.ROOT, timeout=120)
-    assert r.returncode == 0, r.stderr
-
-
-def test_check_catches_hand_edits_and_stray_files(tmp_path):
-    _synth_cli(tmp_path, seed=0)
+def test_check_passes_then_catches_hand_edits_and_stray_files(tmp_path, capsys):
+    shutil.copytree(helpers.generated(), tmp_path, dirs_exist_ok=True)
+    check = ("check", "--spec", helpers.FIXTURE_SPEC, "--out", tmp_path)
+    code, _, err = helpers.run_cli(capsys, *check)
+    assert code == 0, err
     edited = tmp_path / "overlays" / "l4-standard" / "clusterqueue_cluster-queue.yaml"
     edited.write_text(edited.read_text().replace("nominalQuota: 6", "nominalQuota: 8"))
     (tmp_path / "base" / "configmap_extra.yaml").write_text("kind: ConfigMap\n")
-    r = subprocess.run([sys.executable, "-m", "generator", "check", "--out", str(tmp_path)],
-                       capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
-    assert r.returncode == 1
-    assert "differs: overlays/l4-standard/clusterqueue_cluster-queue.yaml" in r.stderr
-    assert "not generated (stale or hand-added): base/configmap_extra.yaml" in r.stderr
+    code, _, err = helpers.run_cli(capsys, *check)
+    assert code == 1
+    assert "differs: overlays/l4-standard/clusterqueue_cluster-queue.yaml" in err
+    assert "not generated (stale or hand-added): base/configmap_extra.yaml" in err
+
+
+def test_every_generated_file_carries_the_header_synth_recognises():
+    """synth deletes only files it wrote; it knows them by this first line."""
+    tree = writer.read_tree(helpers.generated(), paths.OUTPUT_DIRS)
+    assert tree and all(text.startswith(writer.GENERATED_PREFIX) for text in tree.values())
 
 
 def test_stale_files_are_removed(tmp_path, raw):
+    """Files synth wrote before and the spec no longer produces disappear."""
     helpers.synth_into(tmp_path, raw)
-    stale = tmp_path / "overlays" / "l4-standard" / "job_llm_old.yaml"
-    stale.write_text("stale")
     raw2 = copy.deepcopy(raw)
     raw2["workloads"] = [w for w in raw2["workloads"] if w["kind"] != "finetune"]
     helpers.synth_into(tmp_path, raw2)
-    assert not stale.exists()
     assert not (tmp_path / "overlays" / "l4-standard" / "job_llm_finetune-gemma-l4.yaml").exists()
     assert (tmp_path / "overlays" / "l4-standard" / "deployment_llm_tgi-gemma-deployment.yaml").exists()
-    assert not list(tmp_path.glob(".synth-*")), "staging directories left behind"
+    assert not [p.name for p in tmp_path.glob(".synth-*") if p.name != writer.LOCK], "staging left behind"
+
+
+def test_hand_written_files_are_never_deleted(tmp_path, capsys):
+    shutil.copytree(helpers.generated(), tmp_path, dirs_exist_ok=True)
+    mine = tmp_path / "overlays" / "l4-standard" / "my-patch.yaml"
+    mine.write_text("kind: ConfigMap\n")
+    notes = tmp_path / "base" / "notes" / "README.md"
+    notes.parent.mkdir()
+    notes.write_text("team notes\n")
+    before = writer.read_tree(tmp_path, paths.OUTPUT_DIRS)
+    code, _, err = helpers.run_cli(capsys, "synth", "--spec", helpers.FIXTURE_SPEC, "--out", tmp_path)
+    assert code == 2
+    assert helpers.without_warnings(err) == [(
+        f"synth: {tmp_path}: synth would delete 2 file(s) it did not generate: base/notes/README.md, "
+        "overlays/l4-standard/my-patch.yaml; move them out of base/, overlays/, controllers/, argocd/ "
+        "(see README 'Your own additions')")]
+    assert writer.read_tree(tmp_path, paths.OUTPUT_DIRS) == before
+
+
+README_LAYER = {
+    # The README's "Your own additions" example: a folder synth never touches
+    # that builds on the generated overlay.
+    "kustomization.yaml": """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../overlays/l4-standard
+- configmap_team-settings.yaml
+patches:
+- path: tgi-extra-env.yaml
+""",
+    "configmap_team-settings.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: team-settings
+  namespace: llm
+data:
+  LOG_LEVEL: debug
+""",
+    "tgi-extra-env.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tgi-gemma-deployment
+  namespace: llm
+spec:
+  template:
+    spec:
+      containers:
+      - name: inference-server
+        env:
+        - name: LOG_LEVEL
+          value: debug
+""",
+}
+
+
+def test_the_readme_shows_exactly_this_layer():
+    readme = (paths.ROOT / "README.md").read_text()
+    for name, text in README_LAYER.items():
+        assert f"`custom/l4-standard/{name}`" in readme and f"```yaml\n{text}```" in readme, name
+
+
+def test_own_additions_layer_builds_on_the_generated_overlay_and_survives_synth(tmp_path, raw):
+    helpers.synth_into(tmp_path, raw)
+    layer = tmp_path / "custom" / "l4-standard"
+    layer.mkdir(parents=True)
+    for name, text in README_LAYER.items():
+        (layer / name).write_text(text)
+    generated = helpers.kustomize(tmp_path / "overlays" / "l4-standard")
+    built = helpers.kustomize(layer)
+    keys = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in built}
+    assert keys == {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in generated} | {
+        ("ConfigMap", "llm", "team-settings")}
+    (tgi,) = [o for o in built if o["kind"] == "Deployment" and o["metadata"]["name"] == "tgi-gemma-deployment"]
+    env = {e["name"]: e for e in tgi["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["LOG_LEVEL"] == {"name": "LOG_LEVEL", "value": "debug"}
+    assert "HF_TOKEN" in env, "the patch adds to the generated env, it does not replace it"
+    # A later synth (here: one more node) rewrites overlays/ and leaves the layer alone.
+    raw["profiles"]["l4-standard"]["nodePool"]["nodes"] = 4
+    helpers.synth_into(tmp_path, raw)
+    assert {p.name: p.read_text() for p in layer.iterdir()} == README_LAYER
+    (cq,) = [o for o in helpers.kustomize(layer) if o["kind"] == "ClusterQueue"]
+    assert {r["name"]: r["nominalQuota"] for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}[
+        "nvidia.com/gpu"] == 8
 
 
 def _quota(tree, profile):

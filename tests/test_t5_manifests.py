@@ -26,21 +26,21 @@ from generator.spec.kinds import T5Inference
 from generator.workloads import t5, t5_autoscaling, t5_clients
 from tests import helpers
 
-SPEC = helpers.shipped_spec()
-RAW = helpers.raw_spec()
+SPEC = helpers.fixture_spec()
+RAW = helpers.fixture_raw()
 T5 = [w for w in RAW["workloads"] if w["kind"] == "t5-inference"]
 PROFILES = sorted({p for w in T5 for p in w["profiles"]})
 IMAGE_DIR = paths.ROOT / "images" / "t5-torchserve"
 LOADGEN_DIR = paths.ROOT / "images" / "t5-loadgen"
 
 
-def test_the_shipped_spec_runs_t5_on_autopilot_as_the_tutorial():
+def test_the_fixture_spec_runs_t5_on_autopilot_as_the_tutorial():
     assert len(T5) == 1 and PROFILES == ["l4-autopilot"]
 
 
 @lru_cache(maxsize=None)
 def _built(profile: str) -> tuple:
-    return tuple(helpers.kustomize(paths.ROOT / "overlays" / profile))
+    return tuple(helpers.kustomize(helpers.generated() / "overlays" / profile))
 
 
 def overlay(profile: str) -> list[dict]:
@@ -170,7 +170,7 @@ def test_selectors_match_pod_labels_and_named_ports_exist(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_t5_is_queued_with_a_priority_and_its_helpers_are_not(profile):
     objs = overlay(profile)
-    base = helpers.kustomize(paths.ROOT / "base")
+    base = helpers.kustomize(helpers.generated() / "base")
     local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs if o["kind"] == "LocalQueue"}
     priority_classes = {o["metadata"]["name"] for o in base if o["kind"] == "PriorityClass"}
     (cq,) = [o for o in objs if o["kind"] == "ClusterQueue"]
@@ -250,7 +250,7 @@ def test_client_and_load_generator_use_the_model_urls(profile):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_images_come_from_the_spec_and_are_pinned(profile):
-    text = "".join(p.read_text() for p in sorted((paths.ROOT / "overlays" / profile).glob("*.yaml")))
+    text = "".join(p.read_text() for p in sorted((helpers.generated() / "overlays" / profile).glob("*.yaml")))
     assert "PROJECT_ID" not in text
     o = t5_objects(overlay(profile), T5[0])
     registry = SPEC.profiles[profile].values.registry
@@ -412,12 +412,14 @@ def _run_locust(tmp_path: Path, broken: bool):
     return out, handler.requests
 
 
+@pytest.mark.slow  # runs locust for real
 def test_locustfile_drives_the_handler_format_end_to_end(tmp_path):
     out, requests = _run_locust(tmp_path, broken=False)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert requests and all(ok for _, _, ok in requests), requests
 
 
+@pytest.mark.slow  # runs locust for real
 def test_locustfile_reports_a_failing_server(tmp_path):
     out, requests = _run_locust(tmp_path, broken=True)
     assert requests, out.stderr[-2000:]

@@ -3,8 +3,6 @@ LWS pod counts, the image's env contract, the spec checks (exit 2 with a
 path and what would fit), and the lints of generated slice workloads."""
 import copy
 import importlib.util
-import subprocess
-import sys
 
 import pytest
 
@@ -76,7 +74,7 @@ def test_topology_levels():
 
 @pytest.mark.parametrize("cubes", [1, 2, 3])
 def test_quota_follows_the_reservation(cubes):
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     raw["profiles"][SUB]["tpu"]["reservation"]["cubes"] = cubes
     cq = _one(_objects(helpers.render(raw), SUB), "ClusterQueue")
     vms = cubes * 16
@@ -87,7 +85,7 @@ def test_quota_follows_the_reservation(cubes):
 
 
 def test_quota_per_vm_overrides_and_unlimited():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     raw["profiles"][SUB]["tpu"]["reservation"].update(cpuPerVm="222", memoryPerVm="900Gi")
     raw["profiles"][SUPER]["tpu"]["unlimitedQuota"] = True
     tree = helpers.render(raw)
@@ -99,7 +97,7 @@ def test_quota_per_vm_overrides_and_unlimited():
 
 @pytest.mark.parametrize("shape,slices", [("2x2x1", 6), ("2x2x2", 6), ("2x2x4", 3), ("2x4x4", 2)])
 def test_subslice_jobset_follows_the_shape(shape, slices):
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     _workload(raw, "jax-subslice").update(shape=shape, slices=slices)
     js = _one(_objects(helpers.render(raw), SUB), "JobSet")
     s = tpu.slice_of(TPU7X, VM, shape)
@@ -119,7 +117,7 @@ def test_subslice_jobset_follows_the_shape(shape, slices):
 
 @pytest.mark.parametrize("shape,cubes", [("4x4x4", 1), ("4x4x8", 2), ("4x4x12", 3), ("4x8x8", 4)])
 def test_superslice_jobset_follows_the_shape(shape, cubes):
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     raw["profiles"][SUPER]["tpu"]["reservation"]["cubes"] = cubes
     _workload(raw, "jax-superslice")["shape"] = shape
     objs = _objects(helpers.render(raw), SUPER)
@@ -130,7 +128,7 @@ def test_superslice_jobset_follows_the_shape(shape, cubes):
 
 
 def test_lws_follows_the_shape_and_replicas():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     w = _workload(raw, "qwen")
     w.update(shape="2x2x4")
     w["prefill"]["replicas"], w["decode"]["replicas"] = 3, 5
@@ -146,7 +144,7 @@ def test_lws_follows_the_shape_and_replicas():
 
 
 def test_engine_env_overrides_and_adds():
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     _workload(raw, "qwen")["engineEnv"] = {"VLLM_LOGGING_LEVEL": "INFO", "EXTRA": "1"}
     lws = _one(_objects(helpers.render(raw), SUB), "LeaderWorkerSet", "qwen-prefill")
     for t in ("leaderTemplate", "workerTemplate"):
@@ -171,7 +169,7 @@ def _image_contract():
 
 def test_env_matches_the_image_contract():
     contract = _image_contract()
-    objs = _objects(helpers.render(helpers.raw_spec()), SUB) + _objects(helpers.render(helpers.raw_spec()), SUPER)
+    objs = _objects(helpers.render(helpers.fixture_raw()), SUB) + _objects(helpers.render(helpers.fixture_raw()), SUPER)
     jobsets = [o for o in objs if o["kind"] == "JobSet"]
     assert len(jobsets) == 2
     for js in jobsets:
@@ -212,22 +210,21 @@ CLI_CASES = {
 @pytest.fixture(scope="module")
 def previous_output(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
-    helpers.synth_into(out, helpers.raw_spec())
+    helpers.synth_into(out, helpers.fixture_raw())
     return out
 
 
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
-def test_impossible_request_refused_by_the_cli(case, tmp_path, previous_output):
+def test_impossible_request_refused_by_the_cli(case, tmp_path, previous_output, capsys):
     mutate, expected = CLI_CASES[case]
-    raw = copy.deepcopy(helpers.raw_spec())
+    raw = copy.deepcopy(helpers.fixture_raw())
     mutate(raw)
     spec_file = tmp_path / "bad.yaml"
     spec_file.write_text(yamlio.dump(raw))
     before = helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS)
-    result = subprocess.run([sys.executable, "-m", "generator", "synth", "--spec", str(spec_file),
-                             "--out", str(previous_output)], capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines() == [f"{spec_file}: {expected}"], result.stderr
+    code, _, err = helpers.run_cli(capsys, "synth", "--spec", spec_file, "--out", previous_output)
+    assert code == 2, err
+    assert err.strip().splitlines() == [f"{spec_file}: {expected}"], err
     assert helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS) == before
 
 
@@ -308,7 +305,7 @@ SCHEMA_CASES: set[str] = set()
 @pytest.mark.parametrize("case", sorted(SPEC_CASES))
 def test_spec_check(case):
     mutate, expected = SPEC_CASES[case]
-    raw = copy.deepcopy(helpers.raw_spec())
+    raw = copy.deepcopy(helpers.fixture_raw())
     mutate(raw)
     lines = _errors(raw).splitlines()
     if case in SCHEMA_CASES:  # jsonschema also reports the failed if/then branch as unevaluated
@@ -319,8 +316,8 @@ def test_spec_check(case):
         assert line.startswith(f"spec.yaml: {want}"), line
 
 
-def test_shipped_spec_passes_every_tpu_check():
-    s = helpers.shipped_spec()
+def test_fixture_spec_passes_every_tpu_check():
+    s = helpers.fixture_spec()
     assert {SUB, SUPER} <= set(s.profiles)
 
 
@@ -328,7 +325,7 @@ def test_shipped_spec_passes_every_tpu_check():
 
 @pytest.fixture(scope="module")
 def shipped_objs():
-    tree = helpers.render(helpers.raw_spec())
+    tree = helpers.render(helpers.fixture_raw())
     return _objects(tree, SUB) + _objects(tree, SUPER)
 
 

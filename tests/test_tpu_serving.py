@@ -23,7 +23,7 @@ def _objects(tree: dict, profile: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def tree():
-    return helpers.render(helpers.raw_spec())
+    return helpers.render(helpers.fixture_raw())
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ GROUP_DIRS = {
 
 @pytest.mark.parametrize("group,crd_dir", [(g, d) for g, ds in sorted(GROUP_DIRS.items()) for d in ds])
 def test_tpu_objects_validate_against_each_release(tree, group, crd_dir):
-    schemas = SchemaSet(helpers.shipped_spec().kubernetes_version, [helpers.CRD_ROOT / crd_dir])
+    schemas = SchemaSet(helpers.fixture_spec().kubernetes_version, [helpers.CRD_ROOT / crd_dir])
     objs = [o for p in (SUB, SUPER) for o in _objects(tree, p) if o["apiVersion"].rpartition("/")[0] == group]
     assert objs, f"no {group} objects generated"
     helpers.assert_valid(schemas, objs, crd_dir)
@@ -139,7 +139,7 @@ def test_endpoint_picker_required_by_v150_only(sub_objs):
     {"kueue": "v0.17.4", "jobset": "v0.12.0", "lws": "v0.8.0"},
 ])
 def test_synth_with_other_pins(pins):
-    raw = helpers.raw_spec()
+    raw = helpers.fixture_raw()
     raw["kueue"]["version"] = pins["kueue"]
     raw["jobset"] = {"version": pins["jobset"]}
     raw["lws"] = {"version": pins["lws"]}

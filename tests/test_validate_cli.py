@@ -21,7 +21,9 @@ CRDS = ["--crd-dir", str(helpers.CRD_ROOT)]
 def validate(capsys, *args, stdin: str | None = None, monkeypatch=None):
     if stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    code = cli.main(["validate", *args])
+    # The tests' own spec and its generated overlays, never the shipped ones
+    # (a later --spec/--out in args wins).
+    code = cli.main(["validate", "--spec", str(helpers.FIXTURE_SPEC), "--out", str(helpers.generated()), *args])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -29,7 +31,7 @@ def validate(capsys, *args, stdin: str | None = None, monkeypatch=None):
 def test_generated_overlays_are_clean(capsys):
     """`make validate`: every overlay synth wrote validates with no finding."""
     code, out, err = validate(capsys, *CRDS)
-    overlays = sorted(p.name for p in (paths.ROOT / "overlays").iterdir() if p.is_dir())
+    overlays = sorted(p.name for p in (helpers.generated() / "overlays").iterdir() if p.is_dir())
     assert code == 0, out + err
     assert f"validate: {len(overlays)} source(s)" in out and "0 error(s), 0 warning(s)" in out
 
@@ -37,8 +39,8 @@ def test_generated_overlays_are_clean(capsys):
 def test_overlay_profiles_pick_their_rules(capsys):
     code, out, _ = validate(capsys, *CRDS, "--format", "json")
     sources = {Path(s["name"]).name: s for s in json.loads(out)["sources"]}
-    spec = helpers.shipped_spec()
-    assert set(sources) == {p.name for p in (paths.ROOT / "overlays").iterdir() if p.is_dir()}
+    spec = helpers.fixture_spec()
+    assert set(sources) == {p.name for p in (helpers.generated() / "overlays").iterdir() if p.is_dir()}
     for name, s in sources.items():
         if name in spec.profiles:
             prof = spec.profiles[name]
@@ -90,12 +92,12 @@ def test_stdin(capsys, monkeypatch):
 
 def test_stdin_subprocess_and_no_heavy_imports():
     """The real entry point reads stdin; the validate path never imports cdk8s or the kubernetes client."""
-    probe = ("import sys, runpy; sys.argv = ['generator', 'validate', '--crd-dir', sys.argv[1], '-']\n"
+    probe = ("import sys, runpy; sys.argv = ['generator', 'validate', '--crd-dir', sys.argv[1], '--spec', sys.argv[2], '-']\n"
              "try:\n    runpy.run_module('generator', run_name='__main__')\n"
              "except SystemExit as e:\n"
              "    heavy = sorted(m for m in ('cdk8s', 'jsii', 'kubernetes', 'cdk8s_plus_33') if m in sys.modules)\n"
              "    print('HEAVY', heavy, file=sys.stderr); raise\n")
-    out = subprocess.run([sys.executable, "-c", probe, str(helpers.CRD_ROOT)], cwd=paths.ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-c", probe, str(helpers.CRD_ROOT), str(helpers.FIXTURE_SPEC)], cwd=paths.ROOT, capture_output=True,
                          text=True, input=(CORPUS / "PD001" / "bad.yaml").read_text(), timeout=60)
     assert out.returncode == 0, out.stderr   # unpinned images are a lint: warnings
     assert out.stdout.count("PD001 warning") == 2

@@ -579,15 +579,12 @@ def _objects(body, path, problems, base_dir: Path) -> list[dict]:
     f = Path(body["file"])
     f = f if f.is_absolute() else base_dir / f
     try:
-        data = f.read_bytes()
-        if len(data) > model.MAX_INPUT_BYTES:
-            raise ValueError(f"{len(data)} bytes; at most {model.MAX_INPUT_BYTES}")
-        docs = yamlio.load_all(data.decode("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        problems.append(problem(path + ["file"], f"cannot read {f}: {getattr(e, 'strerror', None) or e}"))
+        docs = yamlio.load_user_all(yamlio.read_text(f))   # the bounded reader of user files
+    except OSError as e:
+        problems.append(problem(path + ["file"], f"cannot read {f}: {e.strerror or e}"))
         return []
-    except Exception as e:  # noqa: BLE001 - any parse failure is one problem line, never a traceback
-        problems.append(problem(path + ["file"], f"{f} is not valid YAML: {getattr(e, 'problem', None) or e}"))
+    except yamlio.InputError as e:
+        problems.append(problem(path + ["file"], f"{f}: {e}"))
         return []
     out = []
     for j, d in enumerate(docs):

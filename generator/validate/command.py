@@ -45,7 +45,7 @@ def register(sub) -> None:
                         "(default: every overlay under overlays/)")
     p.add_argument("--spec", default=None, help="platform spec for versions and profiles (default: platform.yaml)")
     p.add_argument("--out", default=str(paths.ROOT), help="directory holding overlays/ (default: the repository)")
-    p.add_argument("--crd-dir", help="upstream CRD root (default: $CRD_DIR, else ../shared/crds, else build/crds)")
+    p.add_argument("--crd-dir", help="upstream CRD root (default: $CRD_DIR, else ../shared/crds, else build/shared/crds)")
     p.add_argument("--kubernetes-version", help="Kubernetes minor for core schemas, e.g. 1.33 (default: the spec's)")
     p.add_argument("--kueue-version", help="pinned Kueue release whose CRDs apply (default: the profile's, else the spec's)")
     p.add_argument("--profile", help="check non-overlay inputs as this spec profile (its Kueue version and platform)")

@@ -1,21 +1,32 @@
-"""`make crds`: download the pinned upstream CRD files of schemas/versions.yaml
-(crdFiles) into a CRD directory, checking each sha256 before it is written.
-Needs network access to raw.githubusercontent.com; nothing else in the
-project downloads anything.
+"""`make crds`: download every pinned upstream file of schemas/versions.yaml
+(crdFiles and testFiles) into the upstream data cache, checking each sha256
+before it is written. Files already there with the pinned bytes are kept, so
+the download happens once. Needs raw.githubusercontent.com, or a mirror with
+the same paths in $UPSTREAM_BASE_URL; nothing else in the project downloads.
 
-    python -m generator.validate.fetch DEST    (DEST: e.g. build/crds; then CRD_DIR=build/crds)"""
+    python -m generator.validate.fetch [DEST]    DEST: default $UPSTREAM_CACHE, else build/shared
+    python -m generator.validate.fetch --ensure  what `make test` runs first: use ../shared when
+                                                 it is there, else fill the cache, else stop with
+                                                 one line saying what is missing and how to get it"""
 from __future__ import annotations
 
 import hashlib
 import os
 import sys
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TypeVar
 
-from .. import crds, versions
+from .. import crds, upstream, versions
 
-TIMEOUT_S = 60
+# Per socket operation: a machine without network access is told so within
+# a minute, not after the default timeout of every file in turn.
+TIMEOUT_S = 20
+PARALLEL = 8
+
+P = TypeVar("P", crds.PinnedFile, upstream.PinnedFile)
 
 
 class FetchError(Exception):
@@ -23,48 +34,99 @@ class FetchError(Exception):
 
 
 def all_pinned() -> list[crds.PinnedFile]:
+    """The CRD files the validator loads, relative to the CRD root."""
     return [crds.PinnedFile(rel, e["url"], e["sha256"]) for rel, e in sorted(versions.table()["crdFiles"].items())]
 
 
-def fetch(dest: Path, files: list[crds.PinnedFile],
-          url_for: Callable[[crds.PinnedFile], str] = lambda f: f.url) -> tuple[int, int]:
-    """(downloaded, already present). Files whose bytes already match are kept."""
-    got = kept = 0
-    for f in files:
+def _download(url: str, sha256: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:  # pinned URLs, sha256-checked below
+            data = resp.read()
+    except (OSError, ValueError) as e:   # URLError, HTTPError, timeouts; ValueError: a malformed URL
+        raise FetchError(f"{url}: {getattr(e, 'reason', None) or e}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise FetchError(f"{url}: sha256 {digest} differs from the pin {sha256}; not written")
+    return data
+
+
+def fetch(dest: Path, files: Sequence[P], url_for: Callable[[P], str] = lambda f: f.url) -> tuple[int, int]:
+    """(downloaded, already present). Files whose bytes already match are kept;
+    the first failure stops the run (FetchError) with nothing wrong written."""
+    todo = [f for f in files if not _matches(Path(dest) / f.rel, f.sha256)]
+
+    def one(f: P) -> None:
+        data = _download(url_for(f), f.sha256)
         target = Path(dest) / f.rel
-        if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == f.sha256:
-            kept += 1
-            continue
-        url = url_for(f)
-        try:
-            with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:  # noqa: S310 (pinned https URLs)
-                data = resp.read()
-        except OSError as e:
-            raise FetchError(f"{url}: {getattr(e, 'reason', e)}") from None
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != f.sha256:
-            raise FetchError(f"{url}: sha256 {digest} differs from the pin {f.sha256}; not written")
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
-        os.replace(tmp, target)
-        got += 1
-    return got, kept
+        os.replace(tmp, target)   # readers never see a partial file
+
+    pool = ThreadPoolExecutor(PARALLEL)
+    try:
+        for future in as_completed([pool.submit(one, f) for f in todo]):
+            future.result()
+    finally:
+        # On the first failure, drop the queued downloads instead of waiting
+        # for each of them to time out as well.
+        pool.shutdown(wait=True, cancel_futures=True)
+    return len(todo), len(files) - len(todo)
+
+
+def _matches(path: Path, sha256: str) -> bool:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+    except OSError:
+        return False
+
+
+def fill(dest: Path) -> tuple[int, int]:
+    return fetch(dest, upstream.pinned(), upstream.download_url)
+
+
+def ensure() -> int:
+    """Exit status for `make test`: 0 when every pinned file is at hand (after
+    downloading what the cache lacks), 2 with one line when it cannot be."""
+    files = upstream.pinned()
+    root = upstream.data_root()
+    if upstream.uses_shared():
+        bad = upstream.not_present(root, files)
+        if bad:
+            print(f"upstream data: {len(bad)} of {len(files)} pinned files are missing from {root} or differ "
+                  f"from their sha256 in schemas/versions.yaml (first: {bad[0].rel}); update that folder, or "
+                  f"move it away (unset {upstream.SHARED_ENV}) so `make crds` fills {upstream.cache_dir()}",
+                  file=sys.stderr)
+            return 2
+        print(f"upstream data: {len(files)} pinned files verified in {root}")
+        return 0
+    try:
+        got, kept = fill(root)
+    except FetchError as e:
+        print(f"upstream data missing: {len(upstream.not_present(root, files))} of {len(files)} pinned CRD and "
+              f"tutorial files are not in {root} and downloading them failed ({e}); either put the shared data "
+              f"folder at {upstream.shared_dir()} (or set {upstream.SHARED_ENV}=DIR), or run `make crds` where "
+              f"raw.githubusercontent.com is reachable (or set {upstream.BASE_URL_ENV} to a mirror)",
+              file=sys.stderr)
+        return 2
+    print(f"upstream data: {got} downloaded, {kept} already in {root}, all sha256-verified")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m generator.validate.fetch DEST", file=sys.stderr)
+    if argv == ["--ensure"]:
+        return ensure()
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):
+        print("usage: python -m generator.validate.fetch [DEST] | --ensure", file=sys.stderr)
         return 2
-    dest = Path(argv[0])
+    dest = Path(argv[0]) if argv else upstream.cache_dir()
     try:
-        got, kept = fetch(dest, all_pinned())
+        got, kept = fill(dest)
     except FetchError as e:
         print(f"crds: {e}", file=sys.stderr)
         return 2
-    print(f"crds: {got} downloaded, {kept} already present and verified, under {dest}/ "
-          f"(use it with CRD_DIR={dest} or --crd-dir {dest})")
+    print(f"crds: {got} downloaded, {kept} already present, all sha256-verified, under {dest}/")
     return 0
 
 

@@ -479,6 +479,7 @@ def _preempt_and_resume(launcher: Launcher, reference, **start_args) -> None:
     _assert_same_weights(_adapter(launcher.model_path), weights)
 
 
+@pytest.mark.slow  # multi-process accelerate training runs
 def test_sigterm_saves_exits_0_and_resume_matches_uninterrupted_run(launcher, reference):
     _preempt_and_resume(launcher, reference)
 
@@ -491,6 +492,7 @@ def _worker_of_rank(run: Run, rank: int) -> int:
     raise AssertionError(f"no worker with RANK={rank}")
 
 
+@pytest.mark.slow  # multi-process accelerate training runs
 def test_sigterm_to_one_rank_stops_every_rank_at_the_same_step(launcher):
     """A rank that stopped alone would wait forever in the collective save."""
     run = launcher.start("one-rank-signalled", TEST_STEP_DELAY_SECONDS="0.3")
@@ -504,6 +506,7 @@ def test_sigterm_to_one_rank_stops_every_rank_at_the_same_step(launcher):
     assert sorted(p.name for p in checkpoint.glob("rng-rank*.pt")) == ["rng-rank00000.pt", "rng-rank00001.pt"]
 
 
+@pytest.mark.slow  # multi-process accelerate training runs
 def test_sigkill_during_a_save_resumes_from_the_previous_checkpoint(launcher, reference):
     losses, weights = reference
     first = launcher.start("killed", TEST_HANG_IN_CHECKPOINT_STEP="8")
@@ -560,6 +563,7 @@ runpy.run_path("fine_tune.py", run_name="__main__")
 """
 
 
+@pytest.mark.slow  # multi-process accelerate training runs
 def test_fsdp2_config_preempt_and_resume(launcher, tiny_model, tmp_path_factory):
     shim = tmp_path_factory.mktemp("shim") / "fine_tune_fsdp_on_cpu.py"
     shim.write_text(FSDP_ON_CPU_SHIM)

@@ -315,6 +315,7 @@ def _run_two_processes(**slice_env: str) -> list[tuple[int, str, str]]:
     return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs)]
 
 
+@pytest.mark.slow  # two JAX processes over a loopback coordinator
 def test_two_processes_collective_spans_both():
     runs = _run_two_processes(
         SLICE_TOPOLOGY="2x2x2", SLICE_EXPECTED_GLOBAL_DEVICES="8", SLICE_EXPECTED_LOCAL_DEVICES="4"
@@ -331,6 +332,7 @@ def test_two_processes_collective_spans_both():
         assert "psum over all 8 devices: OK (sum of ones 8, sum of indices 28, checked on 4 local devices)" in lines
 
 
+@pytest.mark.slow  # two JAX processes over a loopback coordinator
 def test_two_processes_wrong_count_fail_together():
     runs = _run_two_processes(SLICE_EXPECTED_GLOBAL_DEVICES="16", SLICE_EXPECTED_LOCAL_DEVICES="4")
     for code, out, err in runs:

@@ -319,6 +319,7 @@ def test_shipped_setup_config(handler_module, tmp_path):
     assert setup["num_beams"] >= 1 and setup["max_new_tokens"] > 0
 
 
+@pytest.mark.slow  # beam search to the shipped output lengths
 def test_shipped_generation_settings_translate(handler_module, tiny_model_dir, tmp_path):
     """The image's own setup_config.json (beam search, long outputs) on the tiny model."""
     import shutil

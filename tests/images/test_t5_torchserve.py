@@ -34,7 +34,10 @@ MODEL_VERSION = "1.0"
 STARTUP_TIMEOUT_S = 120
 HTTP_TIMEOUT_S = 60
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="java not found on PATH: TorchServe needs a JRE")
+pytestmark = [
+    pytest.mark.slow,   # a real TorchServe with its Java frontend
+    pytest.mark.skipif(shutil.which("java") is None, reason="java not found on PATH: TorchServe needs a JRE"),
+]
 
 GOOD = {"text": "this is a test sentence", "from": "en", "to": "fr"}
 
