@@ -111,3 +111,18 @@ def test_unreadable_spec(tmp_path, text, expected, capsys):
 def test_missing_spec_file(tmp_path, capsys):
     code, _, err = _run_synth(capsys, tmp_path / "nope.yaml", tmp_path / "out")
     assert code == 2 and "cannot read the spec" in err
+
+
+def test_readme_error_example_is_what_synth_prints(tmp_path, capsys, monkeypatch):
+    # The README's "Changing the platform" shows four mistakes and the exact lines they give.
+    readme = (paths.ROOT / "README.md").read_text()
+    block = readme.split("$ python -m generator synth --spec bad.yaml\n", 1)[1].split("```", 1)[0]
+    raw = copy.deepcopy(helpers.fixture_raw())
+    _profile(raw, "l4-standard")["nodePool"].update({"nodes": -1, "nodez": 3})
+    _workload(raw, "tgi-gemma-deployment")["gpus"] = 4
+    raw["images"]["tgi"]["tag"] = "latest"
+    (tmp_path / "bad.yaml").write_text(yamlio.dump(raw))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run_synth(capsys, "bad.yaml", tmp_path / "out")
+    assert code == 2
+    assert err.splitlines() == block.splitlines()
