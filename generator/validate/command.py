@@ -104,7 +104,8 @@ def run(args) -> int:
     try:
         report = validate(options(args))
     except (UsageError, crds.CrdFileError) as e:
-        print(f"validate: {e}", file=sys.stderr)
+        for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem
+            print(f"validate: {line}", file=sys.stderr)
         sys.stdout.write(render_usage_error(str(e), args.format))
         return EXIT_USAGE
     except Exception as e:   # noqa: BLE001  never a traceback: a bug, reported as one line

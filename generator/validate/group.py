@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import kueue as kq
+from ..spec import Platform
 from ..yamlio import load_all
 from .context import UsageError
 from .findings import Finding
@@ -70,18 +71,16 @@ def from_flag(names: list[str], streams: list) -> list[tuple[int, list[tuple[int
     return [(managers[0], list(enumerate(names)))]
 
 
-def from_spec(spec: dict | None, profile_of: dict[int, str]) -> list[tuple[int, list[tuple[int, str]]]]:
+def from_spec(spec: Platform | None, profile_of: dict[int, str]) -> list[tuple[int, list[tuple[int, str]]]]:
     """The spec's multiKueue groups whose manager overlay is among the inputs (profile_of: input
     index -> profile, for overlays built from the spec)."""
     index = {p: i for i, p in profile_of.items()}
     out = []
-    groups = (spec or {}).get("multiKueue")
-    for g in groups if isinstance(groups, list) else []:
-        if not isinstance(g, dict) or g.get("manager") not in index:
+    for g in spec.multi_kueue if spec is not None else []:
+        if g.manager not in index:
             continue
-        workers = [w.get("profile") for w in g.get("workers") or [] if isinstance(w, dict)]
-        members = [(index[p], p) for p in [g["manager"], *workers] if p in index]
-        out.append((index[g["manager"]], members))
+        members = [(index[p], p) for p in [g.manager, *g.worker_profiles] if p in index]
+        out.append((index[g.manager], members))
     return out
 
 
