@@ -31,9 +31,10 @@ Kueue adds the `pods` resource (one per pod) only when a ClusterQueue covers it
 (flavorassigner.go); `with_pods` does that."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any
 
 from . import quantity
 from .errors import Problem, format_path
@@ -363,7 +364,8 @@ def _workload(obj: Mapping, problems: list[Problem]) -> list[PodSet]:
             count = 1
         minimum = ps.get("minCount")
         if minimum is not None and (not isinstance(minimum, int) or isinstance(minimum, bool) or not 0 <= minimum <= count):
-            problems.append(Problem(format_path(where + ("minCount",)), f"{minimum!r} is not a pod count from 0 to count ({count})"))
+            problems.append(Problem(format_path(where + ("minCount",)),
+                                    f"{minimum!r} is not a pod count from 0 to count ({count})"))
             minimum = None
         name = str(ps.get("name") or f"podSets[{i}]")
         out.append(_podset(name, where + ("template",), ps.get("template"), count, minimum, name, count,

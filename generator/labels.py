@@ -8,8 +8,9 @@ A label value may be a `Wild`: a value a controller sets per pod (a Job's
 completion index, a hash), which matches whatever values it can take."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .errors import Problem, SpecError
 from .spec import Platform
 from .spec.context import CheckContext
 from .spec.kinds import Workload
+from .spec.pod import PodExtras
 
 SECCOMP = {"type": "RuntimeDefault"}
 
@@ -71,38 +72,56 @@ def extend(template: dict, w: Workload, where: str) -> list[Problem]:
     extras = w.pod
     meta = template.setdefault("metadata", {})
     spec = template.setdefault("spec", {})
-    out: list[Problem] = []
-    for field, items in (("labels", extras.labels), ("annotations", extras.annotations)):
-        have = meta.setdefault(field, {}) if items else meta.get(field, {})
-        for k, v in items.items():
-            if k in have and have[k] != v:
-                out.append(Problem(f"{where}.pod.{field}.{k}", f"the generator sets {k} on these pods itself"))
-            have[k] = v
-    if extras.node_selector:
-        selector = spec.setdefault("nodeSelector", {})
-        for k, v in extras.node_selector.items():
-            if k in selector and selector[k] != v:
-                out.append(Problem(f"{where}.pod.nodeSelector.{k}", f"the generator selects {k}={selector[k]}"))
-            selector[k] = v
+    out = _extend_metadata(meta, extras, where)
+    out += _extend_node_selector(spec, extras, where)
     spec.setdefault("tolerations", []).extend(t.body() for t in extras.tolerations)
     spec.setdefault("volumes", []).extend(v.body() for v in extras.volumes)
     for c in spec.get("containers") or []:
-        env = c.setdefault("env", [])
-        names = {e["name"] for e in env}
-        for k, v in extras.env.items():
-            if k in names:
-                out.append(Problem(f"{where}.pod.env.{k}", f"the generator sets {k} in container {c['name']!r}"))
-            env.append({"name": k, "value": v})
-        c.setdefault("volumeMounts", []).extend(m.body() for m in extras.volume_mounts)
-        for key in ("env", "volumeMounts"):
-            if not c[key]:
-                del c[key]
+        out += _extend_container(c, extras, where)
     for key in ("tolerations", "volumes"):
         if not spec[key]:
             del spec[key]
     for key in ("labels", "annotations"):
         if key in meta and not meta[key]:
             del meta[key]
+    return out
+
+
+def _extend_metadata(meta: dict, extras: PodExtras, where: str) -> list[Problem]:
+    out = []
+    for field, items in (("labels", extras.labels), ("annotations", extras.annotations)):
+        have = meta.setdefault(field, {}) if items else meta.get(field, {})
+        for k, v in items.items():
+            if k in have and have[k] != v:
+                out.append(Problem(f"{where}.pod.{field}.{k}", f"the generator sets {k} on these pods itself"))
+            have[k] = v
+    return out
+
+
+def _extend_node_selector(spec: dict, extras: PodExtras, where: str) -> list[Problem]:
+    out = []
+    if extras.node_selector:
+        selector = spec.setdefault("nodeSelector", {})
+        for k, v in extras.node_selector.items():
+            if k in selector and selector[k] != v:
+                out.append(Problem(f"{where}.pod.nodeSelector.{k}", f"the generator selects {k}={selector[k]}"))
+            selector[k] = v
+    return out
+
+
+def _extend_container(c: dict, extras: PodExtras, where: str) -> list[Problem]:
+    """The extra env and volume mounts, in one container; empty lists are dropped again."""
+    out = []
+    env = c.setdefault("env", [])
+    names = {e["name"] for e in env}
+    for k, v in extras.env.items():
+        if k in names:
+            out.append(Problem(f"{where}.pod.env.{k}", f"the generator sets {k} in container {c['name']!r}"))
+        env.append({"name": k, "value": v})
+    c.setdefault("volumeMounts", []).extend(m.body() for m in extras.volume_mounts)
+    for key in ("env", "volumeMounts"):
+        if not c[key]:
+            del c[key]
     return out
 
 

@@ -14,8 +14,7 @@ from decimal import Decimal
 
 from . import capacity, catalog, kueue, multikueue, quantity, tpu
 from .flavors import TOPOLOGY_NAME, Flavor, flavors
-from .spec import Profile
-from .spec import teams as teams_spec
+from .spec import Profile, teams as teams_spec
 
 # What GKE's flex-start with queued provisioning asks of Kueue (GKE docs, "Run a
 # large-scale workload with flex-start with queued provisioning": AdmissionCheck

@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import jsonschema
@@ -35,8 +35,8 @@ import re2
 from referencing import Registry, Resource
 
 from . import quantity, yamlio
-from .paths import cache_dir
 from .demand import MAX_QUANTITY
+from .paths import cache_dir
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False   # a pattern RE2 cannot compile is skipped, not printed
@@ -97,7 +97,7 @@ def _core_dir(k8s_minor: str) -> Path:
 _QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _core_registry(k8s_minor: str) -> Registry:
     defs = json.loads((_core_dir(k8s_minor) / "_definitions.json").read_text())
     if _QUANTITY_DEF in defs.get("$defs", {}):
@@ -105,7 +105,7 @@ def _core_registry(k8s_minor: str) -> Registry:
     return Resource.from_contents(defs) @ Registry()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _core_files(k8s_minor: str) -> frozenset[str]:
     return frozenset(p.name for p in _core_dir(k8s_minor).glob("*.json"))
 
@@ -116,7 +116,7 @@ def _core_file(api_version: str, kind: str) -> str:
     return f"{kind.lower()}-{prefix}{version}.json"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _core_validator(k8s_minor: str, api_version: str, kind: str):
     path = _core_dir(k8s_minor) / _core_file(api_version, kind)
     if not path.exists():
@@ -156,7 +156,7 @@ def _index_file(path: str, index: dict) -> None:
                           v.get("served", True), v.get("deprecated", False), spec["scope"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _crd_index(crd_dirs: tuple[str, ...]) -> dict:
     """(apiVersion, kind) -> (file, raw schema, served, deprecated, scope) for every CRD under the dirs."""
     index: dict = {}
@@ -169,7 +169,7 @@ def _crd_index(crd_dirs: tuple[str, ...]) -> dict:
 _CACHE_FORMAT = "crd-index-1"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pinned_index(files: tuple[tuple[str, str], ...]) -> dict:
     """The index of exactly these (path, sha256) files. The caller has checked the hashes,
     so the key (paths and hashes) names the content; a missing or bad cache is rebuilt."""
@@ -197,7 +197,7 @@ def _index(source: tuple) -> dict:
     return _pinned_index(value) if kind == "files" else _crd_index(value)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _crd_validator(source: tuple, api_version: str, kind: str):
     entry = _index(source).get((api_version, kind))
     if entry is None:

@@ -24,11 +24,12 @@ from pathlib import Path
 import yaml
 
 try:   # the C parser and emitter when PyYAML has them: the pure-Python ones dominate a large spec
-    from yaml import CSafeDumper as _Dumper
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeDumper as _Dumper, CSafeLoader as _Loader
 except ImportError:
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import (
+        SafeDumper as _Dumper,  # type: ignore[assignment]
+        SafeLoader as _Loader,  # type: ignore[assignment]
+    )
 
 # A large Kubernetes object (a CRD with its schema) has some 30,000 nodes and
 # nests about 40 deep; the Kubernetes API server refuses requests over 3 MiB.

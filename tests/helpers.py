@@ -20,8 +20,7 @@ from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from generator import crds, paths, platform, upstream, writer, yamlio
-from generator import spec as specmod
+from generator import crds, paths, platform, spec as specmod, upstream, writer, yamlio
 from generator.schemacheck import SchemaSet
 
 ROOT = paths.ROOT

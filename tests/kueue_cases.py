@@ -119,7 +119,7 @@ def workload(name, cq, requests=None, priority=0, podsets=None, admitted=None, n
         per = admitted if isinstance(admitted, list) else [admitted] * len(ps)
         n = counts or [p["count"] for p in ps]
         obj["status"] = {"admission": {"clusterQueue": cq, "podSetAssignments": [
-            {"name": p["name"], "count": c, "flavors": dict(f)} for p, f, c in zip(ps, per, n)]},
+            {"name": p["name"], "count": c, "flavors": dict(f)} for p, f, c in zip(ps, per, n, strict=True)]},
             "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
                             "lastTransitionTime": reserved}]}
     if status:

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import run, scale
-from generator import paths
-from generator import spec as specmod
+from generator import paths, spec as specmod
 from tests import helpers
 
 NUMBER = r"\d+\.\d\d"

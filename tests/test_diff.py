@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, paths, platform, writer, yamlio
-from generator import spec as specmod
+from generator import cli, paths, platform, spec as specmod, writer, yamlio
 from generator.diff import markdown
 
 SPEC = """
@@ -43,12 +42,14 @@ profiles:
     platform: standard
     accelerator: nvidia-l4
     nodePool: {machineType: g2-standard-24, nodes: 3}
-    values: {projectId: demo-project, registry: us-docker.pkg.dev/demo-project/ml, modelBucket: demo-models, hfTokenSecret: hf-secret}
+    values: {projectId: demo-project, registry: us-docker.pkg.dev/demo-project/ml,
+             modelBucket: demo-models, hfTokenSecret: hf-secret}
   auto:
     platform: autopilot
     accelerator: nvidia-l4
     budget: {cpu: 72, memory: 288Gi, nvidia.com/gpu: 6, ephemeral-storage: 200Gi}
-    values: {projectId: demo-project, registry: us-docker.pkg.dev/demo-project/ml, modelBucket: demo-models, hfTokenSecret: hf-secret}
+    values: {projectId: demo-project, registry: us-docker.pkg.dev/demo-project/ml,
+             modelBucket: demo-models, hfTokenSecret: hf-secret}
 queues:
   - clusterQueue: cq
     resourceFlavor: flavor

@@ -8,8 +8,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, seed, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from generator import platform, spec, yamlio
 from generator.errors import SpecError

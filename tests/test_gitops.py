@@ -256,7 +256,7 @@ def test_install_kustomization_sets_the_health_check(tree, tmp_path):
 
 
 def _health(status: dict | None) -> tuple[str, str]:
-    import lupa   # a test dependency (setup.cfg [test]): runs the Lua that Argo CD would run
+    import lupa  # a test dependency (setup.cfg [test]): runs the Lua that Argo CD would run
 
     lua = lupa.LuaRuntime()
     obj = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}

@@ -38,10 +38,12 @@ INTENDED = {
     ("Service", "headless-svc-l4"): NAMESPACED,
     ("Deployment", "tgi-gemma-deployment"): {
         **NAMESPACED,
-        "metadata.labels.kueue.x-k8s.io/queue-name": "queue label on the Deployment for Kueue's deployment integration (v0.17); the pod-template label stays for the pod integration",
+        "metadata.labels.kueue.x-k8s.io/queue-name": "queue label on the Deployment for Kueue's deployment integration (v0.17); "
+                                                     "the pod-template label stays for the pod integration",
         "spec.template.metadata.labels.examples.ai.gke.io/source": "tutorial bookkeeping label, not part of the platform",
         f"{TGI}.image": "the tutorial's Deep Learning Container image has no tag; the upstream TGI image is pinned",
-        f"{TGI}.env[AIP_HTTP_PORT]": "AIP_HTTP_PORT is read by the Deep Learning Container's entrypoint only; upstream TGI reads PORT",
+        f"{TGI}.env[AIP_HTTP_PORT]": "AIP_HTTP_PORT is read by the Deep Learning Container's entrypoint only; "
+                                     "upstream TGI reads PORT",
         f"{TGI}.env[PORT]": "see AIP_HTTP_PORT",
         f"{TGI}.env[HUGGING_FACE_HUB_TOKEN]": "renamed to HF_TOKEN, the name current huggingface_hub and TGI read",
         f"{TGI}.env[HF_TOKEN]": "see HUGGING_FACE_HUB_TOKEN; still a Secret reference by name",
@@ -55,19 +57,24 @@ INTENDED = {
     ("Job", "finetune-gemma-l4"): {
         **NAMESPACED,
         "spec.suspend": "Kueue's webhook suspends the Job; a value in Git makes Argo CD fight Kueue",
-        f"{JOB}.command": "no `bash -c`: the image's entrypoint launch.py stays PID 1 and relays SIGTERM to the trainers only, so an eviction ends in a checkpoint and exit 0",
-        f"{JOB}.args": "the `accelerate launch` arguments, generated from nodes x GPUs, passed to the entrypoint; without --debug",
+        f"{JOB}.command": "no `bash -c`: the image's entrypoint launch.py stays PID 1 and relays SIGTERM "
+                          "to the trainers only, so an eviction ends in a checkpoint and exit 0",
+        f"{JOB}.args": "the `accelerate launch` arguments, generated from nodes x GPUs, "
+                       "passed to the entrypoint; without --debug",
         f"{JOB}.securityContext": "no privilege escalation, all capabilities dropped, read-only root filesystem",
         f"{JOB}.volumeMounts[writable-": READ_ONLY,
         "spec.template.spec.volumes[writable-": READ_ONLY,
         "spec.template.spec.securityContext": "runs as the image's non-root user 1000, seccomp RuntimeDefault",
-        "spec.template.spec.volumes[gcs-fuse-csi-ephemeral].csi.volumeAttributes.mountOptions": "uid/gid 1000 so the non-root trainer can write checkpoints to the bucket",
+        "spec.template.spec.volumes[gcs-fuse-csi-ephemeral].csi.volumeAttributes.mountOptions":
+            "uid/gid 1000 so the non-root trainer can write checkpoints to the bucket",
         f"{JOB}.image": "the project's own image (images/finetune) from the profile's registry, resumable after preemption",
         f"{JOB}.imagePullPolicy": "tagged images keep the default IfNotPresent; `Always` re-pulls on every re-admission",
         f"{JOB}.ports[0]": "the rendezvous port is named",
         f"{JOB}.ports[rendezvous]": "see ports[0]",
-        f"{JOB}.resources": "explicit CPU, memory and ephemeral storage so Kueue's quota accounts for them (Autopilot would inject defaults)",
-        "spec.template.spec.volumes[gcs-fuse-csi-ephemeral].csi.volumeAttributes.bucketName": "the bucket comes from the profile values instead of a <MODEL_BUCKET> placeholder",
+        f"{JOB}.resources": "explicit CPU, memory and ephemeral storage so Kueue's quota accounts for them "
+                            "(Autopilot would inject defaults)",
+        "spec.template.spec.volumes[gcs-fuse-csi-ephemeral].csi.volumeAttributes.bucketName":
+            "the bucket comes from the profile values instead of a <MODEL_BUCKET> placeholder",
     },
 }
 

@@ -50,7 +50,8 @@ QUEUE = "queued through Kueue's LocalQueue so each replica the HPA adds is admit
 APP = "`app: <workload>` added to the selector so two T5 workloads in one namespace never select each other's pods"
 HARDEN = "hardened: no privilege escalation, all capabilities dropped, RuntimeDefault seccomp"
 READ_ONLY = "the project's image runs with a read-only root filesystem; emptyDirs where TorchServe writes (its Dockerfile)"
-STARTUP = "a startup probe (/ping, up to 5 min) gates readiness and liveness instead of fixed initial delays, so new replicas serve as soon as the model is loaded"
+STARTUP = ("a startup probe (/ping, up to 5 min) gates readiness and liveness instead of fixed initial delays, "
+           "so new replicas serve as soon as the model is loaded")
 C = "spec.template.spec.containers"
 
 
@@ -86,12 +87,15 @@ def expected_differences(profile) -> dict:
             f"{C}[inference].securityContext.capabilities.drop[0]": (ABSENT, "ALL", HARDEN),
             f"{C}[inference].securityContext.readOnlyRootFilesystem": (ABSENT, True, READ_ONLY),
             f"{C}[inference].volumeMounts[writable-tmp].mountPath": (ABSENT, "/tmp", READ_ONLY),
-            f"{C}[inference].volumeMounts[writable-home-model-server-tmp].mountPath": (ABSENT, "/home/model-server/tmp", READ_ONLY),
-            f"{C}[inference].volumeMounts[writable-home-model-server-logs].mountPath": (ABSENT, "/home/model-server/logs", READ_ONLY),
+            f"{C}[inference].volumeMounts[writable-home-model-server-tmp].mountPath":
+                (ABSENT, "/home/model-server/tmp", READ_ONLY),
+            f"{C}[inference].volumeMounts[writable-home-model-server-logs].mountPath":
+                (ABSENT, "/home/model-server/logs", READ_ONLY),
             "spec.template.spec.volumes[writable-tmp].emptyDir": (ABSENT, {}, READ_ONLY),
             "spec.template.spec.volumes[writable-home-model-server-tmp].emptyDir": (ABSENT, {}, READ_ONLY),
             "spec.template.spec.volumes[writable-home-model-server-logs].emptyDir": (ABSENT, {}, READ_ONLY),
-            "spec.template.spec.securityContext.runAsNonRoot": (ABSENT, True, "the image runs as uid 1000; the kubelet refuses root"),
+            "spec.template.spec.securityContext.runAsNonRoot":
+                (ABSENT, True, "the image runs as uid 1000; the kubelet refuses root"),
             "spec.template.spec.securityContext.seccompProfile.type": (ABSENT, "RuntimeDefault", HARDEN),
         },
         ("serving-gpu.yaml", "Service", "t5-inference"): {

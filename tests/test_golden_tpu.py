@@ -19,9 +19,12 @@ CODELAB = "devrel-demos/ai-ml/dynamic-slicing/"
 RAW = helpers.fixture_raw()
 PLACEHOLDERS = {"${NAMESPACE}": "llm", "MODEL_WEIGHT_BUCKET": RAW["profiles"][SUB]["values"]["modelBucket"]}
 
-ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync waves and options (README 'GitOps'); the codelab applies by hand"}
-KUEUE_API = {"apiVersion": "the pinned Kueue (v0.17.4, as the codelab installs) stores v1beta2; the codelab's file still says the deprecated v1beta1"}
-SLICE_NAME = "the slice controller names Slices <namespace>-<kind>-<name>-<hash>-<podset>-<index>, capped at 49 characters; the codelab's name is longer"
+ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync waves and options (README 'GitOps'); "
+                                                    "the codelab applies by hand"}
+KUEUE_API = {"apiVersion": "the pinned Kueue (v0.17.4, as the codelab installs) stores v1beta2; "
+                           "the codelab's file still says the deprecated v1beta1"}
+SLICE_NAME = ("the slice controller names Slices <namespace>-<kind>-<name>-<hash>-<podset>-<index>, capped at 49 characters; "
+              "the codelab's name is longer")
 JOB_POD = "spec.replicatedJobs[job-jax].template.spec.template.spec.containers"
 JOBSET = {
     **ARGO,
@@ -40,9 +43,11 @@ JOBSET = {
 def _secret(role: str) -> dict:
     c = f"spec.leaderWorkerTemplate.{role}Template.spec.containers[vllm-{role}]"
     return {
-        f"{c}.env[HF_TOKEN].valueFrom.secretKeyRef": "the platform's Hugging Face Secret (profile values.hfTokenSecret, key hf_api_token), by name only",
+        f"{c}.env[HF_TOKEN].valueFrom.secretKeyRef": "the platform's Hugging Face Secret "
+                                                     "(profile values.hfTokenSecret, key hf_api_token), by name only",
         f"{c}.imagePullPolicy": "IfNotPresent is the default for a tagged image",
-        f"{c}.resources.limits.cpu": "GKE Standard profiles let CPU burst (no CFS throttling); memory and TPU keep limit = request",
+        f"{c}.resources.limits.cpu": "GKE Standard profiles let CPU burst (no CFS throttling); "
+                                     "memory and TPU keep limit = request",
     }
 
 
@@ -71,12 +76,16 @@ CASES = {
     ("kueue-resources.yaml.template", "ClusterQueue", "cq"): (SUB, "cq", {
         **ARGO,
         "spec.resourceGroups[0].flavors[slice-rf].resources[": "quotas from the reservation (2 cubes = 128 chips, 32 VMs "
-                                                               "x 224 vCPU / 960 GiB) instead of 999999 (kept for tpu.unlimitedQuota)",
+                                                               "x 224 vCPU / 960 GiB) instead of 999999 "
+                                                               "(kept for tpu.unlimitedQuota)",
     }),
     ("kueue-resources.yaml.template", "LocalQueue", "lq"): (SUB, "lq", ARGO),
-    ("workload-priority-class.yaml", "WorkloadPriorityClass", "low-priority-1000"): (SUB, "low-priority-1000", {**ARGO, **KUEUE_API}),
-    ("workload-priority-class.yaml", "WorkloadPriorityClass", "medium-priority-2000"): (SUB, "medium-priority-2000", {**ARGO, **KUEUE_API}),
-    ("workload-priority-class.yaml", "WorkloadPriorityClass", "high-priority-3000"): (SUB, "high-priority-3000", {**ARGO, **KUEUE_API}),
+    ("workload-priority-class.yaml", "WorkloadPriorityClass", "low-priority-1000"):
+        (SUB, "low-priority-1000", {**ARGO, **KUEUE_API}),
+    ("workload-priority-class.yaml", "WorkloadPriorityClass", "medium-priority-2000"):
+        (SUB, "medium-priority-2000", {**ARGO, **KUEUE_API}),
+    ("workload-priority-class.yaml", "WorkloadPriorityClass", "high-priority-3000"):
+        (SUB, "high-priority-3000", {**ARGO, **KUEUE_API}),
     ("kueue-jobset-simple-subslicing.yaml", "JobSet", "kueue-jobset-simple-subslicing"): (SUB, "jax-subslice", JOBSET),
     ("kueue-jobset-simple-superslicing.yaml", "JobSet", "kueue-jobset-simple-superslicing"): (SUPER, "jax-superslice", JOBSET),
     ("kueue-lws-prefill-model-streamer.yaml", "LeaderWorkerSet", "kueue-vllm-prefill-model-streamer"): (SUB, "qwen-prefill", LWS),
@@ -163,7 +172,9 @@ def test_vllm_serve_options(role, overlays):
     same options with the same values, in another order."""
     (ref,) = _codelab(f"kueue-lws-{role}-model-streamer.yaml")
     ours = _ours(overlays, SUB, "LeaderWorkerSet", f"qwen-{role}")
-    get = lambda o: o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]
+
+    def get(o):
+        return o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]
     ref_cmd, our_cmd = get(ref), get(ours)
     assert ref_cmd[:2] == our_cmd[:2] == ["sh", "-c"]
     ref_lines, our_lines = ref_cmd[2].splitlines(), our_cmd[2].splitlines()
@@ -175,7 +186,8 @@ def test_vllm_serve_options(role, overlays):
 def test_gateway_matches_the_llm_d_recipe(overlays):
     """llm-d's base Gateway with the gke-l7-rilb overlay's patch applied."""
     (ref,) = helpers.load_reference("zetxqx-llm-d/guides/recipes/gateway/base/gateway.yaml")
-    kust = yamlio.load_strict((helpers.REFERENCE / "yuanwu2017-llm-d/guides/recipes/gateway/gke-l7-rilb/kustomization.yaml").read_text())
+    kust_file = helpers.REFERENCE / "yuanwu2017-llm-d/guides/recipes/gateway/gke-l7-rilb/kustomization.yaml"
+    kust = yamlio.load_strict(kust_file.read_text())
     (patch,) = [p for p in kust["patches"] if p["target"]["kind"] == "Gateway"]
     (op,) = yamlio.load_strict(patch["patch"])
     assert (op["op"], op["path"]) == ("add", "/spec/gatewayClassName")
@@ -191,7 +203,8 @@ def test_gateway_matches_the_llm_d_recipe(overlays):
 
 def test_pool_follows_the_llm_d_router_values(overlays):
     base = yamlio.load_strict((helpers.REFERENCE / "llm-d/guides/recipes/router/base.values.yaml").read_text())
-    guide = yamlio.load_strict((helpers.REFERENCE / "llm-d/guides/pd-disaggregation/router/pd-disaggregation.values.yaml").read_text())
+    guide_file = helpers.REFERENCE / "llm-d/guides/pd-disaggregation/router/pd-disaggregation.values.yaml"
+    guide = yamlio.load_strict(guide_file.read_text())
     pool = _ours(overlays, SUB, "InferencePool", "qwen")
     assert pool["spec"]["endpointPickerRef"]["failureMode"] == base["router"]["inferencePool"]["failureMode"]
     selector = pool["spec"]["selector"]["matchLabels"]

@@ -2,7 +2,7 @@
 strictly against the pinned schemas (core + upstream CRDs)."""
 import pytest
 
-from generator import controllers, paths, yamlio
+from generator import controllers, yamlio
 from generator.apiscope import is_cluster_scoped
 from tests import helpers
 
@@ -43,7 +43,8 @@ def test_kueue_config_patch(profile):
     (cm,) = yamlio.load_all((helpers.generated() / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
     helpers.assert_valid(helpers.schemas_for(SPEC, profile), [cm], "controllers")
     cfg = yamlio.load_strict(cm["data"][controllers.KUEUE_CONFIG_KEY])
-    upstream = yamlio.load_strict((helpers.CRD_ROOT / "kueue" / release.version / "config" / "controller_manager_config.yaml").read_text())
+    upstream_file = helpers.CRD_ROOT / "kueue" / release.version / "config" / "controller_manager_config.yaml"
+    upstream = yamlio.load_strict(upstream_file.read_text())
     assert cfg["apiVersion"] == upstream["apiVersion"]
     assert cfg["metrics"]["bindAddress"] == upstream["metrics"]["bindAddress"]
     assert cfg["webhook"] == upstream["webhook"] and cfg["leaderElection"] == upstream["leaderElection"]

@@ -4,8 +4,7 @@ seeded hypothesis fuzz over overlay objects and scenarios."""
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generator import cli, yamlio
 from tests.kueue_cases import clusterqueue, flavor, localqueue
@@ -38,8 +37,8 @@ BAD = {
     "quota not a quantity": (lambda: [cq(quota={"cpu": "many"})] + _base()[1:],
                              ("ClusterQueue/cq.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: 'many' is "
                              "not a quantity")),
-    "huge quantity": (lambda: _base() + [job("j", 1, {"cpu": "1e999999999"})], ("Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '1e999999999' is not a "
-                       "quantity")),
+    "huge quantity": (lambda: _base() + [job("j", 1, {"cpu": "1e999999999"})],
+                      "Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '1e999999999' is not a quantity"),
     "replicas a string": (lambda: _base() + [{**deployment("d", 1, {"cpu": 1}), "spec": {"replicas": "3"}}],
                           "Deployment/d.spec.replicas: '3' is not a whole number"),
     "unknown preemption policy": (lambda: [cq(preemption="Sometimes")] + _base()[1:],

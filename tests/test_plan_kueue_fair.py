@@ -255,10 +255,11 @@ def _events_before(step, first: str, second: str) -> bool:
 
 
 def test_schedule_workload_with_lowest_share_first():
-    """TestScheduleForFairSharing (see FS) 'with fair sharing: schedule workload with lowest share first': eng-shared adds 10 on-demand
-    to the cohort (110). all_nominal holds 50 (alpha), borrowing 55 (beta); 5 are left. older_new (beta,
-    1 CPU, created a minute earlier) and new (alpha, 5 CPU) are heads in one cycle: alpha's share after
-    admitting new is lower, so new is admitted first and older_new no longer fits on on-demand."""
+    """TestScheduleForFairSharing (see FS) 'with fair sharing: schedule workload with lowest share first':
+    eng-shared adds 10 on-demand to the cohort (110). all_nominal holds 50 (alpha), borrowing 55 (beta);
+    5 are left. older_new (beta, 1 CPU, created a minute earlier) and new (alpha, 5 CPU) are heads in one
+    cycle: alpha's share after admitting new is lower, so new is admitted first and older_new no longer
+    fits on on-demand."""
     shared = clusterqueue("eng-shared", [{"on-demand": {CPU: {"nominal": 10, "borrowing": 0, "lending": None}}}],
                           "eng")
     objs = _eng([shared])

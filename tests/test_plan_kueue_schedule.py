@@ -448,7 +448,8 @@ def wl(name, cq, cpu, prio=0, count=1):
 
 
 def test_pods_quota():
-    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go 'Scheduling workloads on clusterQueues' / 'Should admit workloads as number of pods allows it':
+    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
+    'Scheduling workloads on clusterQueues' / 'Should admit workloads as number of pods allows it':
     pods-count-cq covers cpu 100 and pods 5. wl1 (3 pods) is admitted; of wl2 (3) and wl3 (2) only wl3
     fits the 2 pods left; when wl1 finishes, wl2 is admitted."""
     objs = [ON_DEMAND, clusterqueue("pods-count-cq", [{"on-demand": {CPU: 100, PODS: 5}}]),
@@ -464,7 +465,8 @@ def test_pods_quota():
 
 
 def test_strict_fifo_blocks_behind_its_head():
-    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go 'Queueing with StrictFIFO' / 'Should schedule workloads by their priority strictly': 5 CPU;
+    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
+    'Queueing with StrictFIFO' / 'Should schedule workloads by their priority strictly': 5 CPU;
     wl1 (2, priority 100) is admitted, wl2 (5, priority 10) waits, and wl3 (1, priority 1) waits behind
     it although it would fit. With BestEffortFIFO (the contrast, reasoned from Kueue's docs) wl3 runs."""
     def objs(strategy):
@@ -478,7 +480,8 @@ def test_strict_fifo_blocks_behind_its_head():
 
 
 def test_hold_at_startup_then_admit_by_priority():
-    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go 'Hold ClusterQueue at startup' / 'Should admit workloads according to their priorities':
+    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
+    'Hold ClusterQueue at startup' / 'Should admit workloads according to their priorities':
     prod-cq (spot-tainted 5, on-demand 5) held; five 2-CPU Workloads wait. Unheld, the two high ones take
     4 of on-demand's 5 (none tolerates spot-tainted); when they finish the two mid ones do; low waits."""
     objs = [ON_DEMAND, SPOT_TAINTED,
@@ -499,7 +502,8 @@ def test_hold_at_startup_then_admit_by_priority():
 
 
 def test_stop_policy_drain_evicts_and_resume_admits():
-    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go 'Using clusterQueue stop policy' / 'Should evict workloads when stop policy is drain': one is
+    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
+    'Using clusterQueue stop policy' / 'Should evict workloads when stop policy is drain': one is
     admitted; HoldAndDrain evicts it; two is created and waits; with the policy removed both run."""
     objs = [ON_DEMAND, clusterqueue("cluster-queue", [{"on-demand": {CPU: rq(5, 5)}}], "cohort"),
             localqueue("cluster-queue", name="queue")]
@@ -516,7 +520,8 @@ def test_stop_policy_drain_evicts_and_resume_admits():
 
 
 def test_taints_in_resource_flavors():
-    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go 'Using taints in resourceFlavors' / 'Should schedule workloads on tolerated flavors':
+    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
+    'Using taints in resourceFlavors' / 'Should schedule workloads on tolerated flavors':
     spot-tainted (5) then on-demand (5). A 5-CPU Workload without the toleration goes to on-demand, a
     second waits, a third that tolerates the taint goes to spot-tainted."""
     objs = [ON_DEMAND, SPOT_TAINTED, clusterqueue("cluster-queue", [{"spot-tainted": {CPU: rq(5, 5)},
@@ -533,7 +538,8 @@ def test_taints_in_resource_flavors():
 
 
 def test_affinity_in_resource_flavors():
-    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go 'Using affinity in resourceFlavors' / 'Should admit workloads with affinity to specific
+    """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
+    'Using affinity in resourceFlavors' / 'Should admit workloads with affinity to specific
     flavor': without a selector the first flavor (spot-untainted); selecting on-demand (plus a label no
     flavor has, which is ignored) gets on-demand."""
     objs = [ON_DEMAND, SPOT_UNTAINTED, clusterqueue("cluster-queue", [{"spot-untainted": {CPU: 5},

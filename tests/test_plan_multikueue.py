@@ -599,8 +599,7 @@ def _check_invariants(plan):
 
 
 def test_random_steps_keep_the_dispatch_invariants():
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
+    from hypothesis import HealthCheck, given, settings, strategies as st
 
     @settings(max_examples=60, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow])

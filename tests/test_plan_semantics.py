@@ -92,7 +92,8 @@ def test_victims_not_needed_are_added_back():
     assert states(s1) == {"ns/p": "admitted", "ns/small": "admitted", "ns/big": "preempted"}
     assert used(s1) == 5
     # small was never evicted (not merely evicted and re-admitted in the same step)
-    assert [e for e in s1.events if "preempted" in e] == ["ns/big preempted by ns/p (prioritization in the ClusterQueue; priority 20 < 30)"]
+    assert [e for e in s1.events if "preempted" in e] == [
+        "ns/big preempted by ns/p (prioritization in the ClusterQueue; priority 20 < 30)"]
 
 
 def test_no_preemption_unless_it_makes_room():
@@ -117,7 +118,8 @@ def test_preemption_policies():
                    steps=[{"title": name, "submit": {"kind": "Job", "name": name}}]).steps[1]
     # Never (the CRD default): nobody is preempted, whatever the priority.
     s = play(None, "hi")
-    assert states(s)["ns/hi"] == "pending" and "preemption is off (withinClusterQueue: Never, reclaimWithinCohort: Never)" in detail(s, "ns/hi")
+    assert states(s)["ns/hi"] == "pending"
+    assert "preemption is off (withinClusterQueue: Never, reclaimWithinCohort: Never)" in detail(s, "ns/hi")
     # LowerPriority: equal priority is not enough; higher is.
     assert states(play("LowerPriority", "new"))["ns/new"] == "pending"
     assert states(play("LowerPriority", "hi"))["ns/old"] == "preempted"

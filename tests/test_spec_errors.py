@@ -53,7 +53,8 @@ CASES = {
         "kueue.version: v0.99.0 is not a pinned Kueue release"),
     "two workloads create the same Service": (
         lambda r: r["workloads"].insert(0, {**_workload(r, "tgi-gemma-deployment"), "name": "tgi-copy", "appLabel": "copy"}),
-        "workloads[1]: 'tgi-gemma-deployment' would create Service/llm/llm-service, which workloads[0] also creates on profiles 'l4-autopilot', 'l4-standard'"),
+        "workloads[1]: 'tgi-gemma-deployment' would create Service/llm/llm-service, which workloads[0] also creates on "
+        "profiles 'l4-autopilot', 'l4-standard'"),
     "two global defaults": (
         lambda r: r["priorityTiers"]["low"]["priorityClass"].__setitem__("globalDefault", True),
         "priorityTiers: only one PriorityClass may be globalDefault, found 2"),

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import threading
-from functools import lru_cache
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -38,7 +38,7 @@ def test_the_fixture_spec_runs_t5_on_autopilot_as_the_tutorial():
     assert len(T5) == 1 and PROFILES == ["l4-autopilot"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _built(profile: str) -> tuple:
     return tuple(helpers.kustomize(helpers.generated() / "overlays" / profile))
 
@@ -160,7 +160,8 @@ def test_selectors_match_pod_labels_and_named_ports_exist(profile):
             == [w["name"]]
         (ep,) = pm["spec"]["endpoints"]
         assert container_ports(o["deployment"])[ep["port"]] == t5.PORTS["metrics"]
-        assert (ep["interval"], ep["timeout"], ep["path"]) == (w["monitoring"]["interval"], w["monitoring"]["timeout"], "/metrics")
+        assert (ep["interval"], ep["timeout"], ep["path"]) == \
+            (w["monitoring"]["interval"], w["monitoring"]["timeout"], "/metrics")
         # Probes name ports the container has.
         (c,) = pod_spec(o["deployment"])["containers"]
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -324,7 +325,7 @@ def test_locustfile_configmap_is_the_project_file_and_named_by_content():
 
 
 def test_locust_image_and_test_pin_are_the_same_release():
-    pins = [l for l in (LOADGEN_DIR / "requirements-test.txt").read_text().splitlines() if l.startswith("locust==")]
+    pins = [line for line in (LOADGEN_DIR / "requirements-test.txt").read_text().splitlines() if line.startswith("locust==")]
     assert pins == [f"locust=={RAW['images']['locust']['tag']}"]
 
 
@@ -350,7 +351,8 @@ def test_locustfile_payload_is_the_handler_input_format():
         "  'good': lf.translation_error(200, json.dumps([{'text': 'ceci'}])),\n"
         "  'item_error': lf.translation_error(200, json.dumps([{'error': 'x', 'code': 400}])),\n"
         "  'http_error': lf.translation_error(400, 'bad'),\n"
-        "  'users': [c.__name__ for c in vars(lf).values() if isinstance(c, type) and issubclass(c, lf.FastHttpUser) and c is not lf.FastHttpUser]}))",
+        "  'users': [c.__name__ for c in vars(lf).values()\n"
+        "            if isinstance(c, type) and issubclass(c, lf.FastHttpUser) and c is not lf.FastHttpUser]}))",
         env={"MODEL_NAME": "t5-small", "MODEL_VERSION": "1.0"})
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout.strip().splitlines()[-1])

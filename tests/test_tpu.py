@@ -79,7 +79,8 @@ def test_quota_follows_the_reservation(cubes):
     cq = _one(_objects(helpers.render(raw), SUB), "ClusterQueue")
     vms = cubes * 16
     quotas = {r["name"]: r["nominalQuota"] for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
-    assert quotas == {"google.com/tpu": cubes * 64, "cpu": vms * 224, "memory": f"{vms * 960}Gi" if vms * 960 % 1024 else f"{vms * 960 // 1024}Ti"}
+    memory = f"{vms * 960}Gi" if vms * 960 % 1024 else f"{vms * 960 // 1024}Ti"
+    assert quotas == {"google.com/tpu": cubes * 64, "cpu": vms * 224, "memory": memory}
     assert cq["spec"]["resourceGroups"][0]["coveredResources"] == ["google.com/tpu", "cpu", "memory"]
     assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": queues.SLICE_CHECK}]}
 
@@ -90,7 +91,8 @@ def test_quota_per_vm_overrides_and_unlimited():
     raw["profiles"][SUPER]["tpu"]["unlimitedQuota"] = True
     tree = helpers.render(raw)
     sub = _one(_objects(tree, SUB), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
-    assert [(r["name"], r["nominalQuota"]) for r in sub] == [("google.com/tpu", 128), ("cpu", 32 * 222), ("memory", f"{32 * 900}Gi")]
+    assert [(r["name"], r["nominalQuota"]) for r in sub] == [
+        ("google.com/tpu", 128), ("cpu", 32 * 222), ("memory", f"{32 * 900}Gi")]
     sup = _one(_objects(tree, SUPER), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
     assert [(r["name"], r["nominalQuota"]) for r in sup] == list(queues.UNLIMITED_QUOTA.items())
 
@@ -231,7 +233,8 @@ def test_impossible_request_refused_by_the_cli(case, tmp_path, previous_output, 
 SPEC_CASES = {
     "super-slice shape not whole cubes": (
         lambda r: _workload(r, "jax-superslice").__setitem__("shape", "4x4x6"),
-        ["workloads[4].shape: 4x4x6 is not whole 4x4x4 cubes: a super-slice needs every dimension a multiple of 4 (e.g. 4x4x4, 4x4x8)"]),
+        ["workloads[4].shape: 4x4x6 is not whole 4x4x4 cubes: a super-slice needs every dimension a multiple of 4 "
+         "(e.g. 4x4x4, 4x4x8)"]),
     "super-slice dimensions out of order": (
         lambda r: _workload(r, "jax-superslice").__setitem__("shape", "8x4x4"),
         ["workloads[4].shape: 8x4x4: the slice controller wants dimensions in non-decreasing order; write it as 4x4x8"]),
@@ -312,7 +315,7 @@ def test_spec_check(case):
         assert all(f"spec.yaml: {want}" in lines for want in expected), lines
         return
     assert len(lines) == len(expected), lines
-    for line, want in zip(lines, expected):
+    for line, want in zip(lines, expected, strict=True):
         assert line.startswith(f"spec.yaml: {want}"), line
 
 

@@ -41,7 +41,7 @@ def test_alias_expansion_limit():
 
 def test_billion_laughs_is_refused_at_once():
     levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
     with pytest.raises(yamlio.InputError, match="aliases expand to more than"):
         yamlio.load_user("\n".join(levels) + "\n")

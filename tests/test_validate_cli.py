@@ -97,8 +97,8 @@ def test_stdin_subprocess_and_no_heavy_imports():
              "except SystemExit as e:\n"
              "    heavy = sorted(m for m in ('cdk8s', 'jsii', 'kubernetes', 'cdk8s_plus_33') if m in sys.modules)\n"
              "    print('HEAVY', heavy, file=sys.stderr); raise\n")
-    out = subprocess.run([sys.executable, "-c", probe, str(helpers.CRD_ROOT), str(helpers.FIXTURE_SPEC)], cwd=paths.ROOT, capture_output=True,
-                         text=True, input=(CORPUS / "PD001" / "bad.yaml").read_text(), timeout=60)
+    out = subprocess.run([sys.executable, "-c", probe, str(helpers.CRD_ROOT), str(helpers.FIXTURE_SPEC)], cwd=paths.ROOT,
+                         capture_output=True, text=True, input=(CORPUS / "PD001" / "bad.yaml").read_text(), timeout=60)
     assert out.returncode == 0, out.stderr   # unpinned images are a lint: warnings
     assert out.stdout.count("PD001 warning") == 2
     assert "HEAVY []" in out.stderr, out.stderr

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from generator import cli, yamlio
 from generator.validate import cel
@@ -59,8 +58,9 @@ spec:
 
 # ------------------------------------------------------------------ never crash
 
-ALIAS_BOMB = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" \
-    + "".join(f"  {c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdef", "bcdefg"))
+ALIAS_BOMB = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n" \
+    + "  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" \
+    + "".join(f"  {c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdef", "bcdefg", strict=True))
 CRASH_CASES = {
     "alias-bomb.yaml": (ALIAS_BOMB, "IN001", "aliases expand to more than"),
     "deep.yaml": ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: " + "{a: " * 500 + "1" + "}" * 500 + "\n",

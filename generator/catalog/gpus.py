@@ -8,8 +8,7 @@ Accelerator label values and Autopilot: GKE "Deploy GPU workloads in Autopilot"
 A machine type of a known family is one GpuMachine line; a family is one entry."""
 from __future__ import annotations
 
-from .model import GpuFamily
-from .model import GpuMachine as M
+from .model import GpuFamily, GpuMachine as M
 from .sources import GPU_MACHINE_TYPES
 
 _FAMILIES = (

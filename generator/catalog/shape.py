@@ -66,11 +66,11 @@ class TpuShape:
 
     def fits_in(self, other: TpuShape) -> bool:
         """Every dimension no larger than other's, in the same orientation."""
-        return self.ndim == other.ndim and all(a <= b for a, b in zip(self.dims, other.dims))
+        return self.ndim == other.ndim and all(a <= b for a, b in zip(self.dims, other.dims, strict=True))
 
     def is_multiple_of(self, unit: TpuShape) -> bool:
         """Every dimension a whole multiple of unit's: the shape tiles into units."""
-        return self.ndim == unit.ndim and all(a % b == 0 for a, b in zip(self.dims, unit.dims))
+        return self.ndim == unit.ndim and all(a % b == 0 for a, b in zip(self.dims, unit.dims, strict=True))
 
     def units(self, unit: TpuShape) -> int:
         """How many units (e.g. 4x4x4 cubes) tile this shape."""
@@ -86,5 +86,5 @@ def tilings(unit: TpuShape, max_units: int) -> list[TpuShape]:
         if len(prefix) == unit.ndim:
             return [prefix]
         return [c for n in range(low, room + 1) for c in counts(prefix + (n,), n, room // n)]
-    shapes = [TpuShape(tuple(n * d for n, d in zip(c, unit.dims))) for c in counts((), 1, max_units)]
+    shapes = [TpuShape(tuple(n * d for n, d in zip(c, unit.dims, strict=True))) for c in counts((), 1, max_units)]
     return sorted(shapes, key=lambda s: (s.chips, s.dims))

@@ -102,7 +102,7 @@ def _named(items: list) -> dict | None:
     if not all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in items):
         return None
     names = [x["name"] for x in items]
-    return dict(zip(names, items)) if len(set(names)) == len(names) else None
+    return dict(zip(names, items, strict=True)) if len(set(names)) == len(names) else None
 
 
 def _embedded(v):

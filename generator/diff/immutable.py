@@ -7,8 +7,8 @@ webhook). CRD fields guarded by transition rules are in transitions.py."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .fields import MISSING
 from .objects import Key

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import capacity as quotas
-from .. import demand, kueue
+from .. import capacity as quotas, demand, kueue
 from .capacity import (
     ACCELERATOR_RESOURCES,
     ZERO,

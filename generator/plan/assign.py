@@ -389,7 +389,7 @@ def reduced_counts(wl: model.Workload, fits: Callable[[tuple[int, ...]], bool]) 
         return None
 
     def counts(i: int) -> tuple[int, ...]:
-        return tuple(f - d * i // total for f, d in zip(full, deltas))
+        return tuple(f - d * i // total for f, d in zip(full, deltas, strict=True))
 
     last_good, found = 0, None
     lo, hi = 0, total + 1

@@ -117,7 +117,7 @@ def load(args: list[str], manager_config: str | None = None, kueue_version: str 
     pairs = [named(a) for a in args]
     problems = []
     seen: dict[str, str] = {}
-    for arg, (name, path) in zip(args, pairs):
+    for arg, (name, path) in zip(args, pairs, strict=True):
         if path == "-":
             problems.append(SpecError(arg, [Problem("--group", "a group reads each cluster from its own path; "
                                                                "name a file NAME=FILE")]))

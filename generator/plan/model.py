@@ -294,7 +294,7 @@ class Workload:
             # and workers are one unit, so units are keyed by shape and unit size.
             key = (shape, ps.unit)
             by_unit[key] = by_unit.get(key, 0) + int(per_pod * count)
-        for (shape, unit), total in sorted(by_unit.items()):
+        for (shape, _unit), total in sorted(by_unit.items()):
             if total % shape.chips:
                 problems.append(f"{total} chips of pods with slice topology {shape} "
                                 f"do not make whole {shape.chips}-chip slices")
@@ -306,7 +306,7 @@ class Workload:
         """The slice groups of the pod sets with `resource` and a non-zero count: each
         group (a Job of a JobSet, an LWS group, a Job) takes one slice of a static pool."""
         groups: dict[str, tuple[str, int, int, list[Decimal]]] = {}
-        for ps, count in zip(self.podsets, counts):
+        for ps, count in zip(self.podsets, counts, strict=True):
             per_pod = ps.requests.get(resource, Decimal(0))
             if per_pod <= 0 or count <= 0:
                 continue
@@ -384,7 +384,7 @@ def _load_one(overlay: str) -> list[dict]:
         try:
             out = subprocess.run([exe, "kustomize", str(path)], check=False, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.SubprocessError) as e:
-            raise SpecError(overlay, [Problem("", f"kubectl kustomize could not run: {e}")])
+            raise SpecError(overlay, [Problem("", f"kubectl kustomize could not run: {e}")]) from e
         if out.returncode != 0:
             raise SpecError(overlay, [Problem("", f"kubectl kustomize failed: {out.stderr.strip()}")])
         return _parse(out.stdout, overlay)

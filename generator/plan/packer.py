@@ -190,7 +190,7 @@ class Reservation:
                                       key=lambda s: -s.chips)
         best_key, best = None, None
         for cube, grid in enumerate(self._grid):
-            for origin in itertools.product(*(range(0, c, s) for c, s in zip(self.cube.dims, shape.dims))):
+            for origin in itertools.product(*(range(0, c, s) for c, s in zip(self.cube.dims, shape.dims, strict=True))):
                 if any(cell in grid for cell in _box(origin, shape.dims)):
                     continue
                 key = tuple(self._free_in(grid, origin, level) for level in levels) + (cube, origin)
@@ -200,12 +200,12 @@ class Reservation:
 
     @staticmethod
     def _free_in(grid: dict, origin: Cell, level: TpuShape) -> int:
-        base = tuple(o - o % s for o, s in zip(origin, level.dims))
+        base = tuple(o - o % s for o, s in zip(origin, level.dims, strict=True))
         return sum(1 for cell in _box(base, level.dims) if cell not in grid)
 
 
 def _box(origin: Cell, dims: tuple[int, ...]) -> list[Cell]:
-    return list(itertools.product(*(range(o, o + s) for o, s in zip(origin, dims))))
+    return list(itertools.product(*(range(o, o + s) for o, s in zip(origin, dims, strict=True))))
 
 
 # ---------------------------------------------------------------- static node pools

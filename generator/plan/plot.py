@@ -58,14 +58,14 @@ def write(plan: Plan, path: str) -> None:
     try:
         import matplotlib
     except ImportError:
-        raise SpecError(path, [Problem("--plot", "matplotlib is not installed; `make install-test` installs it")])
+        raise SpecError(path, [Problem("--plot", "matplotlib is not installed; `make install-test` installs it")]) from None
     matplotlib.use("Agg")  # no display, deterministic
     import matplotlib.pyplot as plt
 
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise SpecError(path, [Problem("--plot", f"cannot create the folder: {e.strerror or e}")])
+        raise SpecError(path, [Problem("--plot", f"cannot create the folder: {e.strerror or e}")]) from e
     # One panel, or for a MultiKueue group one per cluster: the manager's reserved quota, then
     # what runs on each worker.
     panels: list[str | None] = list(plan.clusters) or [None]
@@ -75,14 +75,14 @@ def write(plan: Plan, path: str) -> None:
     # A workload keeps its colour from panel to panel.
     colours = {w: i for i, w in enumerate(dict.fromkeys(r.workload for s in plan.steps for r in s.rows))} \
         if plan.clusters else None
-    for ax, cluster in zip(axes[:, 0], panels):
+    for ax, cluster in zip(axes[:, 0], panels, strict=True):
         _panel(ax, plt, plan, cluster, colours)
     fig.tight_layout()
     # No timestamps in the file: the same plan draws the same PNG.
     try:
         fig.savefig(path, metadata={"Software": None})
     except OSError as e:
-        raise SpecError(path, [Problem("--plot", f"cannot write the plot: {e.strerror or e}")])
+        raise SpecError(path, [Problem("--plot", f"cannot write the plot: {e.strerror or e}")]) from e
     plt.close(fig)
 
 
@@ -95,11 +95,12 @@ def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | N
     bottom = [0.0] * n
     for k, name in enumerate(order):
         vals = held[name]
-        ax.bar(xs, vals, bottom=bottom, color=cmap((colours[name] if colours else k) % 20), edgecolor="white", linewidth=0.8, label=name, width=0.62)
+        ax.bar(xs, vals, bottom=bottom, color=cmap((colours[name] if colours else k) % 20), edgecolor="white", linewidth=0.8,
+               label=name, width=0.62)
         for x in xs:
             if vals[x]:
                 ax.text(x, bottom[x] + vals[x] / 2, _short(name), ha="center", va="center", fontsize=7)
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     # Nominal quota, step-wise (a scenario may change it).
     ax.step([x - 0.5 for x in xs] + [n - 0.5], quota + quota[-1:], where="post", color="black",
             linestyle="--", linewidth=1.2, label="nominal quota")
@@ -114,9 +115,9 @@ def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | N
     ax.set_title(title + (f" / {Path(plan.scenario).stem}" if plan.scenario else ""), fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
     # Top of the stack first, like the bars; the quota line last.
-    bars = [(h, lb) for h, lb in zip(handles, labels) if lb != "nominal quota"][::-1]
-    line = [(h, lb) for h, lb in zip(handles, labels) if lb == "nominal quota"]
-    ax.legend(*zip(*(bars + line)), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    bars = [(h, lb) for h, lb in zip(handles, labels, strict=True) if lb != "nominal quota"][::-1]
+    line = [(h, lb) for h, lb in zip(handles, labels, strict=True) if lb == "nominal quota"]
+    ax.legend(*zip(*(bars + line), strict=True), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3)
 
 

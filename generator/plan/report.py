@@ -120,9 +120,9 @@ def _header(plan: Plan) -> list[str]:
 # ---------------------------------------------------------------- text
 def _table(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    out = [indent + "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    out = [indent + "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     for r in rows:
-        out.append(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        out.append(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     return out
 
 

@@ -265,7 +265,7 @@ class Scenario:
     def placed(self) -> list[tuple[model.Owner, str | None]]:
         """The initial objects with the cluster each is applied to (None: the manager, or the only one)."""
         at = self.initial_at or [None] * len(self.initial)
-        return list(zip(self.initial, at))
+        return list(zip(self.initial, at, strict=True))
 
 
 @lru_cache(maxsize=1)

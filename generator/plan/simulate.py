@@ -439,7 +439,7 @@ class Simulator:
             return
         a = assign.Assignment(counts=pre.counts)
         covers_pods = cq.group_of(model.PODS) is not None
-        for ps, flavors, count in zip(st.wl.podsets, pre.flavors, pre.counts):
+        for ps, flavors, count in zip(st.wl.podsets, pre.flavors, pre.counts, strict=True):
             req = {r: v * count for r, v in ps.requests.items()}
             if covers_pods:
                 req[model.PODS] = Decimal(count)
@@ -957,7 +957,8 @@ def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
 
 
 def _counts(e: Entry) -> str:
-    return ", ".join(f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(e.st.wl.podsets, e.a.counts or ()))
+    assert e.a.counts, "called for partial admissions only"
+    return ", ".join(f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(e.st.wl.podsets, e.a.counts, strict=True))
 
 
 def _q(resource: str, v) -> str:
@@ -1047,7 +1048,7 @@ def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
                 detail = st.reason + "; " + detail.replace("admitted to", "quota in")
             if st.assignment and st.assignment.counts:
                 detail += " (partial admission: " + ", ".join(
-                    f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(wl.podsets, st.assignment.counts)) + ")"
+                    f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(wl.podsets, st.assignment.counts, strict=True)) + ")"
             if st.placements:
                 detail += ": " + _placements(st.placements)
             if st.preempted_by:
@@ -1150,7 +1151,7 @@ def _placements(placements: list[packer.Placement]) -> str:
         k = (p.shape, p.cubes if p.origin is None else (p.cubes[0],), p.origin is None)
         groups[k] = groups.get(k, 0) + 1
     parts = []
-    for (shape, cubes, whole), n in sorted(groups.items(), key=lambda kv: (-kv[0][0].chips, kv[0][1])):
+    for (shape, cubes, _whole), n in sorted(groups.items(), key=lambda kv: (-kv[0][0].chips, kv[0][1])):
         where = ("cubes " if len(cubes) > 1 else "cube ") + ",".join(map(str, cubes))
         parts.append(f"{n} slice{'s' if n > 1 else ''} {shape} ({where})")
     return "; ".join(parts)

@@ -13,12 +13,10 @@ from decimal import Decimal
 
 from .. import capacity, catalog, credentials, demand, flavors, quantity, tpu, versions
 from ..errors import Problem, format_path
-from . import hardware
-from . import teams as teams_mod
+from . import hardware, teams as teams_mod
 from .context import CheckContext
 from .kinds import Workload
 from .model import Platform, Profile
-
 
 # Argo CD Application names are label values (app.kubernetes.io/instance): 63 characters.
 MAX_APP_NAME = 63

@@ -12,5 +12,5 @@ if TYPE_CHECKING:   # types only: the model imports the kinds, which import this
 
 @dataclass(frozen=True)
 class CheckContext:
-    platform: "Platform"
-    profile: "Profile"
+    platform: Platform
+    profile: Profile

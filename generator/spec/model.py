@@ -11,12 +11,22 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PrivateAttr, model_validator
 
 from .. import catalog, versions
-from .fields import (Count, Digest, DnsLabel, DnsSubdomain, ImageTag, Labels, LabelSafeName, PositiveCount,
-                     Quantity, SpecModel, Version)
+from .fields import (
+    Count,
+    Digest,
+    DnsLabel,
+    DnsSubdomain,
+    ImageTag,
+    Labels,
+    LabelSafeName,
+    PositiveCount,
+    Quantity,
+    SpecModel,
+    Version,
+)
 from .kinds import Workload
 from .multikueue import MultiKueueGroup
 from .teams import Team
-
 
 # ---------------------------------------------------------------- pins, namespaces, tiers
 
@@ -69,7 +79,7 @@ class Tier(SpecModel):
     workload_priority_class: WorkloadPriorityClassSpec | None = None
 
     @model_validator(mode="after")
-    def _not_empty(self) -> "Tier":
+    def _not_empty(self) -> Tier:
         if self.priority_class is None and self.workload_priority_class is None:
             raise ValueError("a tier needs priorityClass, workloadPriorityClass or both")
         return self
@@ -206,7 +216,7 @@ class Image(SpecModel):
     digest: Digest | None = Field(None, description="sha256:... of the image: what runs cannot change under the tag.")
 
     @model_validator(mode="after")
-    def _one_source(self) -> "Image":
+    def _one_source(self) -> Image:
         if (self.repository is None) == (self.name is None):
             raise ValueError("give either `repository` (an upstream image) or `name` (an image of this project)")
         return self
@@ -222,7 +232,7 @@ class Destination(SpecModel):
     name: str | None = Field(None, min_length=1, pattern=r"^[^\s]+$")
 
     @model_validator(mode="after")
-    def _one(self) -> "Destination":
+    def _one(self) -> Destination:
         if (self.server is None) == (self.name is None):
             raise ValueError("give either `server` (the API server URL) or `name` (a cluster registered in Argo CD)")
         return self
@@ -261,7 +271,7 @@ class Platform(SpecModel):
     _source: str = PrivateAttr("<spec>")
 
     @model_validator(mode="after")
-    def _fill(self) -> "Platform":
+    def _fill(self) -> Platform:
         """Defaults that depend on other fields: each profile's name and Kueue release,
         and each tier's descriptions."""
         known = versions.known("kueue")

@@ -18,7 +18,7 @@ class Toleration(SpecModel):
     toleration_seconds: int | None = Field(None, ge=0)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Toleration":
+    def _consistent(self) -> Toleration:
         if self.operator == "Exists" and self.value:
             raise ValueError("operator Exists takes no value")
         if self.key is None and self.operator != "Exists":
@@ -63,7 +63,7 @@ class Volume(SpecModel):
     csi: CsiVolume | None = None
 
     @model_validator(mode="after")
-    def _one_source(self) -> "Volume":
+    def _one_source(self) -> Volume:
         sources = [s for s in ("config_map", "secret", "empty_dir", "persistent_volume_claim", "csi")
                    if getattr(self, s) is not None]
         if len(sources) != 1:
@@ -111,7 +111,7 @@ class Security(SpecModel):
                                                                      "images, false for upstream ones.")
 
     @model_validator(mode="after")
-    def _one(self) -> "Security":
+    def _one(self) -> Security:
         if self.run_as_root and self.run_as_user is not None:
             raise ValueError("runAsRoot and runAsUser exclude each other")
         return self

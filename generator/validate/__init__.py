@@ -162,22 +162,13 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
 def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
            closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list, object]:
     """check_stream, and the Model it built (MultiKueue group rules read it)."""
-    from . import defaults, loader, schema
-    from .objects import Model, Obj
-    from .rules import RULES as rules
+    from .objects import Model
     from .rules import Hit
     from .selection import Selection
 
     selection = selection or Selection()
     collector = _Collector(stream.name, closed, selection)
-    objs = []
-    for i, body, doc in loader.objects(stream):
-        o = Obj(i, body, doc.source, dict(doc.ignores))
-        crd = _guard(collector, o, "reading the CRD schema",
-                     lambda b=body: schemas.crd_schema(b.get("apiVersion"), b.get("kind")))
-        defaulted = _guard(collector, o, "defaulting", lambda b=body, c=crd: defaults.apply(b, c))
-        o.body = defaulted if defaulted is not None else body
-        objs.append(o)
+    objs = _read_objects(stream, schemas, collector)
     for p in stream.problems:
         collector.add_problem(p)
     for o in objs:
@@ -188,16 +179,48 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
                   closed=closed, kueue_version=target.kueue)
     schema_broken = False
     for o in objs:
-        hits = _guard(collector, o, "the schema check", lambda o=o: schema.check(schemas, o)) or []
-        bad_paths = set()
-        for rule_id, hit in hits:
-            collector.add(rule_id, hit)
-            if rule_id == "SC001":
-                bad_paths.add(tuple(hit.path))
-                schema_broken = True
-        if selection.on("CE001") or selection.on("CE002"):
-            for v in _guard(collector, o, "the CEL rules", lambda o=o, b=bad_paths: _cel(schemas, o, b)) or []:
-                collector.add("CE001" if v.evaluated else "CE002", Hit(o, v.path, v.message))
+        schema_broken |= _check_schema(o, schemas, collector, selection)
+    skipped = _run_rules(model, collector, selection, schema_broken)
+    return collector.findings(), len(objs), skipped, collector.ignored, model
+
+
+def _read_objects(stream, schemas, collector: _Collector) -> list:
+    """The stream's objects, each with its CRD's defaults applied (as the API server stores it)."""
+    from . import defaults, loader
+    from .objects import Obj
+
+    objs = []
+    for i, body, doc in loader.objects(stream):
+        o = Obj(i, body, doc.source, dict(doc.ignores))
+        crd = _guard(collector, o, "reading the CRD schema",
+                     lambda b=body: schemas.crd_schema(b.get("apiVersion"), b.get("kind")))
+        defaulted = _guard(collector, o, "defaulting", lambda b=body, c=crd: defaults.apply(b, c))
+        o.body = defaulted if defaulted is not None else body
+        objs.append(o)
+    return objs
+
+
+def _check_schema(o, schemas, collector: _Collector, selection) -> bool:
+    """The schema and CEL findings of one object; True when its schema check failed (SC001)."""
+    from . import schema
+    from .rules import Hit
+
+    hits = _guard(collector, o, "the schema check", lambda: schema.check(schemas, o)) or []
+    bad_paths = set()
+    for rule_id, hit in hits:
+        collector.add(rule_id, hit)
+        if rule_id == "SC001":
+            bad_paths.add(tuple(hit.path))
+    if selection.on("CE001") or selection.on("CE002"):
+        for v in _guard(collector, o, "the CEL rules", lambda: _cel(schemas, o, bad_paths)) or []:
+            collector.add("CE001" if v.evaluated else "CE002", Hit(o, v.path, v.message))
+    return bool(bad_paths)
+
+
+def _run_rules(model, collector: _Collector, selection, schema_broken: bool) -> list[str]:
+    """Every selected cross-object rule on the model; the ids of those that could not run."""
+    from .rules import RULES as rules
+
     skipped = []
     for rule in rules.values():
         if rule.check is None or not selection.on(rule.id):
@@ -215,7 +238,7 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
             continue
         for hit in hits:
             collector.add(rule.id, hit)
-    return collector.findings(), len(objs), skipped, collector.ignored, model
+    return skipped
 
 
 def _cel(schemas, o, bad_paths):
@@ -272,7 +295,7 @@ def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> 
         bad = [p for p in stream.problems if p.rule == "IN001"]
         if bad:
             raise UsageError(f"--context {path}: {bad[0].source}: {bad[0].problem.path} {bad[0].problem.message}")
-        for i, body, doc in loader.objects(stream):
+        for _i, body, doc in loader.objects(stream):
             try:
                 body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
             except Exception:   # noqa: BLE001  context objects are only looked up
@@ -292,44 +315,17 @@ def validate(opts: Options) -> Report:
     from .. import crds
     from . import context, group, loader, selection
     from .rules import RULES
-    from .rules.multikueue_group import Group
 
     sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
-    paths = list(opts.paths)
-    names: list[str] = []
-    if opts.multikueue:
-        if not paths:
-            raise UsageError("--multikueue: name the group's inputs, the manager's and each worker's "
-                             "(NAME=PATH, or PATH named after its MultiKueueCluster)")
-        names, paths = group.split_names(paths)
-    if not paths:
-        overlays = out / "overlays"
-        paths = sorted(str(d) for d in overlays.iterdir() if d.is_dir() and loader.is_kustomization(d)) \
-            if overlays.is_dir() else []
-        if not paths:
-            raise UsageError(f"no overlays under {overlays}; run `make synth` or name the inputs")
-    if paths.count("-") > 1:
-        raise UsageError("stdin (-) can be read once")
+    names, paths = _inputs(opts, out)
     crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.default_root()
     if not crd_root.is_dir():
         raise UsageError(f"{crd_root}: no CRD directory; run `make crds` (CRD_DIR=...) or pass --crd-dir")
 
-    overlay_root = (out / "overlays").resolve()
-    targets, pending, closed, profile_of = [], [], [], {}
-    for i, p in enumerate(paths):
-        resolved = Path(p).resolve() if p != "-" else None
-        profile = opts.profile
-        from_spec = resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec)
-        if from_spec:
-            profile = resolved.name   # an overlay built from the spec: its profile decides
-            profile_of[i] = profile
-        targets.append(context.target(spec, opts.spec, profile, opts.kubernetes_version, opts.kueue_version,
-                                      opts.autopilot))
-        # Overlays built from the spec are the whole platform: closed world. Other inputs
-        # are part of a cluster: open, unless the user names the rest (--context) or --closed.
-        closed.append(from_spec or bool(opts.context) or opts.closed)
+    targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
+    pending: list = []
     try:
         for p in paths:   # kustomize builds start now and run while the schemas load
             pending.append(loader.Pending(p, _display(p)))
@@ -364,18 +360,70 @@ def validate(opts: Options) -> Report:
             report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
                                    "world": "closed" if closed[i] else "open",
                                    "context": list(opts.context), "skippedRules": skipped})
-        order = {s.name: i for i, s in enumerate(streams)}
-        for m, members in groups:
-            built = {name: group.member(name, paths[i], streams[i].name, results[i][4], closed[i], _display)
-                     for i, name in members}
-            g = Group(built.pop(next(name for i, name in members if i == m)), built)
-            broken = any(f.rule == "SC001" for i, _ in members for f in results[i][0])
-            found, ignored, skipped = group.findings(g, sel, order, broken)
-            report.findings += found
-            report.ignored += ignored
-            report.groups.append({"manager": g.manager.source, "workers": [w.source for w in built.values()],
-                                  "skippedRules": skipped})
+        _add_groups(report, groups, paths, streams, results, closed, sel)
         return report
     finally:
         for pend in pending:
             pend.cancel()
+
+
+def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
+    """The member names of a --multikueue group (else none) and the input paths: those
+    given, else every overlay under out/overlays."""
+    from . import group, loader
+
+    paths = list(opts.paths)
+    names: list[str] = []
+    if opts.multikueue:
+        if not paths:
+            raise UsageError("--multikueue: name the group's inputs, the manager's and each worker's "
+                             "(NAME=PATH, or PATH named after its MultiKueueCluster)")
+        names, paths = group.split_names(paths)
+    if not paths:
+        overlays = out / "overlays"
+        paths = sorted(str(d) for d in overlays.iterdir() if d.is_dir() and loader.is_kustomization(d)) \
+            if overlays.is_dir() else []
+        if not paths:
+            raise UsageError(f"no overlays under {overlays}; run `make synth` or name the inputs")
+    if paths.count("-") > 1:
+        raise UsageError("stdin (-) can be read once")
+    return names, paths
+
+
+def _targets(opts: Options, spec, paths: list[str], overlay_root: Path) -> tuple[list, list[bool], dict[int, str]]:
+    """Per input: its target (versions, Autopilot), whether it is checked closed-world, and
+    (by input index) the profile of each overlay built from the spec."""
+    from . import context
+
+    targets, closed, profile_of = [], [], {}
+    for i, p in enumerate(paths):
+        resolved = Path(p).resolve() if p != "-" else None
+        profile = opts.profile
+        from_spec = resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec)
+        if from_spec:
+            profile = resolved.name   # an overlay built from the spec: its profile decides
+            profile_of[i] = profile
+        targets.append(context.target(spec, opts.spec, profile, opts.kubernetes_version, opts.kueue_version,
+                                      opts.autopilot))
+        # Overlays built from the spec are the whole platform: closed world. Other inputs
+        # are part of a cluster: open, unless the user names the rest (--context) or --closed.
+        closed.append(from_spec or bool(opts.context) or opts.closed)
+    return targets, closed, profile_of
+
+
+def _add_groups(report: Report, groups, paths: list[str], streams: list, results: dict, closed: list[bool], sel) -> None:
+    """The MultiKueue group rules of each group, over its members' checked inputs."""
+    from . import group
+    from .rules.multikueue_group import Group
+
+    order = {s.name: i for i, s in enumerate(streams)}
+    for m, members in groups:
+        built = {name: group.member(name, paths[i], streams[i].name, results[i][4], closed[i], _display)
+                 for i, name in members}
+        g = Group(built.pop(next(name for i, name in members if i == m)), built)
+        broken = any(f.rule == "SC001" for i, _ in members for f in results[i][0])
+        found, ignored, skipped = group.findings(g, sel, order, broken)
+        report.findings += found
+        report.ignored += ignored
+        report.groups.append({"manager": g.manager.source, "workers": [w.source for w in built.values()],
+                              "skippedRules": skipped})

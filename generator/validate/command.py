@@ -16,8 +16,8 @@ def register(sub) -> None:
                     "pruned, CRD and webhook defaults applied): strict schemas (core kinds at the pinned Kubernetes "
                     "version, custom resources at the pinned, hash-checked CRDs, with their CEL rules) and "
                     "cross-object rules (Kueue queues, quotas and cohorts, priorities, selectors, routes, TPU slices, "
-                    "names, secrets, images, MultiKueue groups). Exit 0 clean (warnings and notes allowed), 1 errors (or warnings with "
-                    "--strict), 2 could not run.",
+                    "names, secrets, images, MultiKueue groups). Exit 0 clean (warnings and notes allowed), 1 errors "
+                    "(or warnings with --strict), 2 could not run.",
         epilog="Open or closed world:\n"
                "  Overlays built from the spec (the default inputs) are checked closed-world: they are the whole\n"
                "  platform, so a reference to an object they lack (a LocalQueue, a ClusterQueue, a PriorityClass,\n"

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import spec as spec_model
-from .. import versions
+from .. import spec as spec_model, versions
 from ..errors import SpecError
 from ..spec import Platform
 

@@ -135,19 +135,9 @@ def _jobset(body: dict, schema: dict | None) -> None:
         _setdefault(spec, "successPolicy", {"operator": "All"})
     if _has(schema, "spec", "startupPolicy"):
         _setdefault(spec, "startupPolicy", {"startupPolicyOrder": "AnyOrder"})
-    for rj in spec.get("replicatedJobs") or []:
-        job = ((rj or {}).get("template") or {}).get("spec") if isinstance(rj, dict) else None
-        if isinstance(job, dict):
-            job.setdefault("completionMode", "Indexed")
-            pod = (job.get("template") or {}).get("spec")
-            if isinstance(pod, dict) and not pod.get("restartPolicy"):
-                pod["restartPolicy"] = "OnFailure"
+    _jobset_jobs(spec)
     if _has(schema, "spec", "network"):
-        network = _setdefault(spec, "network", {})
-        if isinstance(network, dict):
-            for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
-                if _has(schema, "spec", "network", key):
-                    network.setdefault(key, True)
+        _jobset_network(spec, schema)
     policy = spec.get("failurePolicy")
     if isinstance(policy, dict):
         for i, r in enumerate(policy.get("rules") or []):
@@ -157,6 +147,25 @@ def _jobset(body: dict, schema: dict | None) -> None:
         for p in spec.get("volumeClaimPolicies") or []:
             if isinstance(p, dict) and "retentionPolicy" not in p:
                 p["retentionPolicy"] = {"whenDeleted": "Delete"}
+
+
+def _jobset_jobs(spec: dict) -> None:
+    """The defaults of each replicated Job's template: an Indexed Job whose pods restart on failure."""
+    for rj in spec.get("replicatedJobs") or []:
+        job = ((rj or {}).get("template") or {}).get("spec") if isinstance(rj, dict) else None
+        if isinstance(job, dict):
+            job.setdefault("completionMode", "Indexed")
+            pod = (job.get("template") or {}).get("spec")
+            if isinstance(pod, dict) and not pod.get("restartPolicy"):
+                pod["restartPolicy"] = "OnFailure"
+
+
+def _jobset_network(spec: dict, schema: dict | None) -> None:
+    network = _setdefault(spec, "network", {})
+    if isinstance(network, dict):
+        for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
+            if _has(schema, "spec", "network", key):
+                network.setdefault(key, True)
 
 
 def apply(body: dict, crd_schema: dict | None) -> dict:

@@ -3,7 +3,7 @@
 Registration is explicit: the table below."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import finetune, t5, tgi, tpu_jobset, tpu_pd_serving
 from .common import BuildContext

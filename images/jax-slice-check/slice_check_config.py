@@ -8,8 +8,8 @@ check that the env they put on the container matches what the image reads.
 # module up in sys.modules, which fails when a test loads this file by path
 # without registering it there.
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 TOPOLOGY = "SLICE_TOPOLOGY"
 EXPECTED_GLOBAL_DEVICES = "SLICE_EXPECTED_GLOBAL_DEVICES"

@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 import torch
 from ts.torch_handler.base_handler import BaseHandler
@@ -40,12 +40,12 @@ DEFAULT_SETUP = {
 _REASONS = {200: "OK", 400: "Bad Request", 413: "Payload Too Large", 500: "Internal Server Error"}
 
 
-def load_setup_config(model_dir: str) -> Dict[str, Any]:
+def load_setup_config(model_dir: str) -> dict[str, Any]:
     """Read setup_config.json from the model directory, over the defaults."""
     setup = dict(DEFAULT_SETUP)
     path = os.path.join(model_dir, "setup_config.json")
     if os.path.isfile(path):
-        with open(path, "r", encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             setup.update(json.load(f))
     else:
         logger.warning("setup_config.json not found in %s, using defaults", model_dir)
@@ -62,7 +62,7 @@ class T5TranslationHandler(BaseHandler):
     def __init__(self):
         super().__init__()
         self.tokenizer = None
-        self.setup: Dict[str, Any] = dict(DEFAULT_SETUP)
+        self.setup: dict[str, Any] = dict(DEFAULT_SETUP)
 
     # ---------------------------------------------------------------- loading
     def initialize(self, context):
@@ -90,7 +90,7 @@ class T5TranslationHandler(BaseHandler):
         logger.info("T5 translation model loaded from %s on %s", model_dir, self.device)
 
     # ------------------------------------------------------------- pipeline
-    def preprocess(self, data) -> List[ParsedRequest]:
+    def preprocess(self, data) -> list[ParsedRequest]:
         limits = {
             "max_text_chars": int(self.setup["max_text_chars"]),
             "max_items_per_request": int(self.setup["max_items_per_request"]),
@@ -99,7 +99,7 @@ class T5TranslationHandler(BaseHandler):
         self._reject_overlong(requests)
         return requests
 
-    def _reject_overlong(self, requests: List[ParsedRequest]) -> None:
+    def _reject_overlong(self, requests: list[ParsedRequest]) -> None:
         """Items whose prompt exceeds max_input_tokens get a 400 (no silent truncation)."""
         limit = int(self.setup["max_input_tokens"])
         for req in requests:
@@ -114,7 +114,7 @@ class T5TranslationHandler(BaseHandler):
                         f"text is too long: {n} tokens with the task prefix, limit is {limit}"
                     )
 
-    def inference(self, requests: List[ParsedRequest], *args, **kwargs) -> List[ParsedRequest]:
+    def inference(self, requests: list[ParsedRequest], *args, **kwargs) -> list[ParsedRequest]:
         work = [(req, idx, item) for req in requests for idx, item in req.pending()]
         chunk = max(1, int(self.setup["max_generation_batch"]))
         for start in range(0, len(work), chunk):
@@ -128,11 +128,11 @@ class T5TranslationHandler(BaseHandler):
                 for req, idx, _ in part:
                     req.results[idx] = error_entry(f"translation failed: {exc}", SERVER_ERROR)
                 continue
-            for (req, idx, _), text in zip(part, texts):
+            for (req, idx, _), text in zip(part, texts, strict=True):
                 req.results[idx] = {"text": text}
         return requests
 
-    def _translate(self, prompts: List[str]) -> List[str]:
+    def _translate(self, prompts: list[str]) -> list[str]:
         enc = self.tokenizer(
             prompts,
             return_tensors="pt",
@@ -154,7 +154,7 @@ class T5TranslationHandler(BaseHandler):
             )
         return [t.strip() for t in self.tokenizer.batch_decode(out, skip_special_tokens=True)]
 
-    def postprocess(self, requests: List[ParsedRequest]) -> List[List[Dict[str, Any]]]:
+    def postprocess(self, requests: list[ParsedRequest]) -> list[list[dict[str, Any]]]:
         return [req.response() for req in requests]
 
     def handle(self, data, context):

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any
 
 # Languages in T5's supervised pre-training mixture (WMT en-de, en-fr, en-ro).
-LANGUAGES: Dict[str, str] = {
+LANGUAGES: dict[str, str] = {
     "en": "English",
     "fr": "French",
     "de": "German",
@@ -31,10 +31,10 @@ LANGUAGES: Dict[str, str] = {
 }
 
 # T5 was only trained to translate *from* English, so only these pairs work.
-SUPPORTED_PAIRS: Tuple[Tuple[str, str], ...] = (("en", "fr"), ("en", "de"), ("en", "ro"))
+SUPPORTED_PAIRS: tuple[tuple[str, str], ...] = (("en", "fr"), ("en", "de"), ("en", "ro"))
 
 # Full names are accepted as well as ISO 639-1 codes, case-insensitively.
-_ALIASES: Dict[str, str] = {name.lower(): code for code, name in LANGUAGES.items()}
+_ALIASES: dict[str, str] = {name.lower(): code for code, name in LANGUAGES.items()}
 
 DEFAULT_LIMITS = {
     "max_text_chars": 5000,
@@ -65,28 +65,28 @@ class TranslationItem:
         return build_prompt(self.text, self.source, self.target)
 
 
-Slot = Union[TranslationItem, Dict[str, Any]]
+Slot = TranslationItem | dict[str, Any]
 
 
 @dataclass
 class ParsedRequest:
     """One HTTP request: its items (valid ones or error entries) and results."""
 
-    slots: List[Slot] = field(default_factory=list)
-    results: List[Optional[Dict[str, Any]]] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    results: list[dict[str, Any] | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.results:
             self.results = [s if isinstance(s, dict) else None for s in self.slots]
 
-    def pending(self) -> List[Tuple[int, TranslationItem]]:
+    def pending(self) -> list[tuple[int, TranslationItem]]:
         return [
             (i, s)
             for i, s in enumerate(self.slots)
             if isinstance(s, TranslationItem) and self.results[i] is None
         ]
 
-    def response(self) -> List[Dict[str, Any]]:
+    def response(self) -> list[dict[str, Any]]:
         out = []
         for r in self.results:
             out.append(r if r is not None else error_entry("no result produced", SERVER_ERROR))
@@ -103,7 +103,7 @@ class ParsedRequest:
         return 200
 
 
-def error_entry(message: str, code: int = BAD_REQUEST) -> Dict[str, Any]:
+def error_entry(message: str, code: int = BAD_REQUEST) -> dict[str, Any]:
     return {"error": message, "code": int(code)}
 
 
@@ -190,7 +190,7 @@ def decode_body(request: Any) -> Any:
     return body
 
 
-def parse_request(request: Any, limits: Optional[Dict[str, int]] = None) -> ParsedRequest:
+def parse_request(request: Any, limits: dict[str, int] | None = None) -> ParsedRequest:
     """Parse one TorchServe request into a ParsedRequest; never raises."""
     lim = dict(DEFAULT_LIMITS)
     if limits:
@@ -216,7 +216,7 @@ def parse_request(request: Any, limits: Optional[Dict[str, int]] = None) -> Pars
     except Exception as exc:  # pragma: no cover - defensive: never kill the worker
         return ParsedRequest(slots=[error_entry(f"could not parse request: {exc}", BAD_REQUEST)])
 
-    slots: List[Slot] = []
+    slots: list[Slot] = []
     for item in items:
         try:
             slots.append(validate_item(item, lim["max_text_chars"]))

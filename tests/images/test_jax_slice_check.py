@@ -312,7 +312,7 @@ def _run_two_processes(**slice_env: str) -> list[tuple[int, str, str]]:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs)]
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs, strict=True)]
 
 
 @pytest.mark.slow  # two JAX processes over a loopback coordinator

@@ -24,7 +24,6 @@ if str(IMAGE_DIR) not in sys.path:
     sys.path.insert(0, str(IMAGE_DIR))
 
 import t5_translation as tt  # noqa: E402  (pure module, no torch)
-
 from tests.images.tiny_t5 import build_tiny_t5  # noqa: E402
 
 # Settings for the tiny model: short generations keep the tests fast.

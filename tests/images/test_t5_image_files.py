@@ -104,7 +104,7 @@ def test_archive_step_names_model_and_version():
 
 
 def test_every_copied_file_exists_and_is_not_dockerignored():
-    ignored = {l.strip().rstrip("/") for l in (IMAGE_DIR / ".dockerignore").read_text().splitlines() if l.strip()}
+    ignored = {line.strip().rstrip("/") for line in (IMAGE_DIR / ".dockerignore").read_text().splitlines() if line.strip()}
     for word, arg in dockerfile_instructions():
         if word != "COPY" or "--from=" in arg:
             continue

@@ -162,7 +162,7 @@ def server(tmp_path_factory):
     )  # fmt: skip
     assert (store / f"{MODEL_NAME}.mar").is_file()
 
-    ports = dict(zip(("inference", "management", "metrics", "grpc_inference", "grpc_management"), _free_ports(5)))
+    ports = dict(zip(("inference", "management", "metrics", "grpc_inference", "grpc_management"), _free_ports(5), strict=True))
     config = root / "config.properties"
     config.write_text(loopback_config((IMAGE_DIR / "config.properties").read_text(), ports, store))
 

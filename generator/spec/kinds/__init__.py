@@ -4,8 +4,6 @@ reported against its kind's fields only). Adding a kind: write its module
 here and its builder in generator/workloads/, and list both."""
 from __future__ import annotations
 
-from typing import Union
-
 from .base import WorkloadBase
 from .finetune import Finetune
 from .t5 import T5Inference
@@ -20,6 +18,6 @@ KINDS: dict[str, type[WorkloadBase]] = {
     "tpu-jobset": TpuJobset,
     "tpu-pd-serving": TpuPdServing,
 }
-Workload = Union[Tgi, Finetune, T5Inference, TpuJobset, TpuPdServing]
+Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing
 
 __all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing"]

@@ -9,10 +9,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from ... import catalog
+from ... import catalog, credentials
 from ...errors import Problem
 from ..context import CheckContext
-from ... import credentials
 from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel
 from ..pod import PodExtras, Security
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ... import kueue as kq
-from ... import quantity
+from ... import kueue as kq, quantity
 from ..findings import ERROR, WARNING
 from ..objects import describe
 from . import Hit, rule

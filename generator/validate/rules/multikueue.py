@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ... import kueue as kq
-from ... import yamlio
+from ... import kueue as kq, yamlio
 from ..findings import ERROR, WARNING
 from ..objects import Model, Obj, describe
 from . import Hit, rule

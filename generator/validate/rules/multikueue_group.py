@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ... import kueue as kq
-from ... import quantity
+from ... import kueue as kq, quantity
 from ..findings import ERROR, INFO, WARNING
 from ..objects import Model, Obj, describe
 from . import RULES, Hit, Rule
@@ -155,7 +154,7 @@ def quota_is_workers_total(group):
         key = (lambda f, r: (f, r)) if per_flavor else (lambda f, r: (None, r))  # noqa: E731
         total: dict = {}
         parts: dict = {}
-        for w, wcq, q in theirs:
+        for w, _wcq, q in theirs:
             for (f, r), (v, _) in q.items():
                 total[key(f, r)] = total.get(key(f, r), 0) + v
                 parts.setdefault(key(f, r), []).append(f"{w.name} {quantity.fmt_plain(v)}")

@@ -2,8 +2,7 @@
 Service, PodMonitoring / ClusterPodMonitoring, InferencePool."""
 from __future__ import annotations
 
-from ...labels import describe
-from ...labels import selector_matches as matches
+from ...labels import describe, selector_matches as matches
 from ..findings import ERROR
 from . import Hit, rule
 

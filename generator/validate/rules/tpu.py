@@ -78,8 +78,8 @@ def _tpu_pods(model):
 
 
 @rule("TP002", ERROR, f"the slice annotation {SLICE_ANNOTATION} is not a slice shape of the TPU type",
-      f"use a dynamic sub-slice of one cube ({_EX.accelerator}: {', '.join(x.text for x in _EX_MODE.subslice_shapes)}) or whole cubes "
-      f"in every dimension, in non-decreasing order ({_EX_SUPER}, not {'x'.join(reversed(_EX_SUPER.split('x')))})")
+      f"use a dynamic sub-slice of one cube ({_EX.accelerator}: {', '.join(x.text for x in _EX_MODE.subslice_shapes)}) "
+      f"or whole cubes in every dimension, in non-decreasing order ({_EX_SUPER}, not {'x'.join(reversed(_EX_SUPER.split('x')))})")
 def slice_shape(model):
     for o, ps, shape, accel in _tpu_pods(model):
         gen = DYNAMIC.get(accel)
@@ -93,7 +93,7 @@ def slice_shape(model):
 @rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
       f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
 def tpu_selector(model):
-    for o, ps, shape, accel in _tpu_pods(model):
+    for o, ps, _shape, accel in _tpu_pods(model):
         if accel is None:
             yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in KNOWN_TPUS:
@@ -121,7 +121,7 @@ def tpu_toleration(model):
     # toleration for the taint named like each extended resource a pod requests
     # (Kubernetes docs, Admission Controllers; GKE docs on GPUs say the same for
     # nvidia.com/gpu). So only pods that do not request the TPU resource need their own.
-    for o, ps, shape, accel in _tpu_pods(model):
+    for o, ps, _shape, _accel in _tpu_pods(model):
         resource, taint = TPU_RESOURCES[0], TPU_TAINTS[0]
         if resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), taint):
             yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU "
