@@ -18,7 +18,7 @@ IMAGE_TEST_REQS := images/finetune/requirements-test.txt images/jax-slice-check/
 # PYTEST_ARGS="-x -k quota" narrows a run.
 PYTEST_ARGS ?=
 
-.PHONY: help synth check schema test test-fast test-generator test-images upstream-data validate crds plan bench \
+.PHONY: help synth check schema test test-fast test-generator test-images lint upstream-data validate crds plan bench \
         images install install-test install-images clean
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make check      fail if committed output differs from what the spec generates"
 	@echo "make test       the whole test suite (installs what it needs, fetches upstream data once)"
 	@echo "make test-fast  the same without the tests marked slow (real TorchServe, training runs, locust)"
+	@echo "make lint       ruff and mypy over the code and tests (configuration in pyproject.toml)"
 	@echo "make validate   strict schemas + cross-object checks on every overlay"
 	@echo "make plan       replay scenarios/<profile>/*.yaml against overlays/<profile> (Kueue admission)"
 	@echo "make images     build and push images/* to each profile's registry (IMAGE_BUILDER=docker|gcloud)"
@@ -39,9 +40,10 @@ $(VENV)/.generator: setup.cfg pyproject.toml
 	touch $@
 
 # The generator's tests: pytest and lupa, matplotlib for `plan --plot`, and
-# locust to run the load generator's locustfile for real.
+# locust to run the load generator's locustfile for real; ruff, mypy and
+# stubs for `make lint` (which type-checks against all of these).
 $(VENV)/.test: $(VENV)/.generator images/t5-loadgen/requirements-test.txt
-	$(PY) $(PIP) -e '.[test]' -r images/t5-loadgen/requirements-test.txt matplotlib==3.11.2
+	$(PY) $(PIP) -e '.[test,lint]' -r images/t5-loadgen/requirements-test.txt matplotlib==3.11.2
 	touch $@
 
 # The image tests' venv: torch first (pinned, CPU build) so nothing pulls a CUDA build.
@@ -102,6 +104,12 @@ test-generator: upstream-data $(VENV)/.test
 # conftest (which imports the generator) out of it.
 test-images: $(IMAGES_VENV)/.images
 	$(IPY) -m pytest --confcutdir=tests/images tests/images $(PYTEST_ARGS)
+
+# Versions pinned in setup.cfg (extra `lint`), rules in pyproject.toml. Runs in
+# .venv alone: the images' runtimes (torch, JAX, ...) are typed as Any there.
+lint: $(VENV)/.test
+	@$(VENV)/bin/ruff check .
+	@$(VENV)/bin/mypy
 
 # VALIDATE_ARGS="--format json" for CI; CRD_DIR (exported) picks another CRD root.
 validate: upstream-data

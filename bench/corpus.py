@@ -34,7 +34,7 @@ def run(root: Path, entries: list[dict]) -> dict:
     from generator.validate import Options, validate
     from generator.validate.context import UsageError
 
-    out = {}
+    out: dict[str, tuple[list | None, str | None]] = {}
     for e in entries:
         fid = f"{e['repo']}:{e['path']}"
         local = root / e["repo"] / e["path"]

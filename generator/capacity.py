@@ -6,9 +6,13 @@ Kueue never admits a pod that then sits Pending). Autopilot: the budget."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from . import catalog, facts
 from .quantity import parse
+
+if TYPE_CHECKING:   # types only: the spec model imports this module's users
+    from .spec.model import NodePool
 
 GiB = Decimal(2**30)
 MiB = Decimal(2**20)
@@ -69,11 +73,16 @@ def budget_quota(profile) -> dict[str, Decimal]:
     return {r: parse(v) for r, v in profile.budget.quotas().items()}
 
 
-def capacity_sources(profile) -> list[tuple[object, dict[str, Decimal]]]:
+def capacity_sources(profile) -> list[tuple[NodePool | None, dict[str, Decimal]]]:
     """(node pool or None, quota) per capacity source of a GPU or CPU profile:
     each Standard node pool, or the Autopilot budget."""
     if profile.autopilot:
         return [(None, budget_quota(profile))] if profile.budget else []
+    return list(pool_sources(profile))
+
+
+def pool_sources(profile) -> list[tuple[NodePool, dict[str, Decimal]]]:
+    """(node pool, quota) per node pool of a Standard GPU or CPU profile."""
     return [(pool, pool_quota(pool, profile.quota_basis)) for pool in profile.pools]
 
 

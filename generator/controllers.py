@@ -3,6 +3,8 @@ builds stay offline: each is a kustomization over the pinned upstream release
 manifests (fetched by kustomize when applied) plus generated patches."""
 from __future__ import annotations
 
+from typing import Any
+
 import cdk8s_plus_33.k8s as k8s
 
 from . import core, facts, kueue, versions, yamlio
@@ -63,7 +65,7 @@ def kueue_config_map(chart, profile: Profile, frameworks: set[str], fair_sharing
 
 
 def kustomization(resources: list[str], patches: list[dict] | None = None) -> dict:
-    out = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": resources}
+    out: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": resources}
     if patches:
         out["patches"] = patches
     return out

@@ -430,7 +430,7 @@ def podsets(obj: Mapping) -> list[PodSet]:
 
 def of(obj: Mapping) -> Demand:
     """The Workloads `obj` makes. Objects that make no pods have no pod sets."""
-    key = (api_group(obj), obj.get("kind"))
+    key: tuple[str, Any] = (api_group(obj), obj.get("kind"))   # the kind as the input has it
     meta = _dict(obj.get("metadata"))
     spec = _dict(obj.get("spec"))
     problems: list[Problem] = []

@@ -75,7 +75,7 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
         accel = catalog.accelerator(str(profile.accelerator))
         return [Flavor(flavor_name(spec, profile, None), accel.node_labels(), capacity.budget_quota(profile))]
     out = []
-    for pool, quota in capacity.capacity_sources(profile):
+    for pool, quota in capacity.pool_sources(profile):
         m = catalog.machine(pool.machine_type)
         node_labels, tolerations = _pool_labels(pool, m, profile.pools)
         out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,

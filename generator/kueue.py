@@ -4,6 +4,7 @@ between v1beta1 and v1beta2 live here and nowhere else."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .versions import KueueRelease
 
@@ -20,7 +21,9 @@ CONFIG_MAP = "kueue-manager-config"
 CONFIG_KEY = "controller_manager_config.yaml"
 # Kueue integration (framework) names of the kinds a MultiKueue group dispatches
 # (config/components/manager/controller_manager_config.yaml at every pinned release).
-INTEGRATIONS = {("batch", "Job"): "batch/job", ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset"}
+Integration = Literal["batch/job", "jobset.x-k8s.io/jobset"]
+INTEGRATIONS: dict[tuple[str, str], Integration] = {("batch", "Job"): "batch/job",
+                                                    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset"}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def _equal(have: Any, want: Any) -> bool:
 def _requirement(labels: Mapping, key: Any, op: Any, values: list) -> bool:
     """One matchExpressions / nodeSelectorTerm requirement (metav1 and core/v1 operators)."""
     present = key in labels
-    have = labels.get(key)
+    have: Any = labels.get(key)   # a value or a Wild; a non-number fails int() below
     if op == "In":
         return present and any(_equal(have, v) for v in values)
     if op == "NotIn":
@@ -55,8 +55,8 @@ def _expressions_match(expressions: Any, labels: Mapping) -> bool:
     for e in expressions if isinstance(expressions, list) else []:
         if not isinstance(e, dict):
             return False
-        values = e.get("values") if isinstance(e.get("values"), list) else []
-        if not _requirement(labels, e.get("key"), e.get("operator"), values):
+        values = e.get("values")
+        if not _requirement(labels, e.get("key"), e.get("operator"), values if isinstance(values, list) else []):
             return False
     return True
 

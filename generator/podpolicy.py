@@ -145,7 +145,8 @@ def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
     problems: list[Problem] = []
     for obj in objs:
         meta = obj.get("metadata", {})
-        found = owner.get((obj.get("kind"), meta.get("namespace"), meta.get("name")))
+        key: tuple[Any, Any, Any] = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+        found = owner.get(key)
         for ps in demand.podsets(obj):
             template = _at(obj, ps.path) if ps.path else obj
             if found:

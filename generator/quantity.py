@@ -12,8 +12,12 @@ from pathlib import Path
 
 def _client_parse_quantity():
     pkg = importlib.util.find_spec("kubernetes")   # finds the package without importing it
+    if pkg is None or not pkg.submodule_search_locations:
+        raise ImportError("the kubernetes client package is not installed")
     path = Path(pkg.submodule_search_locations[0]) / "utils" / "quantity.py"
     spec = importlib.util.spec_from_file_location("_kubernetes_quantity", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.parse_quantity
@@ -57,12 +61,12 @@ def fmt_cpu(value: Decimal) -> int | str:
 def fmt_bytes(value: Decimal) -> int | str:
     """Largest binary unit that represents the value exactly, rounded down to Mi;
     under 1Mi a plain number of bytes (0 for none)."""
-    value = int(Decimal(value))
+    n = int(Decimal(value))
     for unit, size in _BINARY:
-        if value >= size and value % size == 0:
-            return f"{value // size}{unit}"
-    mi = value // 2**20
-    return f"{mi}Mi" if mi else value
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    mi = n // 2**20
+    return f"{mi}Mi" if mi else n
 
 
 _SUFFIX = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))

@@ -26,6 +26,7 @@ import copy
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -212,7 +213,7 @@ class SchemaSet:
     """Validators for one Kubernetes minor plus a set of CRD directories, or an
     explicit list of (path, sha256) CRD files already checked by the caller."""
 
-    def __init__(self, k8s_minor: str, crd_dirs: list[str | Path] = (),
+    def __init__(self, k8s_minor: str, crd_dirs: Sequence[str | Path] = (),
                  crd_files: tuple[tuple[str, str], ...] | None = None):
         self.k8s_minor = k8s_minor
         self.crd_dirs = tuple(sorted(str(Path(d)) for d in crd_dirs))

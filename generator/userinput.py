@@ -2,7 +2,9 @@
 a mapping, and JSON Schema errors turned into path-precise problems."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 
@@ -29,21 +31,26 @@ def load_mapping(path: str | Path, what: str) -> dict:
     return raw
 
 
+def _schema(err: jsonschema.ValidationError) -> Mapping[str, Any]:
+    """The (sub)schema that failed: a mapping in the spec's schema (JSON Schema also allows true/false)."""
+    return err.schema if isinstance(err.schema, Mapping) else {}
+
+
 def schema_problem(err: jsonschema.ValidationError) -> Problem:
     """One problem per schema error, worded for the user: the field path, what
     is wrong and, where the schema knows it, what is allowed."""
-    if err.validator == "oneOf" and err.schema.get("description"):
+    if err.validator == "oneOf" and _schema(err).get("description"):
         got = f" (got {err.instance!r})" if not isinstance(err.instance, (dict, list)) else ""
-        return Problem(format_path(list(err.absolute_path)), err.schema["description"] + got)
+        return Problem(format_path(list(err.absolute_path)), _schema(err)["description"] + got)
     # For if/then failures the most specific sub-error is the useful one.
     best = jsonschema.exceptions.best_match([err]) if err.context else err
     msg = best.message
     if best.validator in ("additionalProperties", "unevaluatedProperties"):
-        allowed = sorted(best.schema.get("properties", {}))
+        allowed = sorted(_schema(best).get("properties", {}))
         if allowed:
             msg += f" (allowed: {', '.join(allowed)})"
     elif best.validator == "enum":
-        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, best.validator_value))})"
+        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, _schema(best)['enum']))})"
     elif best.validator == "pattern":
         msg = f"{best.instance!r} does not match the required format {best.validator_value}"
     return Problem(format_path(list(best.absolute_path)), msg)

@@ -26,10 +26,7 @@ import yaml
 try:   # the C parser and emitter when PyYAML has them: the pure-Python ones dominate a large spec
     from yaml import CSafeDumper as _Dumper, CSafeLoader as _Loader
 except ImportError:
-    from yaml import (
-        SafeDumper as _Dumper,  # type: ignore[assignment]
-        SafeLoader as _Loader,  # type: ignore[assignment]
-    )
+    from yaml import SafeDumper as _Dumper, SafeLoader as _Loader  # type: ignore[assignment]  # the same API, in pure Python
 
 # A large Kubernetes object (a CRD with its schema) has some 30,000 nodes and
 # nests about 40 deep; the Kubernetes API server refuses requests over 3 MiB.

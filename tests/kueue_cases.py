@@ -6,6 +6,7 @@ Kueue's test expects."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from generator.plan import model, scenario, simulate
 
@@ -111,8 +112,8 @@ def workload(name, cq, requests=None, priority=0, podsets=None, admitted=None, n
         if len(s) > 3:
             entry["minCount"] = s[3]
         ps.append(entry)
-    obj = {"apiVersion": API, "kind": "Workload", "metadata": {"name": name, "namespace": ns},
-           "spec": {"queueName": queue or f"lq-{cq}", "priority": priority, "podSets": ps}}
+    obj: dict[str, Any] = {"apiVersion": API, "kind": "Workload", "metadata": {"name": name, "namespace": ns},
+                           "spec": {"queueName": queue or f"lq-{cq}", "priority": priority, "podSets": ps}}
     if created is not None:
         obj["metadata"]["creationTimestamp"] = created
     if admitted is not None:

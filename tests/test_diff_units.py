@@ -8,6 +8,7 @@ its threshold and quiet just before."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from generator import yamlio
 from generator.diff import compare, text
@@ -34,7 +35,7 @@ JOB = {
 }
 
 
-def _tree(files: dict[str, dict]) -> dict[str, str]:
+def _tree(files: dict[str, Any]) -> dict[str, str]:
     return {path: yamlio.dump(obj) for path, obj in files.items()}
 
 

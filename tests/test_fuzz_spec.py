@@ -22,7 +22,7 @@ BASES = [yamlio.load_strict(p.read_text()) for p in FIXTURES]
 
 # Values that have broken generators before: floats for integers, huge numbers, names that
 # start with a digit or run long, label-hostile text, credentials, nesting, wrong types.
-ODD = st.one_of(
+ODD: st.SearchStrategy = st.one_of(
     st.sampled_from([0, -1, 1, 2, 3.0, 2.5, 2**31, 2**63, 10**30, "", "x", "9name", "A=B", "a" * 64, "a" * 300,
                      "has space", "latest", "1e999999999", "lots", "50%", "101%", None, True, [], {}, {"a": 1},
                      "hf_abcdefghijklmnopqrstuvwxyz012345", "https://u:p@host/x", "--hf-token=abc123456789"]),

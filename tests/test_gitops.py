@@ -5,6 +5,7 @@ cover every field a controller owns."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -104,7 +105,7 @@ def test_waves_put_installs_before_the_resources_that_need_them(tree):
 def _refs(o: dict) -> list[tuple[str, str | None, str]]:
     """(kind, namespace, name) of the objects o needs to exist first."""
     ns, spec = o["metadata"].get("namespace"), o.get("spec", {})
-    out = [("Namespace", None, ns)] if ns else []
+    out: list[tuple[str, str | None, str]] = [("Namespace", None, ns)] if ns else []
     labels = o["metadata"].get("labels", {})
     if o["kind"] in WORKLOADS and "kueue.x-k8s.io/queue-name" in labels:
         out.append(("LocalQueue", ns, labels["kueue.x-k8s.io/queue-name"]))
@@ -259,7 +260,7 @@ def _health(status: dict | None) -> tuple[str, str]:
     import lupa  # a test dependency (setup.cfg [test]): runs the Lua that Argo CD would run
 
     lua = lupa.LuaRuntime()
-    obj = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}
+    obj: dict[str, Any] = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}
     if status is not None:
         obj["status"] = status
     lua.globals().obj = lua.table_from(obj, recursive=True)

@@ -61,7 +61,7 @@ def expected_differences(profile) -> dict:
     fastdash = f"{registry}/{RAW['images']['fastdash']['name']}:{RAW['images']['fastdash']['tag']}"
     locust = f"{RAW['images']['locust']['repository']}:{RAW['images']['locust']['tag']}"
     env = reference(("loadgenerator.yaml", "ConfigMap", "loadgenerator-env"))["data"]
-    diffs = {
+    diffs: dict[tuple[str, str, str], dict] = {
         ("serving-gpu.yaml", "Deployment", "t5-inference"): {
             "metadata.namespace": (ABSENT, NS, NAMESPACED),
             "metadata.labels.app": (ABSENT, "t5-inference", APP),

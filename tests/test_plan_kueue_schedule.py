@@ -330,7 +330,7 @@ def _check(case: Sched, sim: simulate.Simulator, step) -> None:
         assert _flavors(sim, key) == flavors, (case.source, key)
     for key, counts in case.counts.items():
         a = sim.states[key].assignment
-        assert tuple(ps.count for ps in a.podsets) == counts, (case.source, key)
+        assert a is not None and tuple(ps.count for ps in a.podsets) == counts, (case.source, key)
     for key in case.pending:
         assert not sim.states[key].holds_quota, (case.source, key, rows[key].detail)
     assert preemptions(step) == case.preempted, case.source

@@ -395,8 +395,9 @@ def _run_locust(tmp_path: Path, broken: bool):
     (c,) = pod_spec(o["loadgen"])["containers"]
     (vol,) = pod_spec(o["loadgen"])["volumes"]
     (tmp_path / "locustfile.py").write_text(get(objs, "ConfigMap", vol["configMap"]["name"])["data"]["locustfile.py"])
-    handler = type("Handler", (_FakeTorchServe,), {"parse": staticmethod(_translation_module().parse_request),
-                                                   "requests": [], "broken": broken})
+    handler: type[_FakeTorchServe] = type("Handler", (_FakeTorchServe,),
+                                          {"parse": staticmethod(_translation_module().parse_request),
+                                           "requests": [], "broken": broken})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -102,6 +102,7 @@ def _kill_before(root: Path, n: int, sig: int) -> subprocess.Popen:
     """Run the child and send `sig` while it waits before step n ("ready" is
     step -1: before anything is written), then let it go on."""
     proc = _start(root, pause=n)
+    assert proc.stdout is not None and proc.stdin is not None
     for _ in range(n + 2):
         proc.stdout.readline()
     proc.send_signal(sig)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from . import quota
+from . import packer, quota
 from .quota import FR, ZERO, Node
 
 WITHIN_CQ = "InClusterQueue"
@@ -78,6 +78,7 @@ class Snapshot:
         self.policies = policies            # cq -> model.Preemption
         self.tas_fits = tas_fits            # (shapes by flavor, removed keys) -> bool
         self.removed: set[str] = set()
+        self.reservations: dict[str, packer.Reservation] = {}   # TPU flavor -> its slices (the simulator sets them)
 
     def node(self, cq: str) -> Node:
         return self.tree.cqs[cq]

@@ -648,7 +648,7 @@ class Simulator:
                     return False
             return True
         snap = preempt.Snapshot(tree, workloads, policies, tas_fits)
-        snap.reservations = reservations        # type: ignore[attr-defined]
+        snap.reservations = reservations
         return snap
 
     def _info(self, st: State) -> preempt.Info:
@@ -674,7 +674,7 @@ class Simulator:
                 snap.add(t.info)
             return (assign.PREEMPT if any(t.info.cq == cq.name for t in found) else assign.RECLAIM), borrow
         last = st.last_tried if st.last_generation == self.generation.get(cq.name, 0) else None
-        return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,  # type: ignore
+        return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,
                               oracle, last, self.static)
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
@@ -796,7 +796,7 @@ class Simulator:
         placements: list = []
         if ok and mode == M_FIT and e.a.shapes:
             for flavor, shapes in sorted(e.a.shapes.items()):
-                got = snap.reservations[flavor].place(e.st.key, shapes)    # type: ignore[attr-defined]
+                got = snap.reservations[flavor].place(e.st.key, shapes)
                 if got is None:
                     return False, []
                 placements += [(flavor, p) for p in got]

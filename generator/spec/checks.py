@@ -386,6 +386,7 @@ def tpu_tiers(p: Platform) -> list[Problem]:
         res = tpu.reservation(device, r.cubes, r.cpu_per_vm, r.memory_per_vm)
         ctx = CheckContext(p, prof)
         by_tier: dict[str, list[tuple[str, tpu.Demand]]] = {}
+        value: dict[str, int] = {}   # tier -> its WorkloadPriorityClass value
         for w in p.workloads_for(name):
             tier = p.priority_tiers.get(w.priority)
             if w.device != "tpu" or tier is None or tier.workload_priority_class is None:
@@ -393,9 +394,10 @@ def tpu_tiers(p: Platform) -> list[Problem]:
             d = w.slice_demand(ctx)
             if d is not None and d.unit_chips <= res.chips:
                 by_tier.setdefault(w.priority, []).append((w.name, d))
+                value[w.priority] = tier.workload_priority_class.value
         if not by_tier:
             continue
-        top = max(by_tier, key=lambda t: p.priority_tiers[t].workload_priority_class.value)  # type: ignore[union-attr]
+        top = max(by_tier, key=value.__getitem__)
         total = sum(d.total_chips for _, d in by_tier[top])
         if total > res.chips:
             parts = "; ".join(f"{n}: {d.what} = {d.total_chips} chips" for n, d in by_tier[top])

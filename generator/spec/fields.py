@@ -6,6 +6,7 @@ Strict on purpose: `3.0` is not a node count and `"3"` is not an integer
 (both were once written into manifests as `NUM_SHARD='2.0'`)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -15,6 +16,11 @@ from pydantic.alias_generators import to_camel
 from .. import quantity
 
 INT32_MAX = 2**31 - 1
+
+
+def enum_of(names: Iterable[str]) -> dict[str, Any]:
+    """json_schema_extra listing a catalog's names (sorted) as the field's JSON Schema enum."""
+    return {"enum": sorted(names)}
 
 
 class SpecModel(BaseModel):

@@ -23,6 +23,7 @@ from .fields import (
     Quantity,
     SpecModel,
     Version,
+    enum_of,
 )
 from .kinds import Workload
 from .multikueue import MultiKueueGroup
@@ -30,10 +31,14 @@ from .teams import Team
 
 # ---------------------------------------------------------------- pins, namespaces, tiers
 
+PreemptionStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+_DEFAULT_STRATEGIES: tuple[PreemptionStrategy, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
 class KueueFairSharing(SpecModel):
     """Kueue's fair sharing across each cohort (manager configuration `fairSharing`)."""
-    preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = Field(
-        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+    preemption_strategies: list[PreemptionStrategy] = Field(
+        default_factory=lambda: list(_DEFAULT_STRATEGIES),
         description="Kueue's default order (apis/config configuration_types.go).")
 
 
@@ -92,7 +97,7 @@ class NodePool(SpecModel):
     name: DnsSubdomain | None = Field(None, description="Pool name; also its Kueue ResourceFlavor's name. "
                                                          "Needed when a profile has several pools.")
     machine_type: str = Field(description="A machine type of the device catalog, e.g. g2-standard-24.",
-                              json_schema_extra={"enum": sorted(catalog.MACHINE_TYPES)})
+                              json_schema_extra=enum_of(catalog.MACHINE_TYPES))
     nodes: PositiveCount
     boot_disk_gi: int = Field(100, ge=10, le=65536)
     capacity: Literal["on-demand", "spot", "flex-start"] = Field(
@@ -145,7 +150,7 @@ class Profile(SpecModel):
     platform: Literal["standard", "autopilot"]
     accelerator: str | None = Field(None, description="Accelerator of the profile (GKE label value); on Standard "
                                                        "derived from the node pools' machine types.",
-                                    json_schema_extra={"enum": sorted(catalog.ACCELERATORS)})
+                                    json_schema_extra=enum_of(catalog.ACCELERATORS))
     kueue_version: Version | None = Field(None, description="Overrides kueue.version for this cluster.")
     node_pool: NodePool | None = Field(None, description="Shorthand for nodePools with one pool.")
     node_pools: list[NodePool] = Field(default_factory=list)

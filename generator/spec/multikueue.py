@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..kueue import INTEGRATIONS
+from ..kueue import INTEGRATIONS, Integration
 from .fields import DnsLabel, DnsSubdomain, SpecModel
 
 # The integrations MultiKueue can dispatch in every pinned release (adapters in
@@ -36,7 +36,7 @@ class MultiKueueGroup(SpecModel):
     manager: DnsLabel = Field(description="The profile users submit to; it holds no accelerators of its own.")
     workers: list[Worker] = Field(min_length=1, max_length=10,
                                   description="In dispatch preference order (Kueue v0.12 allows 10 per config).")
-    job_kinds: list[Literal["batch/job", "jobset.x-k8s.io/jobset"]] = Field(
+    job_kinds: list[Integration] = Field(
         default_factory=lambda: list(DISPATCHABLE), description="Kueue integrations dispatched to the workers.")
     dispatcher: Literal["all-at-once", "incremental"] = Field(
         "all-at-once", description="How workers are nominated (Kueue v0.13 and later; v0.12 always all at once).")

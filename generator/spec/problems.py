@@ -16,6 +16,7 @@ import typing
 from typing import Any, Union
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..errors import Problem, format_path
 from . import fields
@@ -128,8 +129,9 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _message(err: dict, parent: Any) -> str:
-    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+def _message(err: ErrorDetails, parent: Any) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    value: Any = err.get("input")
     if kind == "missing":
         return "is required but missing"
     if kind == "extra_forbidden":
@@ -188,7 +190,7 @@ def translate(error: ValidationError, root: type[BaseModel]) -> list[Problem]:
 _SAMPLES = ("a", "b1", "v0.0.0", "1.33", "0", "x.y", "sha256:" + "0" * 64, "/a", "0.0", "1Gi", "60s")
 
 
-def _stand_in(tp: Any, err: dict, variant: int) -> tuple[bool, Any]:
+def _stand_in(tp: Any, err: ErrorDetails, variant: int) -> tuple[bool, Any]:
     """A valid value for the field, different per variant; (False, None) when none is found."""
     ctx = err.get("ctx") or {}
     for key in ("ge", "gt", "le", "lt"):

@@ -399,8 +399,9 @@ def _targets(opts: Options, spec, paths: list[str], overlay_root: Path) -> tuple
     for i, p in enumerate(paths):
         resolved = Path(p).resolve() if p != "-" else None
         profile = opts.profile
-        from_spec = resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec)
-        if from_spec:
+        from_spec = False
+        if resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec):
+            from_spec = True
             profile = resolved.name   # an overlay built from the spec: its profile decides
             profile_of[i] = profile
         targets.append(context.target(spec, opts.spec, profile, opts.kubernetes_version, opts.kueue_version,

@@ -41,12 +41,14 @@ def _engine():
     if "cel.cel" in sys.modules:
         return sys.modules["cel.cel"]
     spec = importlib.util.find_spec("cel")
-    for directory in spec.submodule_search_locations or []:
+    for directory in (spec.submodule_search_locations if spec else None) or []:
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
             path = Path(directory) / f"cel{suffix}"
             if path.is_file():
                 loader = importlib.machinery.ExtensionFileLoader("cel.cel", str(path))
-                module = importlib.util.module_from_spec(importlib.util.spec_from_loader("cel.cel", loader))
+                module_spec = importlib.util.spec_from_loader("cel.cel", loader)
+                assert module_spec is not None, "made from a loader"
+                module = importlib.util.module_from_spec(module_spec)
                 loader.exec_module(module)
                 sys.modules["cel.cel"] = module
                 return module

@@ -37,7 +37,10 @@ def problems(tree: dict[str, str]) -> list[Problem]:
     for directory, objs in _objects(tree).items():
         model = Model([Obj(i, o) for i, o in enumerate(objs)], closed=True)
         for rule_id in API_RULES:
-            for hit in RULES[rule_id].check(model):
+            check = RULES[rule_id].check
+            assert check is not None, "API_RULES are rules over the model"
+            for hit in check(model):
+                assert hit.obj is not None, "these rules report on an object"
                 meta = hit.obj.body.get("metadata") or {}
                 out.append(Problem(f"{directory}/{hit.obj.kind}/{meta.get('name')}",
                                    f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)"))

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -206,6 +207,7 @@ class Pending:
                 if text is not None:
                     parse(text, stream, source)
         else:
+            assert self.proc is not None, "a kustomization: its build started in __init__"
             try:
                 out, err = self.proc.communicate(timeout=KUSTOMIZE_TIMEOUT_S)
             except subprocess.TimeoutExpired:
@@ -238,7 +240,7 @@ def objects(stream: Stream) -> list[tuple[int, dict, Doc]]:
     -o yaml`) is expanded. Documents that are not objects become IN002 problems."""
     out = []
     for i, doc in enumerate(stream.docs):
-        value = doc.value
+        value: Any = doc.value   # YAML as parsed: anything
         items = value.get("items") if isinstance(value, dict) and isinstance(value.get("kind"), str) \
             and value["kind"].endswith("List") and value.get("apiVersion") == "v1" else [value]
         for item in items if isinstance(items, list) else [value]:

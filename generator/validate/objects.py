@@ -4,6 +4,7 @@ templates inside each workload with what Kueue will make of them (generator
 slice, which labels the controller adds to the pods)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -36,7 +37,7 @@ class Obj:
 
     @property
     def kind(self) -> str:
-        return self.body.get("kind")
+        return self.body.get("kind") or ""   # the loader passes only documents with a kind
 
     @property
     def group(self) -> str:
@@ -92,7 +93,7 @@ class Model:
     object may well exist in the cluster."""
 
     def __init__(self, objects: list[Obj], schemas=None, autopilot: bool = False, namespace: str = "",
-                 context: list[Obj] = (), closed: bool = True, kueue_version: str = ""):
+                 context: Sequence[Obj] = (), closed: bool = True, kueue_version: str = ""):
         self.objects = objects
         self.context = list(context)
         self.schemas = schemas

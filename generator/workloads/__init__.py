@@ -4,11 +4,12 @@ Registration is explicit: the table below."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from . import finetune, t5, tgi, tpu_jobset, tpu_pd_serving
 from .common import BuildContext
 
-BUILDERS: dict[str, Callable[[BuildContext, object], None]] = {
+BUILDERS: dict[str, Callable[[BuildContext, Any], None]] = {   # each takes the workload of its kind
     "tgi": tgi.build,
     "finetune": finetune.build,
     "t5-inference": t5.build,

@@ -33,3 +33,17 @@ class BuildContext:
         accel = hardware.accelerator_for(w, self.profile, self.spec)
         assert accel is not None, "checked by the spec checks"
         return accel
+
+    @property
+    def hf_token_secret(self) -> str:
+        """The profile's Hugging Face token Secret, for kinds that list it in required_values."""
+        name = self.profile.values.hf_token_secret
+        assert name is not None, "checked by the spec checks (required_values)"
+        return name
+
+    @property
+    def model_bucket(self) -> str:
+        """The profile's model bucket, for kinds that list it in required_values."""
+        bucket = self.profile.values.model_bucket
+        assert bucket is not None, "checked by the spec checks (required_values)"
+        return bucket

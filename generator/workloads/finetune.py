@@ -52,7 +52,7 @@ def build(ctx: BuildContext, w: Finetune) -> None:
         name="gpu-job",
         image=ctx.image(w.image),
         args=launch_args,
-        env=env_for(w, values.hf_token_secret),
+        env=env_for(w, ctx.hf_token_secret),
         ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")],
         resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
                                            core.accelerator_request(accel, gpus)),
@@ -86,7 +86,7 @@ def build(ctx: BuildContext, w: Finetune) -> None:
                         core.shm_volume(),
                         k8s.Volume(name=VOLUME, csi=k8s.CsiVolumeSource(
                             driver="gcsfuse.csi.storage.gke.io",
-                            volume_attributes={"bucketName": values.model_bucket,
+                            volume_attributes={"bucketName": ctx.model_bucket,
                                                # the image runs as uid/gid 1000 and writes checkpoints here
                                                "mountOptions": f"implicit-dirs,uid={IMAGE_UID},gid={IMAGE_UID}",
                                                "gcsfuseLoggingSeverity": "warning"})),

@@ -33,7 +33,7 @@ def build(ctx: BuildContext, w: Tgi) -> None:
             core.env("PORT", port),
             core.env("NUM_SHARD", w.gpus),   # one shard per GPU of the replica
             core.env("MODEL_ID", model),
-            core.env_secret("HF_TOKEN", ctx.profile.values.hf_token_secret, "hf_api_token"),
+            core.env_secret("HF_TOKEN", ctx.hf_token_secret, "hf_api_token"),
         ],
         ports=[k8s.ContainerPort(container_port=port, name="http")],
         readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/health", port=k8s.IntOrString.from_string("http")),

@@ -96,7 +96,7 @@ def _env(ctx: BuildContext, w: TpuPdServing, bucket: str) -> list[k8s.EnvVar]:
     values = dict(ENGINE_ENV)
     values["VLLM_XLA_CACHE_PATH"] = f"gs://{bucket}/xla_cache"
     values.update(w.engine_env)
-    return ([core.env_secret("HF_TOKEN", ctx.profile.values.hf_token_secret, HF_TOKEN_KEY)]
+    return ([core.env_secret("HF_TOKEN", ctx.hf_token_secret, HF_TOKEN_KEY)]
             + [core.env(k, v) for k, v in values.items()])
 
 
@@ -107,7 +107,7 @@ def _port(number: int, name: str) -> k8s.ContainerPort:
 def _pod(ctx: BuildContext, w: TpuPdServing, role: str, labels: dict, shape: tpu.Slice,
          leader: bool) -> k8s.PodTemplateSpec:
     profile, values = ctx.profile, ctx.profile.values
-    bucket = values.model_bucket
+    bucket = ctx.model_bucket
     port, engine_port = w.port, w.decode_engine_port
     accel = ctx.accelerator(w)
     kv_ports = [_port(KV_TRANSFER_PORT, "tpu-kv-transfer"), _port(SIDE_CHANNEL_PORT, "tpu-pd-coord")]

@@ -11,6 +11,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping
+from typing import overload
 
 # Variables the tutorial's Job sets, in its order.
 TUTORIAL_ENV_VARS = (
@@ -89,11 +90,21 @@ class _Reader:
         self._environ = environ
         self.problems: list[str] = []
 
+    @overload
+    def _raw(self, name: str, default: str) -> str: ...
+    @overload
+    def _raw(self, name: str, default: None) -> str | None: ...
+
     def _raw(self, name: str, default: str | None) -> str | None:
         value = self._environ.get(name)
         if value is None or not value.strip():
             return default
         return value.strip()
+
+    @overload
+    def string(self, name: str, default: str) -> str: ...
+    @overload
+    def string(self, name: str, default: None) -> str | None: ...
 
     def string(self, name: str, default: str | None) -> str | None:
         value = self._raw(name, default)
@@ -131,7 +142,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         experiment=r.string("EXPERIMENT", "finetune-experiment"),
         model_name=r.string("MODEL_NAME", "google/gemma-2-2b"),
         new_model=r.string("NEW_MODEL", "gemma-ft"),
-        model_path=r.string("MODEL_PATH", None),
+        model_path=r.string("MODEL_PATH", None) or "",  # "" only when unset, a problem raised below
         dataset_name=r.string("DATASET_NAME", "b-mc2/sql-create-context"),
         dataset_limit=r.integer("DATASET_LIMIT", 5000, minimum=0),
         epochs=r.integer("EPOCHS", 1, minimum=1),

@@ -93,7 +93,8 @@ def build_model(cfg: Config):
 
 
 def _rng_states() -> dict:
-    numpy_state = np.random.get_state()
+    numpy_state = np.random.get_state(legacy=True)  # the default: the tuple form for MT19937
+    assert isinstance(numpy_state, tuple), "the global RandomState is MT19937"
     return {
         "python": random.getstate(),
         # Stored as a tensor so torch.load(weights_only=True) can read it back.

@@ -28,7 +28,7 @@ def expected_collective_result(device_count: int) -> tuple[int, int]:
     return device_count, device_count * (device_count - 1) // 2
 
 
-def run_global_psum() -> list[tuple[str, tuple[int, int]]]:
+def run_global_psum() -> list[tuple[str, tuple[int, ...]]]:
     """psum over all devices of all processes; returns what each local device got.
 
     Device i contributes the row [1, i]. Summing the ones counts the devices
@@ -60,7 +60,7 @@ def run_global_psum() -> list[tuple[str, tuple[int, int]]]:
 
 
 def check_collective(
-    results: list[tuple[str, tuple[int, int]]], expected: tuple[int, int]
+    results: list[tuple[str, tuple[int, ...]]], expected: tuple[int, int]
 ) -> list[str]:
     """Problems with run_global_psum's results; empty when all is well."""
     if not results:

@@ -10,6 +10,7 @@ check that the env they put on the container matches what the image reads.
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal, overload
 
 TOPOLOGY = "SLICE_TOPOLOGY"
 EXPECTED_GLOBAL_DEVICES = "SLICE_EXPECTED_GLOBAL_DEVICES"
@@ -61,6 +62,12 @@ class SliceConfig:
         if self.distributed == DISTRIBUTED_AUTO:
             return self.expected_local_devices != self.expected_global_devices
         return self.distributed == DISTRIBUTED_ON
+
+
+@overload
+def _positive_int(environ: Mapping[str, str], name: str, required: Literal[True]) -> int: ...
+@overload
+def _positive_int(environ: Mapping[str, str], name: str, required: bool) -> int | None: ...
 
 
 def _positive_int(environ: Mapping[str, str], name: str, required: bool) -> int | None:

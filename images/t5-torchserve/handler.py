@@ -22,7 +22,12 @@ from ts.torch_handler.base_handler import BaseHandler
 try:  # the archive puts t5_translation.py next to this file, on sys.path
     from t5_translation import SERVER_ERROR, ParsedRequest, error_entry, parse_request
 except ImportError:  # pragma: no cover - imported as part of a package
-    from .t5_translation import SERVER_ERROR, ParsedRequest, error_entry, parse_request
+    from .t5_translation import (  # type: ignore[import-not-found, no-redef]  # the same names
+        SERVER_ERROR,
+        ParsedRequest,
+        error_entry,
+        parse_request,
+    )
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +66,7 @@ class T5TranslationHandler(BaseHandler):
 
     def __init__(self):
         super().__init__()
-        self.tokenizer = None
+        self.tokenizer: Any = None  # a transformers tokenizer, from initialize()
         self.setup: dict[str, Any] = dict(DEFAULT_SETUP)
 
     # ---------------------------------------------------------------- loading

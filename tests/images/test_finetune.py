@@ -50,6 +50,7 @@ TRAINING_ENV = {
 def _load(name: str):
     """Imports images/finetune/<name>.py under a unique module name."""
     spec = importlib.util.spec_from_file_location(f"finetune_{name}", FINETUNE_DIR / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -287,7 +288,7 @@ def tiny_model(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("tiny-gemma2")
     pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
-    words = set()
+    words: set[str] = set()
     for line in DATASET.read_text().splitlines():
         row = json.loads(line)
         for text in (row["question"], row["context"], row["answer"], "### Context Question Answer :"):

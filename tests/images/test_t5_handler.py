@@ -33,6 +33,7 @@ FAST_SETUP = {"max_new_tokens": 8, "num_beams": 1}
 
 def _load_module(name: str, path: Path):
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -12,7 +12,7 @@ from pydantic import Field, field_validator
 from ... import catalog, credentials
 from ...errors import Problem
 from ..context import CheckContext
-from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel
+from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel, enum_of
 from ..pod import PodExtras, Security
 
 AUTOPILOT_REQUIRED = ("cpu", "memory", "ephemeral-storage")
@@ -51,7 +51,7 @@ class WorkloadBase(SpecModel):
     image: DnsLabel = Field(description="Key into `images`.")
     accelerator: str | None = Field(None, description="The accelerator to run on (GKE label value), where a "
                                                        "profile has several.",
-                                    json_schema_extra={"enum": sorted(catalog.ACCELERATORS)})
+                                    json_schema_extra=enum_of(catalog.ACCELERATORS))
     pod: PodExtras = Field(default_factory=PodExtras, description="Additions to the workload's pods.")
     security: Security = Field(default_factory=Security, description="How the containers run.")
 

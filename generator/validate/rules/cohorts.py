@@ -12,6 +12,8 @@ pkg/cache/hierarchy/cycle.go (a Cohort whose parents loop is a cycle; its
 workloads are not scheduled)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ... import quantity
 from ...labels import describe, selector_matches
 from ..findings import ERROR, WARNING
@@ -45,8 +47,8 @@ def root_of(name: str, parents: dict[str, str]) -> str:
     return name
 
 
-def offers(holder) -> list[tuple[str, str, tuple]]:
-    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines."""
+def offers(holder) -> list[tuple[Any, str, tuple]]:
+    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines (the flavor name as written)."""
     out = []
     for i, g in enumerate(resource_groups(holder)):
         for j, f in enumerate(g.get("flavors") or []):
@@ -65,14 +67,15 @@ def cohort_flavors_agree(model):
     parents = _parents(model)
     members: dict[str, list] = {}
     for cq in model.known(KUEUE, "ClusterQueue"):
-        if cohort_of(cq):
-            members.setdefault(root_of(cohort_of(cq), parents), []).append(cq)
+        if cohort := cohort_of(cq):
+            members.setdefault(root_of(cohort, parents), []).append(cq)
     for c in model.known(KUEUE, "Cohort"):
         members.setdefault(root_of(c.name, parents), []).append(c)
     for cq in model.kueue("ClusterQueue"):
-        if not cohort_of(cq):
+        cohort = cohort_of(cq)
+        if not cohort:
             continue
-        others = [m for m in members.get(root_of(cohort_of(cq), parents), []) if m is not cq]
+        others = [m for m in members.get(root_of(cohort, parents), []) if m is not cq]
         mine: dict[str, list] = {}
         for flavor, res, path in offers(cq):
             mine.setdefault(res, []).append((flavor, path))

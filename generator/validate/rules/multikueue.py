@@ -217,8 +217,8 @@ def multikueue_check_shape(model):
                       f"multiple MultiKueue AdmissionChecks on the same ClusterQueue\"")
         strategy = cq.spec.get("admissionChecksStrategy") or {}
         for i, entry in enumerate(strategy.get("admissionChecks") or []):
-            if isinstance(entry, dict) and entry.get("onFlavors") and \
-                    controller_of(model, entry.get("name")) == kq.MULTIKUEUE_CONTROLLER:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER:
                 yield Hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
                           f"MultiKueue check {entry.get('name')!r} limited to flavors {entry['onFlavors']}: Kueue "
                           f"reports \"Cannot specify MultiKueue AdmissionCheck per flavor\"")

@@ -2,6 +2,8 @@
 Service, PodMonitoring / ClusterPodMonitoring, InferencePool."""
 from __future__ import annotations
 
+from typing import Any
+
 from ...labels import describe, selector_matches as matches
 from ..findings import ERROR
 from . import Hit, rule
@@ -113,7 +115,7 @@ def pool_ports(model):
         pods = selected(model, sel, pool.namespace)
         if not pods:
             continue
-        numbers = [(("spec", "targetPorts", i, "number"), tp.get("number"))
+        numbers: list[tuple[tuple, Any]] = [(("spec", "targetPorts", i, "number"), tp.get("number"))
                    for i, tp in enumerate(pool.spec.get("targetPorts") or []) if isinstance(tp, dict)]
         if "targetPortNumber" in pool.spec:   # v1alpha2
             numbers.append((("spec", "targetPortNumber"), pool.spec["targetPortNumber"]))

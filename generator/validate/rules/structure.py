@@ -6,7 +6,7 @@ from . import Hit, rule
 @rule("IN003", ERROR, "the same object (group, kind, namespace, name) appears twice",
       "kubectl apply would keep only the last copy; remove or rename one")
 def duplicates(model):
-    seen = {}
+    seen: dict[tuple, int] = {}
     for o in model.objects:
         ns = "" if model.cluster_scoped(o) else o.namespace
         key = (o.group, o.kind, ns, o.name)
