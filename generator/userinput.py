@@ -3,11 +3,13 @@ a mapping, and JSON Schema errors turned into path-precise problems."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import jsonschema
+from typing import TYPE_CHECKING
 
 from . import yamlio
 from .errors import Problem, SpecError, format_path
+
+if TYPE_CHECKING:   # jsonschema is imported where it is used: loading the spec needs none of it
+    import jsonschema
 
 
 def load_mapping(path: str | Path, what: str) -> dict:
@@ -32,6 +34,8 @@ def load_mapping(path: str | Path, what: str) -> dict:
 def schema_problem(err: jsonschema.ValidationError) -> Problem:
     """One problem per schema error, worded for the user: the field path, what
     is wrong and, where the schema knows it, what is allowed."""
+    import jsonschema
+
     if err.validator == "oneOf" and err.schema.get("description"):
         got = f" (got {err.instance!r})" if not isinstance(err.instance, (dict, list)) else ""
         return Problem(format_path(list(err.absolute_path)), err.schema["description"] + got)
