@@ -85,11 +85,17 @@ def kubectl() -> str:
     return exe
 
 
-def run_timed(cmd: list[str], ok=(0,)) -> tuple[Sample, subprocess.CompletedProcess]:
+# Commands that must not start Node run with JSII_NODE naming a file that does not
+# exist: if one imported cdk8s, jsii could not start Node and the run would fail.
+NO_NODE = {**os.environ, "JSII_NODE": str(ROOT / "bench" / "no-node-here")}
+
+
+def run_timed(cmd: list[str], ok=(0,), no_node: bool = False) -> tuple[Sample, subprocess.CompletedProcess]:
     """One whole process: wall clock, and CPU of it and its children."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=NO_NODE if no_node else None)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in ok:
@@ -170,7 +176,7 @@ def measure(case: Case, reps: int, with_validate: bool) -> None:
             total = Sample(total.wall + s.wall, total.user + s.user, total.sys + s.sys)
         case.kustomize_all.add(total)
         if with_validate:
-            s, proc = run_timed(case.validate_cmd(), ok=(0, 1))   # 1: findings, still a full run
+            s, proc = run_timed(case.validate_cmd(), ok=(0, 1), no_node=True)   # 1: findings, still a full run
             case.validate.add(s)
             case.validate_exit = proc.returncode
 
@@ -264,7 +270,8 @@ def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, loa
         "Seconds of wall clock, min / median. **floor**: the same files written by a process that only dumps "
         "the generator's objects with PyYAML's C dumper (bench/floor.py); **synth ÷ floor**: median over median. "
         "**kustomize**: `kubectl kustomize` of every overlay, summed. **validate**: `python -m generator validate` "
-        "of every overlay. **CPU**: median user and system seconds of the process and its children (Node "
+        "of every overlay, with no Node process (it runs with JSII_NODE pointing nowhere). "
+        "**CPU**: median user and system seconds of the process and its children (Node "
         "included); user CPU is the least disturbed by other load, system CPU is mostly file creation, whose "
         "cost on this machine varies several-fold from run to run.",
         "",
@@ -370,6 +377,11 @@ def main(argv: list[str] | None = None) -> int:
             split = profile_split(biggest)
             split["workloads"] = biggest.workloads
         text = report(cases, split, args.reps, time.perf_counter() - start, load)
+        from . import spec_bench
+        biggest = max(cases, key=lambda c: c.workloads)
+        print("bench: spec load", file=sys.stderr)
+        specs = [(cases[0].label, cases[0].spec)] + ([(biggest.label, biggest.spec)] if biggest is not cases[0] else [])
+        text += "\n".join(spec_bench.measure(run_timed, Series, specs, args.reps)) + "\n"
         if with_validate:
             from . import validate_bench
             biggest = max(cases, key=lambda c: c.workloads)

@@ -41,9 +41,9 @@ def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int) -> li
     single = [py, "-m", "generator", "validate", *crd, str(one)]
     a, b, c = series_cls(), series_cls(), series_cls()
     for _ in range(reps):
-        a.add(run_timed(ours, ok=(0, 1))[0])
+        a.add(run_timed(ours, ok=(0, 1), no_node=True)[0])
         b.add(run_timed(floor)[0])
-        c.add(run_timed(single, ok=(0, 1))[0])
+        c.add(run_timed(single, ok=(0, 1), no_node=True)[0])
     ratio = a.median / b.median
     return [
         "", f"## validate on {n} files", "",

