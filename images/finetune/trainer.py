@@ -41,7 +41,7 @@ LORA_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_
 MAX_GRAD_NORM = 1.0
 WARMUP_FRACTION = 0.03
 # Frozen base weights come from MODEL_NAME; strict=False lets them be absent on load.
-TRAINABLE_ONLY = StateDictOptions(ignore_frozen_params=True, strict=True)
+TRAINABLE_ONLY = StateDictOptions(ignore_frozen_params=True, strict=False)
 # Settings that shape the training trajectory; resuming under different ones
 # would silently repeat or skip data.
 RUN_FIELDS = (
