@@ -123,6 +123,12 @@ def _copy_of_the_repository(dest: Path) -> Path:
     # build: the copy's install inputs must not look newer than its stamps.
     for name in ("setup.cfg", "pyproject.toml"):
         os.utime(dest / name, (0, 0))
+    # The generator's own fixture spec and scenarios, not the shipped ones a user edits
+    # (a changed capacity rightly fails the user's scenarios until they are updated).
+    shutil.copy2(paths.ROOT / "tests" / "fixtures" / "platform.yaml", dest / "platform.yaml")
+    shutil.rmtree(dest / "scenarios")
+    shutil.copytree(paths.ROOT / "tests" / "fixtures" / "scenarios", dest / "scenarios")
+    subprocess.run([sys.executable, "-m", "generator", "synth"], cwd=dest, capture_output=True, check=True, timeout=300)
     return dest
 
 

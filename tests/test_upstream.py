@@ -108,7 +108,10 @@ def test_a_download_that_is_not_the_pinned_bytes_is_refused(tmp_path):
 
 def test_offline_without_shared_data_make_stops_with_one_line(tmp_path):
     env = _env(tmp_path, _closed_port())
-    result = subprocess.run(["make", "-s", "--no-print-directory", "upstream-data", f"VENV={Path(sys.executable).parent.parent}"],
+    venv = Path(sys.executable).parent.parent
+    # -o: this suite's venv stands for the installed one; never reinstall into it from here.
+    result = subprocess.run(["make", "-s", "--no-print-directory", "-o", f"{venv}/.generator", "upstream-data",
+                             f"VENV={venv}"],
                             env=env, cwd=paths.ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode != 0
     (line,) = [x for x in result.stderr.splitlines() if not x.startswith("make")]
