@@ -12,10 +12,10 @@ from decimal import Decimal
 import pytest
 
 from generator import catalog, crds, quantity, schemacheck, versions
+from generator.credentials import looks_like_token
 from generator.validate.fetch import FetchError, all_pinned, fetch
 from generator.validate.findings import format_path
 from generator.validate.rules import RULES
-from generator.validate.rules.secrets import looks_like_token
 from generator.validate.rules.tpu import slice_chips
 from tests import helpers
 from tests.test_validate_corpus import CORPUS, case, expected, found, header, run
@@ -59,6 +59,7 @@ def test_format_path():
 ])
 def test_token_heuristic(value, token):
     assert looks_like_token(value) is token
+    assert looks_like_token(value, stand_ins_allowed=True) is token   # each of these mixes letters and digits
 
 
 def test_tpu7x_slice_shapes_come_from_the_catalog():

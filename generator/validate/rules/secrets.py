@@ -1,28 +1,10 @@
 """No secret values in Git. Findings never repeat the value."""
 from __future__ import annotations
 
-import re
-
+from ...credentials import SECRET_NAME, looks_like_token
 from ..findings import WARNING
 from . import Hit, rule
 from .multikueue import inlined_kubeconfig
-
-# Names of env vars that hold credentials: a TOKEN, PASSWORD, SECRET or KEY word
-# (HF_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY), not TOKENIZER or MONKEY.
-_SECRET_NAME = re.compile(r"(^|_)(TOKENS?|PASSWORDS?|PASSWD|PWD|SECRETS?|KEYS?|APIKEY|CREDENTIALS?)(_|$)")
-
-
-def looks_like_token(value: str) -> bool:
-    """A literal that could be a credential: one word, 8+ characters, not a
-    reference ($(VAR), ${VAR}), a placeholder (<...>), a path, a URL or a number."""
-    v = value.strip()
-    if len(v) < 8 or any(ch.isspace() for ch in v):
-        return False
-    if v.startswith(("$(", "${", "<", "/")) or "://" in v or v.lower() in ("true", "false"):
-        return False
-    # Generated credentials mix letters and digits; a value without a digit ("nvapi-NVKEY",
-    # "my-secret-here") is a stand-in that a tutorial asks you to replace.
-    return not re.fullmatch(r"[0-9.]+", v) and any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v)
 
 
 @rule("SE001", WARNING, "a Secret carries data or stringData in the manifests",
@@ -45,6 +27,6 @@ def literal_credentials(model):
             for i, e in enumerate(c.get("env") or []):
                 if not isinstance(e, dict) or not isinstance(e.get("value"), str):
                     continue
-                if _SECRET_NAME.search(str(e.get("name", "")).upper()) and looks_like_token(e["value"]):
+                if SECRET_NAME.search(str(e.get("name", "")).upper()) and looks_like_token(e["value"], True):
                     yield Hit(o, path + ("env", i, "value"),
                               f"env {e.get('name')!r} has a literal value that looks like a credential (not shown)")
