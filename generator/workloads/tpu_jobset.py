@@ -21,6 +21,7 @@ import cdk8s_plus_33.k8s as k8s
 from .. import catalog, core, embed, kueue, tpu, versions
 from ..catalog import labels as L
 from ..spec.kinds import TpuJobset
+from ..spec.kinds.tpu_common import slice_of
 from .common import BuildContext
 
 CONTAINER = "slice-check"
@@ -48,7 +49,7 @@ def slice_env(shape: tpu.Slice) -> dict[str, str]:
 def build(ctx: BuildContext, w: TpuJobset) -> None:
     profile = ctx.profile
     accel_name = ctx.accelerator(w)
-    shape = w.slice(ctx.checks)
+    shape = slice_of(w, ctx.checks)
     assert shape is not None, "checked by the spec checks"
     dynamic = profile.tpu is not None
     ns, name = w.namespace, w.name

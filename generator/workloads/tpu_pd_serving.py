@@ -19,6 +19,7 @@ import cdk8s_plus_33.k8s as k8s
 
 from .. import catalog, core, embed, gateway, kueue, tpu, versions
 from ..spec.kinds import TpuPdServing
+from ..spec.kinds.tpu_common import slice_of
 from ..spec.kinds.tpu_pd_serving import KV_TRANSFER_PORT, MODEL_LABEL, ROLES, SIDE_CHANNEL_PORT
 from .common import BuildContext
 
@@ -182,7 +183,7 @@ def _lws(ctx: BuildContext, w: TpuPdServing, role: str, shape: tpu.Slice) -> dic
 
 
 def build(ctx: BuildContext, w: TpuPdServing) -> None:
-    shape = w.slice(ctx.checks)
+    shape = slice_of(w, ctx.checks)
     assert shape is not None, "checked by the spec checks"
     ns, name = w.namespace, w.name
     port = w.port

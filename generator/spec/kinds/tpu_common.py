@@ -57,6 +57,16 @@ def target(w, ctx: CheckContext) -> TpuTarget | None:
     return TpuTarget(generation, "static", pools=pools) if pools else None
 
 
+def slice_of(w, ctx: CheckContext) -> tpu.Slice | None:
+    """The slice of the workload's `shape` on its profile; None when the profile cannot form it
+    (shape_checks says why)."""
+    t = target(w, ctx)
+    try:
+        return t.slice_for(w.shape) if t else None
+    except ValueError:
+        return None
+
+
 def shape_checks(w, ctx: CheckContext, demand: tpu.Demand | None, count_field: str) -> list[Problem]:
     """The shape fits the profile's slicing and capacity; a problem stops further checks."""
     t = target(w, ctx)

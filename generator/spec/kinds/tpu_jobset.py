@@ -11,7 +11,7 @@ from ...errors import Problem
 from ..context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount
 from .base import ImageContract, Resources, WorkloadBase, container, pod_template
-from .tpu_common import shape_checks, target, vm_fit
+from .tpu_common import shape_checks, slice_of, target, vm_fit
 
 SHAPE = r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$"
 
@@ -34,15 +34,8 @@ class TpuJobset(WorkloadBase):
     # images/jax-slice-check/Dockerfile: USER 10001:10001; JAX and libtpu write under $HOME and /tmp.
     image_contract: ClassVar = ImageContract("images/jax-slice-check", 10001, ("/tmp", "/home/slicecheck"))
 
-    def slice(self, ctx: CheckContext) -> tpu.Slice | None:
-        t = target(self, ctx)
-        try:
-            return t.slice_for(self.shape) if t else None
-        except ValueError:
-            return None
-
     def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
-        s = self.slice(ctx)
+        s = slice_of(self, ctx)
         if s is None:
             return None
         # Kueue admits a JobSet whole: every slice at once.
@@ -69,7 +62,7 @@ class TpuJobset(WorkloadBase):
         return out + vm_fit(self, ctx, [("resources", self.resources.requests())])
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        s = self.slice(ctx)
+        s = slice_of(self, ctx)
         if s is None:
             return []
         pod = pod_template(container(self.resources.requests(), {tpu.TPU_RESOURCE: s.tpus_per_pod}))

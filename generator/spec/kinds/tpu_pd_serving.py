@@ -10,7 +10,7 @@ from ...errors import Problem
 from ..context import CheckContext
 from ..fields import Count, DnsLabel, EnvName, Port, PositiveCount, SpecModel
 from .base import Resources, WorkloadBase, container, pod_template
-from .tpu_common import shape_checks, target, vm_fit
+from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
 
 ROLES = ("prefill", "decode")
@@ -108,15 +108,8 @@ class TpuPdServing(WorkloadBase):
     def images(self) -> list[tuple[tuple, str]]:
         return super().images() + [(("sidecar", "image"), self.sidecar.image)]
 
-    def slice(self, ctx: CheckContext) -> tpu.Slice | None:
-        t = target(self, ctx)
-        try:
-            return t.slice_for(self.shape) if t else None
-        except ValueError:
-            return None
-
     def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
-        shape = self.slice(ctx)
+        shape = slice_of(self, ctx)
         if shape is None:
             return None
         # Each LWS group is its own Kueue workload: admitted one slice at a time,
@@ -180,7 +173,7 @@ class TpuPdServing(WorkloadBase):
         return out
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        shape = self.slice(ctx)
+        shape = slice_of(self, ctx)
         if shape is None:
             return []
         chips = {tpu.TPU_RESOURCE: shape.tpus_per_pod}
