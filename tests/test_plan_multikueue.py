@@ -391,9 +391,9 @@ def test_scenario_expectations_name_clusters_and_copies():
                       steps=[{"title": "noop", "cluster": "worker2", "evict": {"kind": "Job", "name": "low-job"},
                               "expect": bad}])
     assert nope.failures == [
-        "step 1 (noop): expected cq on worker2 used cpu over all flavors = 2, got 0",
-        "step 1 (noop): expected low-job to run on worker2, but it runs on worker1",
-        "step 1 (noop): expected low-job's copy on worker2 admitted, but it is none",
+        "case.yaml: step 1 (noop): expect.usage: expected cq on worker2 used cpu over all flavors = 2, got 0",
+        "case.yaml: step 1 (noop): expect.clusters: expected low-job to run on worker2, but it runs on worker1",
+        "case.yaml: step 1 (noop): expect.copies: expected low-job's copy on worker2 admitted, but it is none",
     ]
 
 

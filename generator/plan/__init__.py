@@ -9,6 +9,8 @@ and its workers and dispatch.py replays MultiKueue between their simulators."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 from . import model, report, scenario, simulate
 
@@ -47,30 +49,119 @@ def _multikueue_note(cluster: model.Cluster) -> str | None:
             "--group MANAGER WORKER... to see where they run")
 
 
-def run(args) -> int:
-    """The CLI command; SpecError (exit 2) propagates to generator.cli."""
+def platform_root() -> Path:
+    """The platform repository whose scenarios `plan` without an overlay replays: the folder
+    the command runs in."""
+    return Path.cwd()
+
+
+def scenario_runs(root: Path, scenario_file: str | None) -> list[tuple[str, str]]:
+    """(overlay, scenario) pairs for `plan` without an overlay: every scenarios/<profile>/*.yaml
+    against overlays/<profile> (what `make plan` looped over), or the one --scenario names."""
     from ..errors import Problem, SpecError
+    if scenario_file:
+        files = [Path(scenario_file)]
+    else:
+        files = sorted((root / "scenarios").glob("*/*.yaml"))
+        if not files:
+            raise SpecError(str(root), [Problem("", f"no overlay given and no scenarios/<profile>/*.yaml under {root}: "
+                                               "give an overlay (plan overlays/PROFILE) or write a scenario")])
+    out, problems = [], []
+    for f in files:
+        overlay = root / "overlays" / f.resolve().parent.name
+        if not overlay.is_dir():
+            problems.append(Problem(str(f), f"no overlay {_shown(overlay, root)} for this scenario's profile "
+                                    f"({f.resolve().parent.name}); run synth, or give the overlay"))
+        out.append((_shown(overlay, root), _shown(f, root)))
+    if problems:
+        raise SpecError(str(root), problems)
+    return out
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _check_args(args) -> None:
+    from ..errors import Problem, SpecError
+    many = not args.overlay
     if args.cubes is not None and not 0 <= args.cubes:
         raise SpecError("--cubes", [Problem("--cubes", f"{args.cubes} is not a number of cubes (0 or more)")])
-    if args.plot and not args.plot.endswith(".png"):
+    if args.plot and not many and not args.plot.endswith(".png"):
         raise SpecError(args.plot, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
     if args.manager_config and not args.group:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
+    if args.group and not args.overlay:
+        raise SpecError("--group", [Problem("", "give the manager's overlay, then each worker's")])
+    if args.group and args.cubes is not None:
+        raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
+    if args.update_expectations and args.overlay and not args.scenario:
+        raise SpecError("--update-expectations", [Problem("", "there are expectations to update only in a scenario: "
+                                                          "give --scenario FILE, or no overlay to update them all")])
+
+
+def run(args) -> int:
+    """The CLI command; SpecError (exit 2) propagates to generator.cli."""
+    _check_args(args)
+    if args.overlay:
+        return _run_one(args, args.overlay, args.scenario, args.plot)
+    root = platform_root()
+    runs = scenario_runs(root, args.scenario)
+    rc = 0
+    for i, (overlay, scen) in enumerate(runs):
+        if i:
+            sys.stdout.write("\n")
+        plot = None
+        if args.plot:
+            plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")
+            Path(args.plot).mkdir(parents=True, exist_ok=True)
+        rc = max(rc, _run_one(args, [str(root / overlay)], str(root / scen), plot, (overlay, scen)))
+    return rc
+
+
+def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str | None,
+             shown: tuple[str, str] | None = None) -> int:
+    """One plan: the report on stdout (also when an expectation fails), failures on stderr."""
     if args.group:
-        if args.cubes is not None:
-            raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
-        result = plan_group(args.overlay, args.scenario, args.kueue_version, args.manager_config)
+        result = plan_group(overlay, scenario_file, args.kueue_version, args.manager_config)
     else:
-        result = plan(args.overlay, args.scenario, args.cubes, args.kueue_version)
-    if args.plot:
+        result = plan(overlay, scenario_file, args.cubes, args.kueue_version)
+    if shown is not None:
+        result = replace(result, source=shown[0], scenario=shown[1])
+    if plot_file:
         from . import plot  # matplotlib only when asked for
-        plot.write(result, args.plot)
+        plot.write(result, plot_file)
     sys.stdout.write(report.render(result, args.format))
-    if args.plot:
-        print(f"plan: wrote {args.plot}", file=sys.stderr)
+    if plot_file:
+        print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures
+    if failures and args.update_expectations and scenario_file:
+        from . import expectations
+        n = expectations.rewrite(scenario_file, result)
+        print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
+              "review the change (git diff) and commit it", file=sys.stderr)
+        again = plan_group(overlay, scenario_file, args.kueue_version, args.manager_config) if args.group \
+            else plan(overlay, scenario_file, args.cubes, args.kueue_version)
+        failures = again.failures       # what the rewrite could not say (none, unless a name became ambiguous)
     for f in failures:
         print(f"plan: expectation failed: {f}", file=sys.stderr)
+    if failures:
+        print(f"plan: {result.scenario}: if the new outcome is intended, accept it with "
+              f"`python -m generator plan {_again(args, shown)} --update-expectations`, which rewrites "
+              "the scenario's expect: blocks from this plan", file=sys.stderr)
     if failures or (args.strict and any(r.state == "never" for s in result.steps for r in s.rows)):
         return 1
     return 0
+
+
+def _again(args, shown: tuple[str, str] | None) -> str:
+    """The command line that reruns this plan."""
+    if shown is not None:
+        return f"--scenario {shown[1]}"
+    parts = (["--group"] if args.group else []) + list(args.overlay)
+    if args.scenario:
+        parts += ["--scenario", args.scenario]
+    return " ".join(parts)

@@ -50,9 +50,15 @@ class Expect:
     copies: dict[str, dict[str, str]] = field(default_factory=dict)  # group plans: workload -> worker -> state
 
     def check(self, result) -> list[str]:
+        """What does not hold, each as `expect.KEY: expected ..., but ...` (the old outcome, then the new)."""
         rows = {r.workload: r for r in result.rows}
-        return (self._states(rows) + self._flavors(rows) + self._usage(result) + self._counts(result)
-                + self._preemptions(rows, result) + self._details(rows) + self._clusters(rows) + self._copies(rows))
+        out = [f"expect.{_state_key(m)}: {m}" for m in self._states(rows)]
+        for key, found in (("flavors", self._flavors(rows)), ("usage", self._usage(result)),
+                           ("count", self._counts(result)), ("preemptedBy", self._preemptions(rows, result)),
+                           ("detail", self._details(rows)), ("clusters", self._clusters(rows)),
+                           ("copies", self._copies(rows))):
+            out += [f"expect.{key}: {m}" for m in found]
+        return out
 
     def _clusters(self, rows: dict) -> list[str]:
         out = []
@@ -144,6 +150,12 @@ class Expect:
             if row is None or words not in row.detail:
                 out.append(f"expected {name} to say {words!r}, but it says {row.detail if row else 'nothing'!r}")
         return out
+
+
+def _state_key(message: str) -> str:
+    """The state an `expected NAME STATE, but ...` message is about."""
+    head = message.split(", but", 1)[0].split()
+    return head[-1] if head else "states"
 
 
 def _untagged(event: str) -> str:

@@ -1168,7 +1168,8 @@ class Plan:
 
     @property
     def failures(self) -> list[str]:
-        return [f"step {s.index} ({s.title}): {f}" for s in self.steps for f in s.failures]
+        where = f"{self.scenario}: " if self.scenario else ""
+        return [f"{where}step {s.index} ({s.title}): {f}" for s in self.steps for f in s.failures]
 
 
 def run(cluster: model.Cluster, scenario, cubes: int | None = None, kueue_version: str = "v0.17.4") -> Plan:
