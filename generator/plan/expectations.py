@@ -8,9 +8,10 @@ preemptions and details with today's values. The file is edited in place, value 
 so its comments, order and layout outside the changed values stay as they were."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -131,7 +132,8 @@ def _copies(value: dict, rows: dict, step: StepResult) -> dict:
     return out
 
 
-_UPDATERS: dict[str, Callable[[Any, dict, StepResult], Any]] = {"flavors": _flavors, "usage": _usage, "count": _count, "preemptedBy": _preempted_by,
+_UPDATERS: dict[str, Callable[[Any, dict, StepResult], Any]] = {
+    "flavors": _flavors, "usage": _usage, "count": _count, "preemptedBy": _preempted_by,
              "detail": _detail, "clusters": _clusters, "copies": _copies}
 
 
