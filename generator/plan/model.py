@@ -517,12 +517,33 @@ def build(source: str, objs: list[dict]) -> Cluster:
         read_object(c, o, i, problems)
     if not c.cluster_queues and not problems:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
+    problems += cohort_cycles(c)
     if problems:
         raise SpecError(source, problems)
     for owner in c.owners:
         if owner.kind == "Deployment" and "replicas" not in (owner.obj.get("spec") or {}):
             c.notes.append(f"{owner.label} has no spec.replicas (an HPA target?); simulated with 1")
     return c
+
+
+def cohort_cycles(c: Cluster) -> list[Problem]:
+    """One problem per loop of Cohort parents (a Cohort naming itself included): Kueue's
+    cohort tree has none (its cache marks every ClusterQueue below one inactive), and a
+    plan of one would have no root to take quota from."""
+    out, done = [], set()
+    for start in sorted(c.cohorts):
+        path: list[str] = []
+        name: str | None = start
+        while name is not None and name in c.cohorts and name not in done and name not in path:
+            path.append(name)
+            name = c.cohorts[name].parent
+        done.update(path)
+        if name is not None and name in path:
+            loop = path[path.index(name):] + [name]
+            out.append(Problem(f"Cohort/{loop[0]}.spec.parentName",
+                               f"the cohort parents form a cycle ({' -> '.join(loop)}); a cohort tree needs a root: "
+                               f"remove parentName from one of {', '.join(sorted(set(loop)))}"))
+    return out
 
 
 @dataclass

@@ -204,8 +204,11 @@ class Tree:
                     break
                 seen.add(n.name)
                 n = n.parent
-        for name in self.cycles:
-            self.cohorts[name].parent = None    # cut the loop so the walks terminate
+        for name in self.cycles:                # cut the loop so the walks terminate
+            node = self.cohorts[name]
+            if node.parent is not None and node in node.parent.child_cohorts:
+                node.parent.child_cohorts.remove(node)
+            node.parent = None
         for root in [c for c in self.cohorts.values() if c.parent is None]:
             _update(root)
         for node in self.cqs.values():

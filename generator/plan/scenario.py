@@ -423,8 +423,19 @@ class _Ctx:
 
 
 def _args_scale(body, x: _Ctx) -> dict | None:
+    from .simulate import MAX_WORKLOADS
+    if body["replicas"] > MAX_WORKLOADS:
+        # Refused before any work: a plan simulates at most MAX_WORKLOADS Workloads.
+        x.problems.append(problem(x.path + ["replicas"], f"{_count(body['replicas'])} replicas is more than a plan "
+                                  f"simulates ({MAX_WORKLOADS} Workloads in all); give {MAX_WORKLOADS} or fewer"))
+        return None
     owner = _resolve(body, x.running(), x.path, x.problems, what="running")
     return {"ref": owner.ref, "replicas": body["replicas"]} if owner else None
+
+
+def _count(n: int) -> str:
+    """A count as a person reads it: 10^100 is not printed in full."""
+    return str(n) if n < 10**12 else f"about 10^{len(str(n)) - 1}"
 
 
 def _args_delete(body, x: _Ctx) -> dict | None:
@@ -495,7 +506,9 @@ def _args_apply(body, x: _Ctx) -> dict | None:
         x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in sub]
         if not sub:
             out.append(o)
-    return {"objects": out} if out else None
+    cycles = model.cohort_cycles(x.work)
+    x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in cycles]
+    return {"objects": out} if out and not cycles else None
 
 
 def _args_remove(body, x: _Ctx) -> dict | None:

@@ -108,7 +108,8 @@ class Simulator:
         self.gates = set(V017_GATES) if _minor(kueue_version) >= 17 else set()
         self.check_defaults: dict[str, str] = {}
         self.generation: dict[str, int] = {}
-        self.dropped = 0
+        self.left_out: dict[tuple, int] = {}     # workload object -> its Workloads over MAX_WORKLOADS, now
+        self.left_out_peak: dict[tuple, int] = {}   # ... the most at any step (what the note counts)
         # Workloads that lost their quota against their will (preempted, drained, evicted), with
         # who preempted them: what MultiKueue (dispatch.py) reacts to. Read and cleared by it.
         self.evictions: list[tuple[str, str | None]] = []
@@ -209,24 +210,37 @@ class Simulator:
         self._requeue_all()
 
     # ------------------------------------------------------------ actions
+    @property
+    def dropped(self) -> int:
+        """Workloads left out by the cap (a scaled object's counted once, as it stands now)."""
+        return sum(self.left_out_peak.values())
+
+    def _make(self, owner: Owner, n: int) -> None:
+        """n more Workloads of the object, as many as the cap leaves room for; counted
+        before any is made, so a huge count costs nothing."""
+        room = max(0, MAX_WORKLOADS - len(self.states))
+        for _ in range(min(n, room)):
+            self._create(owner)
+        now = self.left_out[owner.ref] = self.left_out.get(owner.ref, 0) + max(0, n - room)
+        self.left_out_peak[owner.ref] = max(self.left_out_peak.get(owner.ref, 0), now)
+
     def submit(self, owner: Owner) -> None:
         self.live[owner.ref] = owner
         if owner.kind in model.SCALABLE_KINDS:
-            for _ in range(owner.replicas or 0):
-                self._create(owner)
+            self._make(owner, owner.replicas or 0)
             if not owner.replicas:
                 self.events.append(f"{owner.label} created with 0 replicas")
         else:
-            self._create(owner)
+            self._make(owner, 1)
 
     def scale(self, ref: tuple, replicas: int) -> None:
         owner = self.live[ref]
         units = self._units(ref)
         before = len(units)
         owner.replicas = replicas
+        self.left_out.pop(ref, None)
         if replicas > before:
-            for _ in range(replicas - before):
-                self._create(owner)
+            self._make(owner, replicas - before)
         elif replicas < before:
             for st in self._scale_down_order(owner, units)[:before - replicas]:
                 self._remove(st, "scaled down")
@@ -412,9 +426,6 @@ class Simulator:
 
     # ------------------------------------------------------------ workloads
     def _create(self, owner: Owner) -> State | None:
-        if len(self.states) >= MAX_WORKLOADS:
-            self.dropped += 1
-            return None
         index = None
         if owner.kind in model.SCALABLE_KINDS:
             # Replica labels are slots 1..replicas: a new pod takes the lowest free one.
