@@ -279,12 +279,31 @@ def test_T1_the_job_finishing_on_the_worker_finishes_it_on_the_manager():
 
 
 def test_T3_worker_lost_sends_its_workload_back_then_its_stale_copy_is_removed():
-    # Kueue v0.17.4 jobs_test.go:1483 "Should requeue the workload with a delay when the connection to the
-    # admitting worker is lost": after workerLostTimeout the check goes back to Pending ("Reserving
-    # remote lost") and the manager's Workload loses its quota; after reconnection worker2's copy is
-    # deleted. That test has no scheduler on the manager; here the manager admits it again at once
-    # (requeue backoff is not modelled) and worker1 runs it, so worker2's copy is deleted as the
-    # non-selected one.
+    # Kueue v0.17.4 test/integration/multikueue/jobs_test.go:1483 "Should requeue the workload with a delay
+    # when the connection to the admitting worker is lost": worker2 admits; the connection breaks; the
+    # manager's check goes back to Pending and its Workload loses QuotaReserved; after reconnection
+    # worker2's Workload is removed "since the local one no longer has a reservation". That suite has
+    # no scheduler on the manager (it sets quota reservations by hand), so nothing reserves quota
+    # again: restated with the manager's ClusterQueue on Hold once the job runs.
+    objs = mk_manager({CPU: "4"}) + [job("job", 1, {CPU: "2"})]
+    plan = plan_group(objs, {"worker1": mk_worker({CPU: "2"}, stopPolicy="Hold"), "worker2": mk_worker({CPU: "2"})},
+                      steps=[{"title": "no more reservations", "stopPolicy": {"clusterQueue": "q1", "policy": "Hold"}},
+                             {"title": "worker2 lost", "workerLost": "worker2"},
+                             {"title": "worker2 back", "workerReconnected": "worker2"}])
+    s0, _, s2, s3 = plan.steps
+    assert where(s0) == {"ns/job": ("admitted", "worker2")}
+    assert any("(Reserving remote lost)" in e for e in s2.events)
+    assert "[manager] ns/job evicted: AdmissionCheck ac1 Retry" in s2.events
+    assert where(s2) == {"ns/job": ("pending", None)}          # no QuotaReserved on the manager
+    assert used(s2, "manager", CPU) == "0"
+    assert used(s3, "worker2", CPU) == "0"                     # worker2's Workload is removed
+    assert any(e.startswith("[worker2] ns/job copy removed") for e in s3.events)
+
+
+def test_worker_lost_then_the_manager_admits_again_and_another_worker_runs_it():
+    # Ours (the planner's behaviour, not an upstream test): with a scheduler on the manager, the
+    # Workload sent back is admitted again at once (requeue backoff is not modelled) and worker1 runs
+    # it; worker2 keeps its stale copy until it is reachable again.
     objs = mk_manager({CPU: "4"}) + [job("job", 1, {CPU: "2"})]
     plan = plan_group(objs, {"worker1": mk_worker({CPU: "2"}, stopPolicy="Hold"), "worker2": mk_worker({CPU: "2"})},
                       steps=[{"title": "worker2 lost", "workerLost": "worker2"},

@@ -92,6 +92,10 @@ class Assignment:
                 out.setdefault(r, c.flavor)
         return out
 
+    def flavor_names(self) -> list[str]:
+        """Every flavor the assignment holds quota in (pod sets may differ for one resource)."""
+        return sorted({f for f, _ in self.usage} | {c.flavor for ps in self.podsets for c in ps.flavors.values()})
+
     def frs_need_preemption(self) -> set[FR]:
         return {(c.flavor, r) for ps in self.podsets for r, c in ps.flavors.items() if c.mode == M_PREEMPT}
 

@@ -448,7 +448,8 @@ class Simulator:
         if cq is None or pre.cluster_queue not in self.tree.cqs:
             st.reason = f"status.admission names ClusterQueue {pre.cluster_queue}, which does not exist"
             return
-        a = assign.Assignment(counts=pre.counts)
+        full = tuple(ps.count for ps in st.wl.podsets)
+        a = assign.Assignment(counts=pre.counts if tuple(pre.counts) != full else None)
         covers_pods = cq.group_of(model.PODS) is not None
         for ps, flavors, count in zip(st.wl.podsets, pre.flavors, pre.counts, strict=True):
             req = {r: v * count for r, v in ps.requests.items()}
@@ -467,7 +468,7 @@ class Simulator:
         self._hold(st, cq, a, [])
         if pre.reserved_at is not None:
             st.admitted_at = recorded(pre.reserved_at)
-        self.events.append(f"{st.key} already admitted to {'/'.join(sorted(set(a.flavors().values())))} "
+        self.events.append(f"{st.key} already admitted to {'/'.join(a.flavor_names())} "
                            "(status.admission)")
 
     def _units(self, ref: tuple) -> list[State]:
@@ -820,7 +821,7 @@ class Simulator:
                 self.reservations[flavor].hold(e.st.key, [p])
             self._hold(e.st, e.cq, e.a, [p for _, p in placements])
             self.events.append(f"{e.st.key} {'re-admitted' if e.st.readmitted else 'admitted'}"
-                               f" to {'/'.join(sorted(set(e.a.flavors().values())))}"
+                               f" to {'/'.join(e.a.flavor_names())}"
                                + (f" with {_counts(e)}" if e.a.counts else "")
                                + (f"; waiting for {', '.join(e.st.waiting_checks)}" if e.st.status == RESERVED else ""))
         for e in issued:
@@ -831,6 +832,8 @@ class Simulator:
                 self._evict(victim, e.st, t.reason)
             e.st.sticky = e.cq.queueing_strategy == "BestEffortFIFO"
             e.st.reason = f"preempting {', '.join(t.info.key for t in e.targets)}"
+            # markPreemptionOutcome (scheduler.go): the next attempt tries every flavor again.
+            e.st.last_tried = None
 
     def _requeue(self, entries: list[Entry], outcome: dict[str, str]) -> bool:
         """Heads not admitted: why they wait; BestEffortFIFO sets the ones that do not fit
@@ -1054,7 +1057,7 @@ def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
         wl = st.wl
         state, detail = st.status, st.reason
         if st.holds_quota:
-            detail = "admitted to " + ", ".join(sorted(set(st.flavors.values())))
+            detail = "admitted to " + ", ".join(st.assignment.flavor_names() if st.assignment else [])
             if st.status == RESERVED:
                 detail = st.reason + "; " + detail.replace("admitted to", "quota in")
             if st.assignment and st.assignment.counts:
