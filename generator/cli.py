@@ -174,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
-    p.add_argument("--kueue-version", default="v0.17.4", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
-                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default v0.17.4)")
+    p.add_argument("--kueue-version", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
+                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default: the one "
+                   "platform.yaml pins for overlays/<profile>, else v0.17.4)")
     p.set_defaults(func=cmd_plan)
 
     args = parser.parse_args(argv)

@@ -576,6 +576,7 @@ def test_creation_time_orders_the_queue():
 
 
 # ---------------------------------------------------------------- what the planner cannot express
+NOT_EXPRESSED_IN = SCH          # the upstream test whose cases these are
 NOT_EXPRESSED = {
     "error during admission": "it injects an API error into the admission call; the planner has no API server",
     "container does not satisfy limitRange constraints": "LimitRange objects are not read by the planner",

@@ -12,21 +12,20 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import model, report, scenario, simulate
+from . import model, releases, report, scenario, simulate
 
 
 def plan(overlay: str | list[str], scenario_file: str | None = None, cubes: int | None = None,
-         kueue_version: str = "v0.17.4") -> simulate.Plan:
+         kueue_version: str = releases.DEFAULT) -> simulate.Plan:
     source, objs = model.load_objects(overlay)
     cluster = model.build(source, objs)
     scen = scenario.load(scenario_file, cluster) if scenario_file else scenario.default(cluster)
     result = simulate.run(cluster, scen, cubes, kueue_version)
     note = _multikueue_note(cluster)
-    return result if note is None else simulate.Plan(result.source, result.scenario, result.description,
-                                                     (note,) + result.notes, result.steps)
+    return result if note is None else replace(result, notes=(note,) + result.notes)
 
 
-def plan_group(paths: list[str], scenario_file: str | None = None, kueue_version: str = "v0.17.4",
+def plan_group(paths: list[str], scenario_file: str | None = None, kueue_version: str = releases.DEFAULT,
                manager_config: str | None = None) -> simulate.Plan:
     """A MultiKueue manager's overlay, then each worker's (NAME=PATH, or PATH named by its last part)."""
     from . import dispatch, group
@@ -122,13 +121,39 @@ def run(args) -> int:
     return rc
 
 
+def release_for(overlay: str, given: str | None) -> tuple[str, str]:
+    """(Kueue release, who chose it): --kueue-version; else, for overlays/<profile> of the
+    platform repository, the release its spec pins for that profile; else the default."""
+    if given:
+        return given, "--kueue-version"
+    root = platform_root()
+    spec = root / "platform.yaml"
+    path = Path(overlay)
+    if not (spec.is_file() and path.is_dir() and path.resolve().parent == (root / "overlays").resolve()):
+        return releases.DEFAULT, "the default; the spec pins a release for overlays/<profile> only"
+    from .. import spec as spec_mod
+    from ..errors import SpecError
+    try:
+        platform = spec_mod.load(spec)
+    except SpecError:
+        return releases.DEFAULT, f"the default: {spec.name} does not load (run validate)"
+    prof = platform.profiles.get(path.name)
+    if prof is None:
+        return releases.DEFAULT, f"the default: {spec.name} has no profile {path.name}"
+    return prof.kueue.version, f"pinned by {spec.name} for profile {path.name}"
+
+
 def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str | None,
              shown: tuple[str, str] | None = None) -> int:
     """One plan: the report on stdout (also when an expectation fails), failures on stderr."""
+    release, why = release_for(overlay[0], args.kueue_version)
     if args.group:
-        result = plan_group(overlay, scenario_file, args.kueue_version, args.manager_config)
+        result = plan_group(overlay, scenario_file, release, args.manager_config)
     else:
-        result = plan(overlay, scenario_file, args.cubes, args.kueue_version)
+        result = plan(overlay, scenario_file, args.cubes, release)
+    modelled = releases.rules(release).release
+    result = replace(result, release=release, release_source=why if modelled == release
+                     else f"{why}; not modelled, so {modelled}'s rules")
     if shown is not None:
         result = replace(result, source=shown[0], scenario=shown[1])
     if plot_file:
@@ -143,8 +168,8 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
         n = expectations.rewrite(scenario_file, result)
         print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
               "review the change (git diff) and commit it", file=sys.stderr)
-        again = plan_group(overlay, scenario_file, args.kueue_version, args.manager_config) if args.group \
-            else plan(overlay, scenario_file, args.cubes, args.kueue_version)
+        again = plan_group(overlay, scenario_file, release, args.manager_config) if args.group \
+            else plan(overlay, scenario_file, args.cubes, release)
         failures = again.failures       # what the rewrite could not say (none, unless a name became ambiguous)
     for f in failures:
         print(f"plan: expectation failed: {f}", file=sys.stderr)

@@ -431,7 +431,7 @@ def run(group: Group, scenario) -> simulate.Plan:
     for s in sim._sims():
         notes += s.notes
     return simulate.Plan(describe(group), scenario.source, scenario.description, tuple(dict.fromkeys(notes)),
-                         tuple(steps), group.names)
+                         tuple(steps), group.names, release=group.kueue_version)
 
 
 def describe(group: Group) -> str:

@@ -114,7 +114,8 @@ def _header(plan: Plan) -> list[str]:
     overlays = "overlays" if plan.clusters else "overlay"
     what = f"scenario {plan.scenario}" if plan.scenario else f"no scenario: everything the {overlays} declare" \
         + ("" if plan.clusters else "s")
-    return [f"Kueue plan for {plan.source} ({what})"]
+    return [f"Kueue plan for {plan.source} ({what})"] + ([f"Rules of Kueue {plan.release} ({plan.release_source})"]
+                                                        if plan.release else [])
 
 
 # ---------------------------------------------------------------- text
@@ -180,6 +181,8 @@ def markdown(plan: Plan) -> str:
     what = f"scenario `{plan.scenario}`" if plan.scenario else \
         "everything the overlays declare" if plan.clusters else "everything the overlay declares"
     out = [f"### Kueue plan: `{plan.source}`, {what}", ""]
+    if plan.release:
+        out += [f"_Rules of Kueue {plan.release} ({plan.release_source})_", ""]
     if plan.description:
         out += [plan.description.strip(), ""]
     for n in plan.notes:
@@ -225,6 +228,8 @@ def as_json(plan: Plan) -> str:
         "scenario": plan.scenario,
         "description": plan.description,
         "notes": list(plan.notes),
+        "kueueVersion": plan.release,
+        "kueueVersionSource": plan.release_source,
         **({"clusters": list(plan.clusters)} if plan.clusters else {}),
         "steps": [{
             "index": s.index,

@@ -32,7 +32,7 @@ from decimal import Decimal
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import fmt
-from . import assign, model, packer, preempt, quota
+from . import assign, model, packer, preempt, quota, releases
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import UNLIMITED, ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
@@ -43,9 +43,6 @@ MAX_CYCLES = 50_000
 MAX_WORKLOADS = 2_000      # Workloads simulated in one plan; more are left out, with a note
 MAX_CUBES = 64             # TPU cubes per reservation
 CHECK_STATES = ("Pending", "Ready", "Retry", "Rejected")
-# Kueue v0.17 feature gates the scheduler reads (pkg/features/kube_features.go): beta and on
-# by default from v0.17; not in v0.12.
-V017_GATES = ("FairSharingPreemptWithinNominal", "FairSharingPrioritizeNonBorrowing")
 
 
 @dataclass
@@ -67,6 +64,7 @@ class State:
     sticky: bool = False                                        # preempted for: first in line next cycle
     last_tried: list[dict[str, int]] | None = None
     last_generation: int = -1
+    last_cycle: int = -1                                        # the cycle that recorded last_tried
     checks: dict[str, str] = field(default_factory=dict)        # per-workload admission check states
     waiting_checks: tuple[str, ...] = ()
 
@@ -105,7 +103,9 @@ class Simulator:
         self.live: dict[tuple, Owner] = {}
         self.events: list[str] = []
         self.notes: list[str] = list(cluster.notes)
-        self.gates = set(V017_GATES) if _minor(kueue_version) >= 17 else set()
+        self.rules = releases.rules(kueue_version)
+        self.gates = set(self.rules.gates)
+        self.cycle_no = 0
         self.check_defaults: dict[str, str] = {}
         self.generation: dict[str, int] = {}
         self.left_out: dict[tuple, int] = {}     # workload object -> its Workloads over MAX_WORKLOADS, now
@@ -685,7 +685,9 @@ class Simulator:
             for t in found:
                 snap.add(t.info)
             return (assign.PREEMPT if any(t.info.cq == cq.name for t in found) else assign.RECLAIM), borrow
-        last = st.last_tried if st.last_generation == self.generation.get(cq.name, 0) else None
+        fresh = st.last_generation == self.generation.get(cq.name, 0) or \
+            (self.rules.preserve_scan_progress and self.cycle_no - st.last_cycle <= 1)
+        last = st.last_tried if fresh else None
         return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,
                               oracle, last, self.static)
 
@@ -719,12 +721,13 @@ class Simulator:
             counts = assign.reduced_counts(st.wl, fits)
             if counts is not None:
                 a, targets = found[counts]
-        st.last_tried, st.last_generation = a.last_tried, self.generation.get(cq.name, 0)
+        st.last_tried, st.last_generation, st.last_cycle = a.last_tried, self.generation.get(cq.name, 0), self.cycle_no
         return Entry(st, cq, a, targets, a.message())
 
     def _cycle(self) -> tuple[bool, bool]:
         """One cycle: heads, flavors and targets for each, then admit or preempt in order.
         Returns (progress: something admitted or preempted, moved: a head set aside)."""
+        self.cycle_no += 1
         heads = self._heads()
         if not heads:
             return False, False
@@ -850,6 +853,8 @@ class Simulator:
                     moved = True
             elif how == "skipped":
                 st.status, st.reason = PENDING, e.message
+                if not self.rules.preserve_scan_progress:
+                    st.last_tried = None        # setSkipped: retry every flavor (markSkipped keeps it from v0.19)
         return moved
 
     def _pending_reason(self, st: State, e: Entry) -> None:
@@ -986,13 +991,6 @@ RECORDED_BEFORE = 2.0 ** 40          # seconds; later than any real timestamp
 
 def recorded(epoch: float) -> float:
     return epoch - RECORDED_BEFORE
-
-
-def _minor(version: str) -> int:
-    try:
-        return int(version.lstrip("v").split(".")[1])
-    except (IndexError, ValueError):
-        return 17
 
 
 # ---------------------------------------------------------------- results
@@ -1179,6 +1177,8 @@ class Plan:
     notes: tuple[str, ...]
     steps: tuple[StepResult, ...]
     clusters: tuple[str, ...] = ()          # MultiKueue group plans: the manager, then its workers
+    release: str = ""                       # the Kueue release whose rules the plan followed
+    release_source: str = ""                # who chose it (the spec, --kueue-version, the default)
 
     @property
     def failures(self) -> list[str]:
@@ -1205,7 +1205,8 @@ def run(cluster: model.Cluster, scenario, cubes: int | None = None, kueue_versio
     if sim.dropped:
         notes.append(f"only the first {MAX_WORKLOADS} Workloads are simulated; {sim.dropped} more were left out "
                      "(the plan is capped to stay bounded)")
-    return Plan(cluster.source, scenario.source, scenario.description, tuple(dict.fromkeys(notes)), tuple(steps))
+    return Plan(cluster.source, scenario.source, scenario.description, tuple(dict.fromkeys(notes)), tuple(steps),
+                release=sim.rules.release)
 
 
 def _checked(sim: Simulator, index: int, title: str, action: str, expect) -> StepResult:
