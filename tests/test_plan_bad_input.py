@@ -106,8 +106,15 @@ def test_plot_creates_its_folder(capsys, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.fixture
+def small_cap(monkeypatch):
+    """The cap at 2,000 Workloads, so these tests stay quick (the cap itself is bench's business)."""
+    from generator.plan import simulate
+    monkeypatch.setattr(simulate, "MAX_WORKLOADS", 2_000)
+
+
 @pytest.mark.slow  # 200,000 replicas through the planner
-def test_huge_inputs_are_capped_and_said(capsys, tmp_path):
+def test_huge_inputs_are_capped_and_said(capsys, tmp_path, small_cap):
     from generator.plan import simulate
     # 200,000 replicas: only the first MAX_WORKLOADS are simulated, and the plan says so.
     f = _write(tmp_path, _base() + [deployment("web", 200_000, {"cpu": "1m"})])
@@ -133,7 +140,7 @@ def test_a_scenario_cohort_loop_is_refused_before_the_plan(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("replicas", [10**8, 2**31, 2**63, 10**100], ids=["1e8", "2^31", "2^63", "1e100"])
-def test_a_huge_scale_step_is_refused_before_the_work(replicas, capsys, tmp_path):
+def test_a_huge_scale_step_is_refused_before_the_work(replicas, capsys, tmp_path, small_cap):
     from generator.plan import simulate
     f = _write(tmp_path, _base() + [deployment("web", 1, {"cpu": "1m"})])
     sc = tmp_path / "scale.yaml"
@@ -145,7 +152,7 @@ def test_a_huge_scale_step_is_refused_before_the_work(replicas, capsys, tmp_path
     assert len(err.strip().splitlines()) == 1
 
 
-def test_capped_replicas_are_counted_once_after_scale_steps(capsys, tmp_path):
+def test_capped_replicas_are_counted_once_after_scale_steps(capsys, tmp_path, small_cap):
     from generator.plan import simulate
     cap = simulate.MAX_WORKLOADS
     # A Job and `cap` replicas: one replica is left out; scaling back and up again leaves the

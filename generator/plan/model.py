@@ -353,6 +353,7 @@ class Cluster:
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     cohorts: dict[str, Cohort] = field(default_factory=dict)           # Cohort objects
     owners: list[Owner] = field(default_factory=list)                  # in the stream's order
+    owner_refs: set[tuple] = field(default_factory=set)                # their refs (replacing one is rare)
     notes: list[str] = field(default_factory=list)
     config: Config = field(default_factory=Config)
 
@@ -692,9 +693,10 @@ def _read_owner(x: _Obj) -> None:
             if v > MAX_QUANTITY:
                 x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {v} is larger than Kueue can count"))
     owner = Owner(x.kind, x.ns, x.name, x.o, replicas)
-    if x.replace:
+    if x.replace and owner.ref in x.c.owner_refs:
         x.c.owners = [o for o in x.c.owners if o.ref != owner.ref]
     x.c.owners.append(owner)
+    x.c.owner_refs.add(owner.ref)
 
 
 _KUEUE_READERS = {

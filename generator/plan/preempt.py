@@ -22,6 +22,8 @@ preemptor's share after admission stays at most the target's share after the
 eviction (rule S2-a), else below the target's share before it (S2-b)."""
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -79,6 +81,21 @@ class Snapshot:
         self.tas_fits = tas_fits            # (shapes by flavor, removed keys) -> bool
         self.removed: set[str] = set()
         self.reservations: dict[str, packer.Reservation] = {}   # TPU flavor -> its slices (the simulator sets them)
+        # cq -> its admitted Workloads' keys in candidate order (lowest priority, newest admission),
+        # kept by the simulator as Workloads are admitted and released; read, never changed, here.
+        self.ranked: dict[str, list[tuple]] = {}
+
+    def ordered(self, cq: str):
+        """The admitted Workloads of a ClusterQueue in candidate order (those a trial removed skipped)."""
+        present = self.workloads.get(cq, {})
+        ranked = self.ranked.get(cq)
+        if ranked is None:
+            yield from sorted(present.values(), key=rank)
+            return
+        for *_, key in ranked:
+            info = present.get(key)
+            if info is not None:
+                yield info
 
     def node(self, cq: str) -> Node:
         return self.tree.cqs[cq]
@@ -100,6 +117,11 @@ def satisfies(policy: str, p_prio: int, p_created: float, c: Info) -> bool:
     if policy == "LowerOrNewerEqualPriority":
         return p_prio > c.priority or (p_prio == c.priority and p_created < c.created)
     return policy == "Any"
+
+
+def rank(c: Info) -> tuple:
+    """Candidate order within one ClusterQueue: lowest priority, newest admission."""
+    return (c.priority, -c.admitted_at, c.key)
 
 
 def order_key(c: Info, preemptor_cq: str):
@@ -145,7 +167,7 @@ class _Cand:
 
 
 def _uses(info: Info, frs) -> bool:
-    return any(fr in frs for fr in info.frs)
+    return not info.frs.isdisjoint(frs)
 
 
 def _classify(snap: Snapshot, p: Preemptor, c: Info, advantage: bool) -> str | None:
@@ -166,17 +188,25 @@ def _classify(snap: Snapshot, p: Preemptor, c: Info, advantage: bool) -> str | N
     return "ReclaimWhile"
 
 
-def _from_cq(snap: Snapshot, p: Preemptor, cq: Node, lca: Node | None, advantage: bool) -> list[_Cand]:
-    out = []
-    for info in list(snap.workloads.get(cq.name, {}).values()):
+def _from_cq(snap: Snapshot, p: Preemptor, cq: str, lca: Node | None, advantage: bool, dead: set[str]):
+    """The candidates of one ClusterQueue, in candidate order, as they are asked for. The
+    order is by priority, so the policy's priority bound ends the scan (satisfies() would
+    refuse every Workload after it)."""
+    pol = snap.policies[p.cq]
+    policy = pol.within if cq == p.cq else pol.reclaim
+    for info in snap.ordered(cq):
+        if cq in dead or (policy == "LowerPriority" and info.priority >= p.priority) or \
+                (policy == "LowerOrNewerEqualPriority" and info.priority > p.priority):
+            return
         v = _classify(snap, p, info, advantage)
         if v:
-            out.append(_Cand(info, lca, v))
-    return out
+            yield _Cand(info, lca, v)
 
 
 def _collect(snap: Snapshot, p: Preemptor, current: Node, root: Node, skip: Node | None, advantage: bool,
-             out: list[_Cand]) -> None:
+             out: list[tuple[str, Node | None, bool]]) -> None:
+    """The ClusterQueues of the cohort whose Workloads are candidates (decided before any
+    removal, as Kueue collects them)."""
     for child in current.child_cohorts:
         if child is skip or quota.within_nominal(child, p.frs_need):
             continue
@@ -185,15 +215,24 @@ def _collect(snap: Snapshot, p: Preemptor, current: Node, root: Node, skip: Node
         if child.name == p.cq:
             continue
         if not quota.within_nominal(child, p.frs_need):
-            out += _from_cq(snap, p, child, root, advantage)
+            out.append((child.name, root, advantage))
+
+
+def _merged(snap: Snapshot, p: Preemptor, sources: list[tuple[str, Node | None, bool]], dead: set[str]):
+    """One group's candidates from several ClusterQueues, in candidate order (a lazy merge
+    of each queue's ordered candidates: a preemptor that fits early reads few of them)."""
+    gens = [_from_cq(snap, p, cq, lca, adv, dead) for cq, lca, adv in sources]
+    if len(gens) == 1:
+        return gens[0]
+    return heapq.merge(*gens, key=lambda c: rank(c.info))
 
 
 def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
     node = snap.node(p.cq)
     pol = snap.policies[p.cq]
-    same = _from_cq(snap, p, node, None, False) if pol.within != "Never" else []
-    hier: list[_Cand] = []
-    prio: list[_Cand] = []
+    same = [(p.cq, None, False)] if pol.within != "Never" else []
+    hier: list[tuple[str, Node | None, bool]] = []
+    prio: list[tuple[str, Node | None, bool]] = []
     if node.parent is not None and pol.reclaim != "Never":
         advantage, remaining = quota.quantities_fit_in_quota(node, p.usage)
         previous = None
@@ -202,23 +241,32 @@ def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
             fits, remaining = quota.quantities_fit_in_quota(ancestor, remaining)
             advantage = advantage or fits
             previous = ancestor
-    for lst in (same, prio, hier):
-        lst.sort(key=lambda c: order_key(c.info, p.cq))
-    cands = [c for c in hier if c.info.evicted] + [c for c in prio if c.info.evicted] + \
-        [c for c in same if c.info.evicted] + [c for c in hier if not c.info.evicted] + \
-        [c for c in prio if not c.info.evicted] + [c for c in same if not c.info.evicted]
+
+    def candidates(dead: set[str]):
+        # Other queues' first (hierarchical reclaim, then priority-based), then the preemptor's
+        # own; no admitted Workload of the planner is already being evicted (Kueue's first group).
+        return itertools.chain(_merged(snap, p, hier, dead), _merged(snap, p, prio, dead),
+                               _merged(snap, p, same, dead))
+    others = next(itertools.chain(_merged(snap, p, hier, set()), _merged(snap, p, prio, set())), None) is not None
+    has_hier = next(iter(_merged(snap, p, hier, set())), None) is not None
     forbidden = pol.borrow == "Never"
     under_nominal = all(node.usage.get(fr, ZERO) < node.nominal(fr) for fr in p.frs_need)
-    if (not hier and not prio) or (forbidden and not under_nominal):
+    if not others or (forbidden and not under_nominal):
         attempts = [True]
-    elif forbidden and not hier:
+    elif forbidden and not has_hier:
         attempts = [False, True]
     else:
         attempts = [True, False]
     for borrow in attempts:
         targets: list[Target] = []
-        for c in cands:
-            if not _valid(snap, p, c, borrow):
+        # A queue (or its cohort up to the common one) found within nominal stays so while
+        # candidates are only removed: the rest of its candidates are not valid either.
+        dead: set[str] = set()
+        for c in candidates(dead):
+            why = _invalid(snap, p, c, borrow)
+            if why == "within nominal":
+                dead.add(c.info.cq)
+            if why:
                 continue
             snap.remove(c.info)
             targets.append(Target(c.info, _reason(c.variant)))
@@ -235,20 +283,21 @@ def _reason(variant: str) -> str:
             "ReclaimWhile": RECLAIM_WHILE_BORROWING}[variant]
 
 
-def _valid(snap: Snapshot, p: Preemptor, c: _Cand, borrow: bool) -> bool:
+def _invalid(snap: Snapshot, p: Preemptor, c: _Cand, borrow: bool) -> str:
+    """Why a candidate may not be taken now ('' when it may)."""
     if c.info.cq == p.cq:
-        return True
+        return ""
     if borrow and c.variant == "ReclaimWithout":
-        return False
+        return "reclaim without borrowing"
     cq = snap.node(c.info.cq)
     if quota.within_nominal(cq, p.frs_need):
-        return False
+        return "within nominal"
     for node in cq.ancestors():
         if node is c.lca:
             break
         if quota.within_nominal(node, p.frs_need):
-            return False
-    return True
+            return "within nominal"
+    return ""
 
 
 # ---------------------------------------------------------------- fair sharing

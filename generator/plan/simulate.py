@@ -25,6 +25,7 @@ Sizes are capped (MAX_WORKLOADS, MAX_CUBES) so any input is simulated in
 bounded time and memory; the plan says what was left out."""
 from __future__ import annotations
 
+import bisect
 import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -32,7 +33,7 @@ from decimal import Decimal
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import fmt
-from . import assign, model, packer, preempt, quota, releases
+from . import assign, model, packer, preempt, queues, quota, releases
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import UNLIMITED, ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
@@ -40,7 +41,7 @@ from .quota import FR, ZERO
 ADMITTED, RESERVED, PENDING, NEVER, UNMANAGED, FINISHED = \
     "admitted", "reserved", "pending", "never", "unmanaged", "finished"
 MAX_CYCLES = 50_000
-MAX_WORKLOADS = 2_000      # Workloads simulated in one plan; more are left out, with a note
+MAX_WORKLOADS = 10_000      # Workloads simulated in one plan; more are left out, with a note
 MAX_CUBES = 64             # TPU cubes per reservation
 CHECK_STATES = ("Pending", "Ready", "Retry", "Rejected")
 
@@ -65,12 +66,17 @@ class State:
     last_tried: list[dict[str, int]] | None = None
     last_generation: int = -1
     last_cycle: int = -1                                        # the cycle that recorded last_tried
+    heap_seq: int = -1                                          # its live entry in its queue's heap (queues.py)
     checks: dict[str, str] = field(default_factory=dict)        # per-workload admission check states
     waiting_checks: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
         return self.wl.key
+
+    def order(self) -> tuple:
+        """Queue order: preempted for (sticky) first, then priority, then age."""
+        return (not self.sticky, -self.wl.priority.value, self.created, self.wl.key)
 
     @property
     def priority(self) -> int:
@@ -104,6 +110,15 @@ class Simulator:
         self.events: list[str] = []
         self.notes: list[str] = list(cluster.notes)
         self.rules = releases.rules(kueue_version)
+        # Pending Workloads per ClusterQueue (queues.py) and admitted ones per ClusterQueue (the
+        # scheduler snapshot's), kept as Workloads change instead of re-read every cycle.
+        self.queues: dict[str, queues.PendingQueue] = {}
+        self.queued: dict[str, str] = {}                 # Workload key -> the queue it waits in
+        self.touched: set[str] = set()                   # Workloads to classify again
+        self.epoch, self.synced_epoch = 0, -1            # queue objects changed: classify all again
+        self.infos: dict[str, dict[str, preempt.Info]] = {}
+        self.ranked: dict[str, list[tuple]] = {}         # cq -> preempt.rank of its admitted, sorted
+        self.last_heads: list[tuple[State, ClusterQueue]] = []
         self.gates = set(self.rules.gates)
         self.cycle_no = 0
         self.check_defaults: dict[str, str] = {}
@@ -257,6 +272,7 @@ class Simulator:
             if held:
                 self._release(st)
             st.status, st.reason = FINISHED, "completed" if held else "completed without being admitted?"
+            self.touched.add(st.key)
             self.events.append(f"{st.key} finished" + (", freeing its quota" if held else ""))
         self.live.pop(ref, None)
 
@@ -284,6 +300,7 @@ class Simulator:
         self.clock += 1
         st = State(wl, created=self.clock)
         self.states[wl.key] = st
+        self.touched.add(wl.key)
         self.events.append(f"{wl.key} created")
         return st
 
@@ -308,6 +325,7 @@ class Simulator:
         if st.holds_quota:
             self._release(st)
         st.status, st.reason = FINISHED, why
+        self.touched.add(st.key)
         self.events.append(f"{st.key} finished ({why})")
 
     def set_quota(self, cq_name: str, flavor: str, resource: str, nominal: Decimal | None,
@@ -436,6 +454,7 @@ class Simulator:
         st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at),
                    checks=dict(wl.check_states))
         self.states[wl.key] = st
+        self.touched.add(wl.key)
         self.events.append(f"{wl.key} created")
         if wl.preadmitted:
             self._preadmit(st)
@@ -468,6 +487,9 @@ class Simulator:
         self._hold(st, cq, a, [])
         if pre.reserved_at is not None:
             st.admitted_at = recorded(pre.reserved_at)
+            if st.holds_quota:
+                self._released_info(st)
+                self._admitted_info(st)
         self.events.append(f"{st.key} already admitted to {'/'.join(a.flavor_names())} "
                            "(status.admission)")
 
@@ -486,6 +508,7 @@ class Simulator:
         if held:
             self._release(st)
         del self.states[st.key]
+        self.touched.add(st.key)
         self.events.append(f"{st.key} {why}" + (", freeing its quota" if held else ""))
 
     def _hold(self, st: State, cq: ClusterQueue, a: assign.Assignment, placements: list) -> None:
@@ -498,9 +521,27 @@ class Simulator:
         st.status = RESERVED
         st.inadmissible = st.sticky = False
         st.last_tried = None
+        self._admitted_info(st)
+        self.touched.add(st.key)
         self._apply_checks(st)
 
+    def _admitted_info(self, st: State) -> None:
+        """The admitted Workload as the scheduler's snapshot holds it, in its queue's candidate order."""
+        info = self._info(st)
+        self.infos.setdefault(info.cq, {})[info.key] = info
+        bisect.insort(self.ranked.setdefault(info.cq, []), preempt.rank(info))
+
+    def _released_info(self, st: State) -> None:
+        info = self.infos.get(st.cluster_queue or "", {}).pop(st.key, None)
+        if info is not None:
+            ranked = self.ranked[info.cq]
+            i = bisect.bisect_left(ranked, preempt.rank(info))
+            if i < len(ranked) and ranked[i] == preempt.rank(info):
+                del ranked[i]
+
     def _release(self, st: State) -> None:
+        self._released_info(st)
+        self.touched.add(st.key)
         if st.cluster_queue in self.tree.cqs:
             quota.remove(self.tree.cqs[st.cluster_queue], st.usage)
             self.generation[st.cluster_queue] = self.generation.get(st.cluster_queue, 0) + 1
@@ -608,13 +649,41 @@ class Simulator:
         if node is None:
             return
         names = {n.name for n in node.root().subtree_cqs()} if node.parent else {node.name}
-        for st in self.states.values():
-            if st.cluster_queue in names:
-                st.inadmissible = False
+        for name in sorted(names):
+            q = self.queues.get(name)
+            if q is not None:
+                q.reactivate()
 
     def _requeue_all(self) -> None:
         for st in self.states.values():
             st.inadmissible = False
+        self.epoch += 1
+
+    def _sync(self) -> None:
+        """Classify the Workloads that changed (all of them after a change to queue objects)
+        into the pending queues."""
+        if self.synced_epoch != self.epoch:
+            self.queues, self.queued = {}, {}
+            self.touched = set(self.states)
+            self.synced_epoch = self.epoch
+        for key in self.touched:
+            old = self.queued.pop(key, None)
+            if old is not None and old in self.queues:
+                self.queues[old].discard(key)
+            st = self.states.get(key)
+            cq = self._classify(st) if st is not None else None
+            if st is not None and cq is not None:
+                self.queues.setdefault(cq.name, queues.PendingQueue(cq.name)).add(st)
+                self.queued[key] = cq.name
+        self.touched.clear()
+
+    def _mark_waiting(self) -> None:
+        """StrictFIFO: the others wait behind the head (said once the cycles are over)."""
+        for head, cq in self.last_heads:
+            if cq.queueing_strategy == "StrictFIFO" and cq.name in self.queues:
+                for s in self.queues[cq.name].active():
+                    if s is not head:
+                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
 
     def settle(self) -> None:
         """Run scheduling cycles until nothing changes."""
@@ -627,7 +696,9 @@ class Simulator:
             elif not moved:
                 idle += 1
                 if idle > limit:
+                    self._mark_waiting()
                     return
+        self._mark_waiting()
         self.notes.append(f"the simulation stopped after {MAX_CYCLES} scheduling cycles without settling")
 
     # ------------------------------------------------------------ one cycle
@@ -635,16 +706,13 @@ class Simulator:
         """One scheduling cycle (Kueue's Scheduler.schedule), what its unit tests run;
         `settle` runs them until nothing changes."""
         self._cycle()
-
-    def _order(self, st: State):
-        return (not st.sticky, -st.priority, st.created, st.key)
+        self._mark_waiting()
 
     def _snapshot(self) -> preempt.Snapshot:
         tree = copy.deepcopy(self.tree)
-        workloads: dict[str, dict[str, preempt.Info]] = {name: {} for name in tree.cqs}
-        for st in self.states.values():
-            if st.holds_quota and st.cluster_queue in workloads:
-                workloads[st.cluster_queue][st.key] = self._info(st)
+        # The live per-queue dicts: every removal a trial makes is undone before the cycle ends
+        # (checked in _cycle), so nothing is copied.
+        workloads = {name: self.infos.setdefault(name, {}) for name in tree.cqs}
         reservations = {f: r.copy() for f, r in self.reservations.items()}
         policies = {name: cq.preemption for name, cq in self.cluster.cluster_queues.items()}
 
@@ -660,6 +728,7 @@ class Simulator:
                     return False
             return True
         snap = preempt.Snapshot(tree, workloads, policies, tas_fits)
+        snap.ranked = self.ranked
         snap.reservations = reservations
         return snap
 
@@ -748,29 +817,28 @@ class Simulator:
                 issued.append(e)
             elif how == "admitted":
                 admitted.append((e, placements))
+        self._restore(snap)
         self._apply(admitted, issued)
         moved = self._requeue(entries, outcome)
         return bool(admitted or issued), moved
 
+    def _restore(self, snap: preempt.Snapshot) -> None:
+        """The snapshot shares the per-queue dicts of admitted Workloads: put back any a trial
+        left removed (none should be)."""
+        for key in list(snap.removed):
+            st = self.states.get(key)
+            if st is not None and st.holds_quota and st.cluster_queue:
+                self.infos.setdefault(st.cluster_queue, {})[key] = self._info(st)    # still ranked
+
     def _heads(self) -> list[tuple[State, ClusterQueue]]:
         """The head of every active ClusterQueue (StrictFIFO: the others wait behind it)."""
+        self._sync()
         heads: list[tuple[State, ClusterQueue]] = []
-        waiting: dict[str, list[State]] = {}
-        for st in self.states.values():
-            cq = self._classify(st)
-            if cq is not None:
-                waiting.setdefault(cq.name, []).append(st)
-        for name in sorted(waiting):
-            cq = self.cluster.cluster_queues[name]
-            active = [s for s in waiting[name] if not s.inadmissible]
-            if not active:
-                continue
-            head = min(active, key=self._order)
-            if cq.queueing_strategy == "StrictFIFO":
-                for s in active:
-                    if s is not head:
-                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
-            heads.append((head, cq))
+        for name in sorted(self.queues):
+            head = self.queues[name].head()
+            if head is not None:
+                heads.append((head, self.cluster.cluster_queues[name]))
+        self.last_heads = heads
         return heads
 
     def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target]) -> tuple[str, list]:
@@ -834,6 +902,9 @@ class Simulator:
                     continue
                 self._evict(victim, e.st, t.reason)
             e.st.sticky = e.cq.queueing_strategy == "BestEffortFIFO"
+            q = self.queues.get(self.queued.get(e.st.key, ""))
+            if q is not None and e.st.key in q.members and not e.st.inadmissible:
+                q.push(e.st)                # its order changed
             e.st.reason = f"preempting {', '.join(t.info.key for t in e.targets)}"
             # markPreemptionOutcome (scheduler.go): the next attempt tries every flavor again.
             e.st.last_tried = None
@@ -849,7 +920,11 @@ class Simulator:
                 self._pending_reason(st, e)
                 immediate = e.cq.queueing_strategy == "StrictFIFO" or e.a.pending_flavors()
                 if not immediate and not st.inadmissible:
-                    st.inadmissible = True
+                    q = self.queues.get(self.queued.get(st.key, ""))
+                    if q is not None:
+                        q.set_aside(st)
+                    else:
+                        st.inadmissible = True
                     moved = True
             elif how == "skipped":
                 st.status, st.reason = PENDING, e.message
