@@ -230,7 +230,7 @@ def _merged(snap: Snapshot, p: Preemptor, sources: list[tuple[str, Node | None, 
 def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
     node = snap.node(p.cq)
     pol = snap.policies[p.cq]
-    same = [(p.cq, None, False)] if pol.within != "Never" else []
+    same: list[tuple[str, Node | None, bool]] = [(p.cq, None, False)] if pol.within != "Never" else []
     hier: list[tuple[str, Node | None, bool]] = []
     prio: list[tuple[str, Node | None, bool]] = []
     if node.parent is not None and pol.reclaim != "Never":
