@@ -1,10 +1,14 @@
 """`python -m generator plan`: what Kueue will do with a built overlay.
 
 model.py reads the objects, scenario.py the steps; simulate.py replays Kueue's
-scheduling cycles with quota.py (quota and usage of ClusterQueues and cohorts),
-assign.py (flavor assignment) and preempt.py (who is evicted); packer.py places
-TPU slices; report.py prints the result and plot.py draws who holds the
-accelerators at each step. With --group, group.py reads a MultiKueue manager
+scheduling cycles (state.py: a Workload as it tracks it) with queues.py (the
+pending Workloads of each ClusterQueue), quota.py (quota and usage of
+ClusterQueues and cohorts), assign.py (flavor assignment), preempt.py (who is
+evicted) and fairorder.py (which head goes first with fair sharing), following
+the rules of the Kueue release releases.py names; packer.py places TPU slices;
+results.py makes each step's rows, report.py prints them, expectations.py
+rewrites a scenario's `expect:` (--update-expectations) and plot.py draws who
+holds the accelerators at each step. With --group, group.py reads a MultiKueue manager
 and its workers and dispatch.py replays MultiKueue between their simulators."""
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 
-from . import simulate
+from . import results, simulate
 from .group import Group
 from .simulate import ADMITTED, FINISHED, NEVER, RESERVED, Simulator, State
 
@@ -358,7 +358,7 @@ class GroupSim:
         for name, res in wres.items():
             rows += [replace(r, workload=f"{name}:{r.workload}", cluster=name, home=name)
                      for r in res.rows if r.workload not in self.copies[name]]
-        rows.sort(key=lambda r: (simulate.STATES.index(r.state), -r.priority, simulate._natural(r.workload)))
+        rows.sort(key=lambda r: (simulate.STATES.index(r.state), -r.priority, results._natural(r.workload)))
         usage = [replace(u, cluster=g.manager.name) for u in mres.usage]
         cubes = list(mres.cubes)
         for name, res in wres.items():

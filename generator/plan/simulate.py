@@ -27,78 +27,31 @@ from __future__ import annotations
 
 import bisect
 import copy
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import fmt
-from . import assign, model, packer, preempt, queues, quota, releases
+from . import assign, fairorder, model, packer, preempt, queues, quota, releases
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import UNLIMITED, ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
+from .results import STATES, Cubes, Plan, Row, StepResult, Usage, snapshot, usage_rows  # noqa: F401 (re-exported)
+from .state import (  # noqa: F401 (re-exported)
+    ADMITTED,
+    CHECK_STATES,
+    FINISHED,
+    NEVER,
+    PENDING,
+    RESERVED,
+    UNMANAGED,
+    Entry,
+    State,
+)
 
-ADMITTED, RESERVED, PENDING, NEVER, UNMANAGED, FINISHED = \
-    "admitted", "reserved", "pending", "never", "unmanaged", "finished"
 MAX_CYCLES = 50_000
 MAX_WORKLOADS = 10_000      # Workloads simulated in one plan; more are left out, with a note
 MAX_CUBES = 64             # TPU cubes per reservation
-CHECK_STATES = ("Pending", "Ready", "Retry", "Rejected")
-
-
-@dataclass
-class State:
-    wl: Workload
-    created: float                                              # queue order: creation time
-    status: str = PENDING
-    reason: str = ""
-    assignment: assign.Assignment | None = None  # while quota is reserved
-    usage: dict[FR, Decimal] = field(default_factory=dict)
-    admitted_at: float | None = None                            # quota reservation time
-    placements: list[packer.Placement] = field(default_factory=list)
-    cluster_queue: str | None = None
-    preempted_by: list[str] = field(default_factory=list)       # during the current step
-    evicted: bool = False                                       # preempted and not yet back
-    readmitted: bool = False                                    # came back during the current step
-    inadmissible: bool = False                                  # set aside until quota frees up
-    blocked: bool = False                                       # state set by the queue wiring, not by quota
-    sticky: bool = False                                        # preempted for: first in line next cycle
-    last_tried: list[dict[str, int]] | None = None
-    last_generation: int = -1
-    last_cycle: int = -1                                        # the cycle that recorded last_tried
-    heap_seq: int = -1                                          # its live entry in its queue's heap (queues.py)
-    checks: dict[str, str] = field(default_factory=dict)        # per-workload admission check states
-    waiting_checks: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return self.wl.key
-
-    def order(self) -> tuple:
-        """Queue order: preempted for (sticky) first, then priority, then age."""
-        return (not self.sticky, -self.wl.priority.value, self.created, self.wl.key)
-
-    @property
-    def priority(self) -> int:
-        return self.wl.priority.value
-
-    @property
-    def holds_quota(self) -> bool:
-        return self.status in (ADMITTED, RESERVED)
-
-    @property
-    def flavors(self) -> dict[str, str]:
-        return self.assignment.flavors() if self.assignment and self.holds_quota else {}
-
-
-@dataclass
-class Entry:
-    st: State
-    cq: ClusterQueue
-    a: assign.Assignment
-    targets: list[preempt.Target]
-    message: str = ""
-
 
 class Simulator:
     def __init__(self, cluster: model.Cluster, cubes: int | None = None, cubes_source: str = "--cubes",
@@ -803,7 +756,7 @@ class Simulator:
         snap = self._snapshot()
         entries = [self._nominate(snap, st, cq) for st, cq in heads]
         if self.cluster.config.fair_sharing:
-            ordered = self._fair_order(snap, entries)
+            ordered = fairorder.fair_order(snap, entries, self.gates)
         else:
             ordered = sorted(entries, key=lambda e: (e.a.borrowing, -e.st.priority, e.st.created, e.st.key))
         preempted: dict[str, preempt.Target] = {}
@@ -975,66 +928,6 @@ class Simulator:
             self.clock += 1
             victim.created = self.clock
 
-    # ------------------------------------------------------------ fair sharing order
-    def _fair_order(self, snap: preempt.Snapshot, entries: list[Entry]) -> list[Entry]:
-        """The fair-sharing tournament (scheduler/fair_sharing_iterator.go): per root cohort,
-        at each level the child whose share after admitting its head is lowest goes first.
-        Usage of earlier winners is not added between picks within one cycle: admission
-        below re-checks quota anyway."""
-        left = {e.cq.name: e for e in entries}
-        out: list[Entry] = []
-        while left:
-            name = min(left)
-            node = snap.node(name)
-            if node.parent is None:
-                out.append(left.pop(name))
-                continue
-            root = node.root()
-            shares = self._tournament_shares(root, left)
-            winner = self._tournament(root, left, shares)
-            assert winner is not None, "the root has a member with a head"
-            out.append(left.pop(winner.cq.name))
-        return out
-
-    def _tournament_shares(self, root: quota.Node, left: dict[str, Entry]) -> dict:
-        shares = {}
-        for cq in root.subtree_cqs():
-            e = left.get(cq.name)
-            if e is None:
-                continue
-            quota.add(cq, e.a.usage)
-            d = quota.drs(cq)
-            for anc in cq.ancestors():
-                shares[(anc.name, e.st.key)] = d
-                d = quota.drs(anc)
-            quota.remove(cq, e.a.usage)
-        return shares
-
-    def _tournament(self, cohort: quota.Node, left: dict[str, Entry], shares: dict) -> Entry | None:
-        cands = [w for w in (self._tournament(c, left, shares) for c in cohort.child_cohorts) if w]
-        cands += [left[c.name] for c in cohort.child_cqs if c.name in left]
-        if not cands:
-            return None
-        best = cands[0]
-        for cur in cands[1:]:
-            if self._fair_less(cur, best, cohort.name, shares):
-                best = cur
-        return best
-
-    def _fair_less(self, a: Entry, b: Entry, parent: str, shares: dict) -> bool:
-        da, db = shares[(parent, a.st.key)], shares[(parent, b.st.key)]
-        if "FairSharingPrioritizeNonBorrowing" in self.gates:
-            ba, bb = da.borrowing_on(a.a.usage), db.borrowing_on(b.a.usage)
-            if ba != bb:
-                return not ba
-        c = quota.compare_drs(da, db)
-        if c:
-            return c < 0
-        if a.st.priority != b.st.priority:
-            return a.st.priority > b.st.priority
-        return (a.st.created, a.st.key) < (b.st.created, b.st.key)
-
-
 def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
     """quotaResourcesToReserve: what a head that needs preemption but found no targets
     keeps from lower-priority workloads of the cohort this cycle."""
@@ -1066,199 +959,6 @@ RECORDED_BEFORE = 2.0 ** 40          # seconds; later than any real timestamp
 
 def recorded(epoch: float) -> float:
     return epoch - RECORDED_BEFORE
-
-
-# ---------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Row:
-    workload: str
-    kind: str
-    cluster_queue: str | None
-    priority: int
-    priority_source: str
-    state: str                     # admitted | reserved | pending | preempted | never | unmanaged | finished
-    detail: str
-    demand: dict[str, str]
-    flavors: dict[str, str]
-    # MultiKueue group plans only (dispatch.py): the cluster it runs on (or waits in), the cluster
-    # it was submitted to, and the state of its copy on each worker.
-    cluster: str | None = None
-    home: str | None = None
-    copies: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Usage:
-    cluster_queue: str
-    flavor: str
-    resource: str
-    used: Decimal
-    nominal: Decimal
-    borrowed: Decimal = ZERO       # used above nominal, taken from the cohort
-    lent: Decimal = ZERO           # this queue's unused nominal that others use
-    cohort: str | None = None
-    lenders: tuple[str, ...] = ()  # queues of the cohort with unused quota (who the borrowed quota is from)
-    borrowing_limit: Decimal | None = None
-    lending_limit: Decimal | None = None
-    cluster: str | None = None     # MultiKueue group plans: whose ClusterQueue
-
-
-@dataclass(frozen=True)
-class Cubes:
-    flavor: str
-    cubes: tuple[tuple[int, int, tuple[str, ...]], ...]     # (used chips, chips per cube, holders)
-
-
-@dataclass(frozen=True)
-class StepResult:
-    index: int
-    title: str
-    action: str
-    events: tuple[str, ...]
-    rows: tuple[Row, ...]
-    usage: tuple[Usage, ...]
-    cubes: tuple[Cubes, ...]
-    failures: tuple[str, ...] = ()          # scenario expectations that did not hold
-
-
-STATES = (ADMITTED, RESERVED, "preempted", PENDING, NEVER, UNMANAGED, FINISHED)
-
-
-def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
-    rows = []
-    for st in sim.states.values():
-        wl = st.wl
-        state, detail = st.status, st.reason
-        if st.holds_quota:
-            detail = "admitted to " + ", ".join(st.assignment.flavor_names() if st.assignment else [])
-            if st.status == RESERVED:
-                detail = st.reason + "; " + detail.replace("admitted to", "quota in")
-            if st.assignment and st.assignment.counts:
-                detail += " (partial admission: " + ", ".join(
-                    f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(wl.podsets, st.assignment.counts, strict=True)) + ")"
-            if st.placements:
-                detail += ": " + _placements(st.placements)
-            if st.preempted_by:
-                detail = f"preempted by {', '.join(st.preempted_by)}, then re-admitted; {detail}"
-            elif st.readmitted:
-                detail = "re-admitted; " + detail
-        elif st.preempted_by and st.status == PENDING:
-            state = "preempted"
-            detail = f"by {', '.join(st.preempted_by)}; waiting: {st.reason}" \
-                if not st.reason.startswith("preempted by") else f"by {', '.join(st.preempted_by)}"
-        notes = list(wl.notes) + _unmodelled(st)
-        if notes:
-            detail += " (" + "; ".join(notes) + ")"
-        rows.append(Row(wl.key, wl.owner[0], st.cluster_queue, wl.priority.value, wl.priority.source, state, detail,
-                        {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items()))))
-    rows.sort(key=lambda r: (STATES.index(r.state), -r.priority, _natural(r.workload)))
-    cubes = []
-    for flavor, res in sorted(sim.reservations.items()):
-        per = []
-        for i in range(res.n_cubes):
-            holders = tuple(sorted({h for h in res.holders() for p in res.placements(h) if i in p.cubes}))
-            per.append((res.used(i), res.cube_chips, holders))
-        cubes.append(Cubes(flavor, tuple(per)))
-    return StepResult(index, title, action, tuple(sim.events), tuple(rows), tuple(usage_rows(sim)), tuple(cubes))
-
-
-def _natural(name: str) -> tuple:
-    """team-a/job-2 before team-a/job-10."""
-    import re
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-
-def _unmodelled(st: State) -> list[str]:
-    """What the planner does not model for this Workload, said where it matters."""
-    out = []
-    for ps in st.wl.podsets:
-        aff = ps.spec.get("affinity")
-        aff = aff if isinstance(aff, dict) else {}
-        if aff.get("podAffinity") or aff.get("podAntiAffinity") or ps.spec.get("topologySpreadConstraints"):
-            out.append("not modelled: pod affinity and spread constraints are the kube-scheduler's, "
-                       "Kueue does not look at them")
-    return list(dict.fromkeys(out))
-
-
-def usage_rows(sim: Simulator) -> list[Usage]:
-    out = []
-    tree = sim.tree
-    for cq in sorted(sim.cluster.cluster_queues.values(), key=lambda q: q.name):
-        node = tree.cqs.get(cq.name)
-        if node is None:
-            continue
-        for g in cq.groups:
-            for fq in g.flavors:
-                for r in g.covered:
-                    q = fq.resources.get(r)
-                    if q is None:
-                        continue
-                    fr = (fq.flavor, r)
-                    used = node.usage.get(fr, ZERO)
-                    # Above nominal is borrowed only in a cohort; alone, it is what a quota cut left.
-                    borrowed = max(ZERO, used - q.nominal) if node.parent is not None else ZERO
-                    lent = _lent(node, fr)
-                    lenders: tuple[str, ...] = ()
-                    if borrowed > 0 and node.parent is not None:
-                        lenders = tuple(f"{o.name} ({fmt(r, o.nominal(fr) - o.usage.get(fr, ZERO))} unused)"
-                                        for o in node.root().subtree_cqs()
-                                        if o is not node and o.nominal(fr) > o.usage.get(fr, ZERO))
-                        pool = node.root().quotas.get(fr)
-                        if pool and pool.nominal > 0:
-                            lenders += (f"cohort {node.root().name} ({fmt(r, pool.nominal)} of its own)",)
-                    out.append(Usage(cq.name, fq.flavor, r, used, q.nominal, borrowed, lent,
-                                     cq.cohort, lenders, q.borrowing, q.lending))
-    return out
-
-
-def _lent(node: quota.Node, fr: FR) -> Decimal:
-    """This queue's share of what the other queues of its cohort borrow: their borrowing is
-    spread over the lenders in proportion to the unused quota each lends (Kueue pools it)."""
-    if node.parent is None:
-        return ZERO
-    members = list(node.root().subtree_cqs())
-
-    def lendable(n: quota.Node) -> Decimal:
-        unused = max(ZERO, n.nominal(fr) - n.usage.get(fr, ZERO))
-        q = n.quotas.get(fr)
-        return min(unused, q.lending) if q is not None and q.lending is not None else unused
-    borrowed = sum((max(ZERO, n.usage.get(fr, ZERO) - n.nominal(fr)) for n in members), ZERO)
-    total = sum((lendable(n) for n in members), ZERO)
-    pool = node.root().quotas.get(fr)
-    total += pool.nominal if pool else ZERO
-    mine = lendable(node)
-    if borrowed <= 0 or total <= 0 or mine <= 0:
-        return ZERO
-    return min(mine, borrowed * mine / total)
-
-
-def _placements(placements: list[packer.Placement]) -> str:
-    groups: dict[tuple, int] = {}
-    for p in placements:
-        k = (p.shape, p.cubes if p.origin is None else (p.cubes[0],), p.origin is None)
-        groups[k] = groups.get(k, 0) + 1
-    parts = []
-    for (shape, cubes, _whole), n in sorted(groups.items(), key=lambda kv: (-kv[0][0].chips, kv[0][1])):
-        where = ("cubes " if len(cubes) > 1 else "cube ") + ",".join(map(str, cubes))
-        parts.append(f"{n} slice{'s' if n > 1 else ''} {shape} ({where})")
-    return "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class Plan:
-    source: str
-    scenario: str | None
-    description: str
-    notes: tuple[str, ...]
-    steps: tuple[StepResult, ...]
-    clusters: tuple[str, ...] = ()          # MultiKueue group plans: the manager, then its workers
-    release: str = ""                       # the Kueue release whose rules the plan followed
-    release_source: str = ""                # who chose it (the spec, --kueue-version, the default)
-
-    @property
-    def failures(self) -> list[str]:
-        where = f"{self.scenario}: " if self.scenario else ""
-        return [f"{where}step {s.index} ({s.title}): {f}" for s in self.steps for f in s.failures]
 
 
 def run(cluster: model.Cluster, scenario, cubes: int | None = None, kueue_version: str = "v0.17.4") -> Plan:
