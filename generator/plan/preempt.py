@@ -81,19 +81,23 @@ class Snapshot:
         self.tas_fits = tas_fits            # (shapes by flavor, removed keys) -> bool
         self.removed: set[str] = set()
         self.reservations: dict[str, packer.Reservation] = {}   # TPU flavor -> its slices (the simulator sets them)
-        # cq -> its admitted Workloads' keys in candidate order (lowest priority, newest admission),
-        # kept by the simulator as Workloads are admitted and released; read, never changed, here.
-        self.ranked: dict[str, list[tuple]] = {}
+        # (cq, flavor, resource) -> the ranks of its admitted Workloads that use that flavor and
+        # resource, in candidate order (lowest priority, newest admission); kept by the simulator
+        # as Workloads are admitted and released; read, never changed, here. None: sort here.
+        self.ranked: dict[tuple, list[tuple]] | None = None
 
-    def ordered(self, cq: str):
-        """The admitted Workloads of a ClusterQueue in candidate order (those a trial removed skipped)."""
+    def ordered(self, cq: str, frs):
+        """The admitted Workloads of a ClusterQueue that use one of `frs`, in candidate order
+        (those a trial removed skipped)."""
         present = self.workloads.get(cq, {})
-        ranked = self.ranked.get(cq)
-        if ranked is None:
-            yield from sorted(present.values(), key=rank)
+        if self.ranked is None:
+            yield from sorted((i for i in present.values() if _uses(i, frs)), key=rank)
             return
-        for *_, key in ranked:
-            info = present.get(key)
+        lists = [self.ranked.get((cq, *fr), []) for fr in sorted(frs)]
+        last = None
+        for *_, key in (lists[0] if len(lists) == 1 else heapq.merge(*lists)):
+            info = present.get(key) if key != last else None
+            last = key
             if info is not None:
                 yield info
 
@@ -194,7 +198,7 @@ def _from_cq(snap: Snapshot, p: Preemptor, cq: str, lca: Node | None, advantage:
     refuse every Workload after it)."""
     pol = snap.policies[p.cq]
     policy = pol.within if cq == p.cq else pol.reclaim
-    for info in snap.ordered(cq):
+    for info in snap.ordered(cq, p.frs_need):
         if cq in dead or (policy == "LowerPriority" and info.priority >= p.priority) or \
                 (policy == "LowerOrNewerEqualPriority" and info.priority > p.priority):
             return

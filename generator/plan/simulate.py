@@ -70,7 +70,7 @@ class Simulator:
         self.touched: set[str] = set()                   # Workloads to classify again
         self.epoch, self.synced_epoch = 0, -1            # queue objects changed: classify all again
         self.infos: dict[str, dict[str, preempt.Info]] = {}
-        self.ranked: dict[str, list[tuple]] = {}         # cq -> preempt.rank of its admitted, sorted
+        self.ranked: dict[tuple, list[tuple]] = {}       # (cq, flavor, resource) -> preempt.rank of its admitted, sorted
         self.last_heads: list[tuple[State, ClusterQueue]] = []
         self.gates = set(self.rules.gates)
         self.cycle_no = 0
@@ -482,15 +482,17 @@ class Simulator:
         """The admitted Workload as the scheduler's snapshot holds it, in its queue's candidate order."""
         info = self._info(st)
         self.infos.setdefault(info.cq, {})[info.key] = info
-        bisect.insort(self.ranked.setdefault(info.cq, []), preempt.rank(info))
+        for fr in info.frs:
+            bisect.insort(self.ranked.setdefault((info.cq, *fr), []), preempt.rank(info))
 
     def _released_info(self, st: State) -> None:
         info = self.infos.get(st.cluster_queue or "", {}).pop(st.key, None)
         if info is not None:
-            ranked = self.ranked[info.cq]
-            i = bisect.bisect_left(ranked, preempt.rank(info))
-            if i < len(ranked) and ranked[i] == preempt.rank(info):
-                del ranked[i]
+            for fr in info.frs:
+                ranked = self.ranked[(info.cq, *fr)]
+                i = bisect.bisect_left(ranked, preempt.rank(info))
+                if i < len(ranked) and ranked[i] == preempt.rank(info):
+                    del ranked[i]
 
     def _release(self, st: State) -> None:
         self._released_info(st)
@@ -662,7 +664,7 @@ class Simulator:
         self._mark_waiting()
 
     def _snapshot(self) -> preempt.Snapshot:
-        tree = copy.deepcopy(self.tree)
+        tree = _clone(self.tree)
         # The live per-queue dicts: every removal a trial makes is undone before the cycle ends
         # (checked in _cycle), so nothing is copied.
         workloads = {name: self.infos.setdefault(name, {}) for name in tree.cqs}
@@ -927,6 +929,25 @@ class Simulator:
             # The pod is deleted; its ReplicaSet makes a new one that queues as new.
             self.clock += 1
             victim.created = self.clock
+
+def _clone(tree: quota.Tree) -> quota.Tree:
+    """The quota tree for one cycle's snapshot: its own usage, the same quotas (a cycle
+    changes usage only); what copy.deepcopy did at a tenth of the cost."""
+    new: dict[int, quota.Node] = {}
+    for n in list(tree.cqs.values()) + list(tree.cohorts.values()):
+        new[id(n)] = quota.Node(n.name, n.is_cq, n.quotas, dict(n.subtree), dict(n.usage), weight=n.weight)
+    for n in list(tree.cqs.values()) + list(tree.cohorts.values()):
+        c = new[id(n)]
+        c.parent = new[id(n.parent)] if n.parent is not None else None
+        c.child_cohorts = [new[id(x)] for x in n.child_cohorts]
+        c.child_cqs = [new[id(x)] for x in n.child_cqs]
+    out = object.__new__(quota.Tree)
+    out.__dict__.update(tree.__dict__)
+    out.cqs = {k: new[id(v)] for k, v in tree.cqs.items()}
+    out.cohorts = {k: new[id(v)] for k, v in tree.cohorts.items()}
+    out.cycles = set(tree.cycles)
+    return out
+
 
 def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
     """quotaResourcesToReserve: what a head that needs preemption but found no targets
