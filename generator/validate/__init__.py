@@ -211,9 +211,10 @@ def _check_schema(o, schemas, collector: _Collector, selection) -> bool:
         collector.add(rule_id, hit)
         if rule_id == "SC001":
             bad_paths.add(tuple(hit.path))
-    if selection.on("CE001") or selection.on("CE002"):
+    if selection.on("CE001") or selection.on("CE002") or selection.on("CE003"):
         for v in _guard(collector, o, "the CEL rules", lambda: _cel(schemas, o, bad_paths)) or []:
-            collector.add("CE001" if v.evaluated else "CE002", Hit(o, v.path, v.message))
+            rule_id = "CE001" if v.evaluated else "CE002" if v.rejected else "CE003"
+            collector.add(rule_id, Hit(o, v.path, v.message))
     return bool(bad_paths)
 
 

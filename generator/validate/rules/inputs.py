@@ -30,5 +30,8 @@ declare("SC004", WARNING, "the apiVersion is deprecated in the pinned CRD (for e
         "move to the storage version before the next upgrade removes it")
 declare("CE001", ERROR, "the object breaks a CEL validation rule (x-kubernetes-validations) of its pinned CRD",
         "the message is the CRD's own; fix the field it names")
-declare("CE002", WARNING, "a CEL rule of the pinned CRD could not be evaluated on this object",
-        "the API server would refuse the object if it cannot evaluate the rule either; check the field's type")
+declare("CE002", ERROR, "a CEL rule of the pinned CRD fails to evaluate on this object (a missing map key, an "
+        "index out of bounds, ...): the API server rejects the object with an Invalid field error",
+        "the message is the API server's (\"no such key: k evaluating rule: ...\"); set the field the rule reads")
+declare("CE003", WARNING, "a CEL rule of the pinned CRD calls what this validator's engine lacks: not checked",
+        "the API server evaluates it; check the field by hand or report the missing function")
