@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-from ...labels import selector_matches
 from .. import apierrors as E
 from ..findings import ERROR
 from . import Hit, rule
@@ -114,25 +113,17 @@ def job_spec(model):
 _APPS = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet")
 
 
-@rule("AS012", ERROR, "a Deployment, StatefulSet, ReplicaSet or DaemonSet whose selector does not match its template's "
-      "labels, with negative replicas, or pods that do not restart Always (API server: ValidateDeploymentSpec, "
-      "ValidateStatefulSetSpec, ValidateReplicaSetSpec, ValidateDaemonSetSpec, ValidatePodTemplateSpecForReplicaSet)",
-      "copy spec.selector.matchLabels into spec.template.metadata.labels; leave restartPolicy unset (Always)")
+@rule("AS012", ERROR, "a Deployment, StatefulSet, ReplicaSet or DaemonSet with negative replicas, or pods that do not "
+      "restart Always (API server: ValidateDeploymentSpec, ValidateStatefulSetSpec, ValidateReplicaSetSpec, "
+      "ValidatePodTemplateSpecForReplicaSet); a selector that misses the template's labels is WK001",
+      "leave the template's restartPolicy unset (Always); replicas >= 0")
 def apps_spec(model):
     for kind in _APPS:
         for o in model.all("apps", kind):
-            spec = o.spec
-            template = _dict(spec.get("template"))
-            labels = _dict(_dict(template.get("metadata")).get("labels"))
-            selector = spec.get("selector")
-            if isinstance(selector, dict) and (selector.get("matchLabels") or selector.get("matchExpressions")) \
-                    and not selector_matches(selector, labels):
-                yield Hit(o, ("spec", "template", "metadata", "labels"),
-                          E.invalid(labels, "`selector` does not match template `labels`"))
-            replicas = spec.get("replicas")
+            replicas = o.spec.get("replicas")
             if _int(replicas) and replicas < 0:
                 yield Hit(o, ("spec", "replicas"), E.invalid(replicas, E.NEGATIVE))
-            policy = _dict(template.get("spec")).get("restartPolicy")
+            policy = _dict(_dict(o.spec.get("template")).get("spec")).get("restartPolicy")
             if policy is not None and policy != "Always":
                 yield Hit(o, ("spec", "template", "spec", "restartPolicy"), E.not_supported(policy, ["Always"]))
 
