@@ -156,3 +156,64 @@ def chip_counts(model):
             yield Hit(g["obj"], ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
                       f"slice {g['shape']} has {g['chips']} chips but one slice group gets "
                       f"{' + '.join(g['what'])} = {g['have']} ({ps.what})")
+
+
+TOPOLOGY_LABEL = catalog.labels.TPU_TOPOLOGY_LABEL
+BY_ACCELERATOR = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values()}
+
+
+def static_shape(gen: catalog.TpuGeneration, text: str):
+    """The shape of a node-pool topology of this generation, or None when no machine type
+    of the device catalog forms it (a static slice is a whole node pool's topology)."""
+    try:
+        shape = gen.shape(text)
+    except ValueError:
+        return None
+    return shape if gen.machines_for(shape) else None
+
+
+def _topologies(gen: catalog.TpuGeneration) -> str:
+    shapes = sorted({s for m in gen.machines for s in m.topologies}, key=lambda s: (s.chips, s.dims))
+    texts = [s.text for s in shapes]
+    return ", ".join(texts) if len(texts) <= 12 else ", ".join(texts[:12]) + ", ..."
+
+
+def _static_pods(model):
+    """(object, podset, generation, topology text) of pod templates that select a TPU topology
+    by node label and carry no dynamic slice annotation."""
+    for o, ps, shape, accel in _tpu_pods(model):
+        topology = (ps.spec.get("nodeSelector") or {}).get(TOPOLOGY_LABEL)
+        gen = BY_ACCELERATOR.get(accel)
+        if shape is None and topology is not None and gen is not None:
+            yield o, ps, gen, str(topology)
+
+
+@rule("TP006", ERROR, f"a static TPU slice (nodeSelector {TOPOLOGY_LABEL}) that its pods cannot form: a topology the "
+      f"generation has no node pool of, {TPU_RESOURCES[0]} per pod other than one VM's chips, or pods per slice "
+      "(Job parallelism, LWS group size) x chips per pod other than the topology's chips",
+      "for tpu-v6e-slice 4x4: 4 pods of 4 chips (ct6e-standard-4t); for 2x4: one pod of 8 chips, or two of 4")
+def static_slices(model):
+    groups: dict = {}
+    for o, ps, gen, topology in _static_pods(model):
+        shape = static_shape(gen, topology)
+        at = ps.path + ("spec", "nodeSelector", TOPOLOGY_LABEL)
+        if shape is None:
+            yield Hit(o, at, f"{topology!r} is not a {gen.accelerator} slice (topologies: {_topologies(gen)})")
+            continue
+        resource = TPU_RESOURCES[0]
+        per_pod = ps.requests.get(resource, 0)
+        vm_chips = sorted({m.chips for m in gen.machines_for(shape)})
+        if per_pod not in vm_chips:
+            yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {gen.accelerator} "
+                      f"slice pod takes a whole VM: {' or '.join(map(str, vm_chips))}")
+            continue
+        if ps.slice_group == "pod":
+            continue   # pods of a Deployment or StatefulSet: which of them form one slice is not written down
+        g = groups.setdefault((id(o), ps.slice_group), {"obj": o, "ps": ps, "shape": shape, "have": 0, "what": [],
+                                                        "at": at})
+        g["have"] += ps.slice_pods * per_pod
+        g["what"].append(f"{ps.slice_pods} pod(s) x {per_pod}")
+    for g in groups.values():
+        if g["have"] != g["shape"].chips:
+            yield Hit(g["obj"], g["at"], f"slice {g['shape'].text} has {g['shape'].chips} chips but one slice group "
+                      f"gets {' + '.join(g['what'])} = {g['have']} ({g['ps'].what})")
