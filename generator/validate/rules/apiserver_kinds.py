@@ -96,7 +96,8 @@ def job_spec(model):
             if _int(v) and v < 0:
                 yield Hit(o, path + (key,), E.invalid(v, E.NEGATIVE))
         if spec.get("completionMode") == "Indexed":
-            if spec.get("completions") is None:
+            # batch/v1 SetDefaults_Job: with neither completions nor parallelism set, both become 1.
+            if spec.get("completions") is None and spec.get("parallelism") is not None:
                 yield Hit(o, path + ("completions",), E.required("when completion mode is Indexed"))
             par = spec.get("parallelism")
             if _int(par) and par > MAX_INDEXED_PARALLELISM:
