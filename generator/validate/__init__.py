@@ -86,6 +86,7 @@ class _Collector:
         self.keyed: list = []        # (document index, rule, path, finding)
         self.templated: dict = {}    # document index -> (object, placeholders)
         self.ignored: list = []      # (finding, reason)
+        self.paths_of: dict = {}     # id(object) -> placeholder paths in it
 
     def finding(self, rule_id, source, obj, path, message, severity, hint):
         from .findings import format_path
@@ -104,6 +105,8 @@ class _Collector:
             return
         o = hit.obj
         held = placeholders(_value_at(o.body, hit.path)) if o is not None else []
+        if not held and o is not None and not rule_id.startswith(("SC", "IN")):
+            held = self._related_placeholders(o, tuple(hit.path) if not isinstance(hit.path, str) else ())
         if held:
             self.templated.setdefault(o.index, (o, set()))[1].update(held)
             return
@@ -116,6 +119,24 @@ class _Collector:
             self.ignored.append((f, o.ignores[rule_id]))
             return
         self.keyed.append((o.index if o else -1, rule_id, hit.path, f))
+
+    def _related_placeholders(self, o, path: tuple) -> list[str]:
+        """Placeholders a finding may stem from though its own field holds none: one beneath
+        the field, or one anywhere in the spec of the pod template the finding is about (a
+        `<number_of_chips>` request makes the slice's chips come out wrong elsewhere)."""
+        from .loader import placeholder_paths
+        key = id(o)
+        if key not in self.paths_of:
+            self.paths_of[key] = placeholder_paths(o.body)
+        found = self.paths_of[key]
+        if not found:
+            return []
+        held = [h for p, hs in found if p[:len(path)] == path for h in hs]
+        for ps in o.podsets:
+            if path[:len(ps.path)] == ps.path:
+                spec = ps.path + ("spec",)
+                held += [h for p, hs in found if p[:len(spec)] == spec for h in hs]
+        return held
 
     def add_problem(self, p):
         if not self.selection.on(p.rule):
@@ -271,6 +292,7 @@ class Options:
     enable: list[str] = field(default_factory=list)
     disable: list[str] = field(default_factory=list)
     multikueue: bool = False                           # the inputs are one MultiKueue group (NAME=PATH)
+    one_stream: bool = False                           # a plain directory is one stream, not one per file
 
 
 def _display(path: str) -> str:
@@ -333,6 +355,9 @@ def validate(opts: Options) -> Report:
         for t in targets:
             schemas_for(t, crd_root)
         streams = [pend.collect() for pend in pending]
+        siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
+        if opts.paths and not opts.multikueue and not opts.one_stream:
+            streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
         # MultiKueue groups: --multikueue names one; `make validate` (no paths) takes the spec's.
         groups = group.from_flag(names, streams) if opts.multikueue else \
             group.from_spec(spec, profile_of) if not opts.paths else []
@@ -352,8 +377,10 @@ def validate(opts: Options) -> Report:
                 known[t] = _context_objects(opts, t, schemas, crd_root)
             extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
                      for o in group.dispatched_context(results[m][4])]
-            results[i] = _check(streams[i], t, schemas, opts.namespace or "", context=known.get(t, []) + extra,
-                                closed=closed[i], selection=sel)
+            own = streams[i].name
+            near = [o for o in siblings[i] if o.source != own and not o.source.startswith(own + "#")]
+            results[i] = _check(streams[i], t, schemas, opts.namespace or "",
+                                context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
         for i, stream in enumerate(streams):
             findings, count, skipped, ignored, _ = results[i]
             report.findings += findings
@@ -366,6 +393,54 @@ def validate(opts: Options) -> Report:
     finally:
         for pend in pending:
             pend.cancel()
+
+
+def _split_folders(pending, streams, targets, closed, crd_root):
+    """A plain directory (no kustomization) becomes one stream per file, each checked with the
+    other files' objects as context: references across files resolve, but a name defined in
+    two files (alternative example files, say) is not a duplicate. --one-stream keeps the
+    directory one stream, where it is."""
+    from . import defaults, loader
+    from .loader import Stream
+    from .objects import Obj
+
+    out_streams, out_targets, out_closed, out_siblings = [], [], [], []
+    for pend, stream, t, c in zip(pending, streams, targets, closed, strict=True):
+        if pend.kind != "dir":
+            out_streams.append(stream)
+            out_targets.append(t)
+            out_closed.append(c)
+            out_siblings.append([])
+            continue
+        schemas = schemas_for(t, crd_root)
+        folder: list = []
+        for _i, body, doc in loader.objects(stream):
+            try:
+                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+            except Exception:   # noqa: BLE001  sibling objects are only looked up; their own stream reports
+                pass
+            folder.append(Obj(-1, body, doc.source))
+        by_file: dict[str, Stream] = {}
+        for doc in stream.docs:
+            by_file.setdefault(doc.source, Stream(doc.source)).docs.append(doc)
+        for problem in stream.problems:
+            by_file.setdefault(problem.source, Stream(problem.source)).problems.append(problem)
+        for name in sorted(by_file):
+            part = by_file[name]
+            part.problems = [dataclasses.replace(pr, index=_reindex(stream, part, pr.index)) for pr in part.problems]
+            out_streams.append(part)
+            out_targets.append(t)
+            out_closed.append(c)
+            out_siblings.append(folder)
+    return out_streams, out_targets, out_closed, out_siblings
+
+
+def _reindex(whole, part, index: int) -> int:
+    """A problem's document index in the whole stream, as an index into the file's own documents."""
+    if index < 0 or index >= len(whole.docs):
+        return len(part.docs) if index >= 0 else index
+    doc = whole.docs[index]
+    return next((i for i, d in enumerate(part.docs) if d is doc), len(part.docs))
 
 
 def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:

@@ -90,14 +90,57 @@ def slice_shape(model):
                       f"{', '.join(x.text for x in mode.subslice_shapes)}; or multiples of the {mode.cube.text} cube)")
 
 
-@rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
-      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
+# GKE compute classes are selected by this node label (kubernetes-engine-samples
+# ai-ml/llm-serving-gemma/tgi/tgi-2b-it-h100-80gb.yaml selects `Accelerator`); the class,
+# not the pod, then names the accelerator, so a TPU pod needs no TPU selector of its own.
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+
+
+def _injected(model, o):
+    """Whether Kueue injects the TPU selector at admission: the object's queue resolves to a
+    ClusterQueue one of whose ResourceFlavors has the TPU accelerator among its nodeLabels
+    (Kueue adds a flavor's nodeLabels to the pods' nodeSelector). (True, None) when it does,
+    (False, None) when the queue resolves and none does, (None, what is missing) when the queue
+    does not resolve, (False, None) when the object is not queued."""
+    from .kueue import KUEUE, QUEUE_LABEL, _labelled, resolve_queue
+
+    queue = next((v for obj, _, v in _labelled(model, QUEUE_LABEL) if obj is o), None)
+    if not isinstance(queue, str) or not queue:
+        return False, None
+    lq, cq = resolve_queue(model, o, queue)
+    if cq is None:
+        return None, f"LocalQueue {queue!r} in namespace {o.namespace!r}" if lq is None else \
+            f"the ClusterQueue of LocalQueue {queue!r}"
+    for group in cq.spec.get("resourceGroups") or []:
+        for flavor in (group or {}).get("flavors") or []:
+            rf = model.get(KUEUE, "ResourceFlavor", (flavor or {}).get("name"))
+            if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
+                return True, None
+    return False, None
+
+
+@rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector (and neither a GKE compute class nor its Kueue "
+      "queue's ResourceFlavor supplies it), or names an unknown TPU type",
+      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))}), or give the "
+      f"queue's ResourceFlavor that node label")
 def tpu_selector(model):
     for o, ps, _shape, accel in _tpu_pods(model):
+        selector = ps.spec.get("nodeSelector") or {}
         if accel is None:
-            yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
+            if COMPUTE_CLASS_LABEL in selector:
+                continue   # the compute class picks the accelerator
+            injected, missing = _injected(model, o)
+            if injected:
+                continue
+            at = ps.path + ("spec", "nodeSelector")
+            if missing is not None:
+                yield Hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}; the ResourceFlavor of its "
+                                 f"queue may inject it at admission, but {missing} is not in the input",
+                          missing=missing)
+            else:
+                yield Hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in KNOWN_TPUS:
-            label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
+            label = next(label for label in TPU_LABELS if label in selector)
             # A note, not an error: GKE may know a generation the device catalog does not yet.
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
                       f"{accel!r} is not a TPU generation of the device catalog (known: "
