@@ -106,7 +106,7 @@ class _Collector:
         o = hit.obj
         held = placeholders(_value_at(o.body, hit.path)) if o is not None else []
         if not held and o is not None and not rule_id.startswith(("SC", "IN")):
-            held = self._related_placeholders(o, tuple(hit.path) if not isinstance(hit.path, str) else ())
+            held = self._related_placeholders(o, tuple(hit.path) if not isinstance(hit.path, str) else (), hit.message)
         if held:
             self.templated.setdefault(o.index, (o, set()))[1].update(held)
             return
@@ -120,10 +120,11 @@ class _Collector:
             return
         self.keyed.append((o.index if o else -1, rule_id, hit.path, f))
 
-    def _related_placeholders(self, o, path: tuple) -> list[str]:
+    def _related_placeholders(self, o, path: tuple, message: str) -> list[str]:
         """Placeholders a finding may stem from though its own field holds none: one beneath
-        the field, or one anywhere in the spec of the pod template the finding is about (a
-        `<number_of_chips>` request makes the slice's chips come out wrong elsewhere)."""
+        the field, one its message quotes (a name built from the object's name), or one
+        anywhere in the spec of the pod template the finding is about (a `<number_of_chips>`
+        request makes the slice's chips come out wrong elsewhere)."""
         from .loader import placeholder_paths
         key = id(o)
         if key not in self.paths_of:
@@ -131,7 +132,7 @@ class _Collector:
         found = self.paths_of[key]
         if not found:
             return []
-        held = [h for p, hs in found if p[:len(path)] == path for h in hs]
+        held = [h for p, hs in found if p[:len(path)] == path or any(h in message for h in hs) for h in hs]
         for ps in o.podsets:
             if path[:len(ps.path)] == ps.path:
                 spec = ps.path + ("spec",)
@@ -404,7 +405,10 @@ def _split_folders(pending, streams, targets, closed, crd_root):
     from .loader import Stream
     from .objects import Obj
 
-    out_streams, out_targets, out_closed, out_siblings = [], [], [], []
+    out_streams: list = []
+    out_targets: list = []
+    out_closed: list[bool] = []
+    out_siblings: list[list] = []
     for pend, stream, t, c in zip(pending, streams, targets, closed, strict=True):
         if pend.kind != "dir":
             out_streams.append(stream)
