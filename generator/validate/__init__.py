@@ -76,6 +76,11 @@ def _value_at(body, path):
     return body
 
 
+# Rules whose findings add up a pod template's requests and counts (TPU slices, quota fit,
+# covered resources): a placeholder anywhere in the pod spec may be what they trip on.
+_FROM_POD_SPEC = ("TP", "KQ007", "KQ009")
+
+
 class _Collector:
     """Turns hits into findings: world (open: absent objects are notes), placeholders
     (templated values are not checked, one IN004 note per document), inline ignores,
@@ -106,7 +111,7 @@ class _Collector:
         o = hit.obj
         held = placeholders(_value_at(o.body, hit.path)) if o is not None else []
         if not held and o is not None and not rule_id.startswith(("SC", "IN")):
-            held = self._related_placeholders(o, tuple(hit.path) if not isinstance(hit.path, str) else (), hit.message)
+            held = self._related_placeholders(rule_id, o, tuple(hit.path) if not isinstance(hit.path, str) else (), hit.message)
         if held:
             self.templated.setdefault(o.index, (o, set()))[1].update(held)
             return
@@ -120,7 +125,7 @@ class _Collector:
             return
         self.keyed.append((o.index if o else -1, rule_id, hit.path, f))
 
-    def _related_placeholders(self, o, path: tuple, message: str) -> list[str]:
+    def _related_placeholders(self, rule_id: str, o, path: tuple, message: str) -> list[str]:
         """Placeholders a finding may stem from though its own field holds none: one beneath
         the field, one its message quotes (a name built from the object's name), or one
         anywhere in the spec of the pod template the finding is about (a `<number_of_chips>`
@@ -133,6 +138,8 @@ class _Collector:
         if not found:
             return []
         held = [h for p, hs in found if p[:len(path)] == path or any(h in message for h in hs) for h in hs]
+        if not rule_id.startswith(_FROM_POD_SPEC):
+            return held
         for ps in o.podsets:
             if path[:len(ps.path)] == ps.path:
                 spec = ps.path + ("spec",)

@@ -22,7 +22,8 @@ def _dict(v) -> dict:
 
 
 def _int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """An integer the API server decodes (one outside int32 never reaches validation: AS005)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -E.INT32_MAX - 1 <= v <= E.INT32_MAX
 
 
 # ----------------------------------------------------------------- Service
