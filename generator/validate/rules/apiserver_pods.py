@@ -116,7 +116,7 @@ def resource_requirements(model):
       "name each volume once and mount only volumes the pod declares, each at its own path")
 def volumes_and_mounts(model):
     for o, ps in model.workloads():
-        declared: set = set()
+        declared: set = set(claim_templates(o))
         for i, v in enumerate(_list(ps.spec.get("volumes"))):
             name = _dict(v).get("name")
             if isinstance(name, str) and name:
@@ -125,6 +125,17 @@ def volumes_and_mounts(model):
                 declared.add(name)
         for path, c in _all_containers(ps):
             yield from _mounts(o, path, c, declared)
+
+
+def claim_templates(o) -> list[str]:
+    """Volumes the controller adds to the pods from claim templates: StatefulSet
+    spec.volumeClaimTemplates, LWS spec.leaderWorkerTemplate.volumeClaimTemplates, JobSet
+    spec.volumeClaimPolicies[].templates (each named by its metadata.name)."""
+    spec = o.spec
+    templates = _list(spec.get("volumeClaimTemplates")) \
+        + _list(_dict(spec.get("leaderWorkerTemplate")).get("volumeClaimTemplates")) \
+        + [t for policy in _list(spec.get("volumeClaimPolicies")) for t in _list(_dict(policy).get("templates"))]
+    return [n for t in templates if isinstance(n := _dict(_dict(t).get("metadata")).get("name"), str)]
 
 
 def _mounts(o, path, c, declared):

@@ -13,8 +13,12 @@ from . import Hit, rule
       "kind): -n and the default namespace are not applied to it",
       "write metadata.namespace, or pass --crd-dir with the kind's CRD")
 def scope_unknown(model):
+    seen: set = set()   # one note per kind: the rest of its objects are alike
     for o in model.objects:
+        if (o.group, o.kind) in seen:
+            continue
         if not meta(o.body).get("namespace") and not model.scope_known(o) and not _kind_known(model, o):
+            seen.add((o.group, o.kind))
             yield Hit(o, ("metadata",), f"the scope of {o.body.get('apiVersion')} {o.kind} is unknown: whether it "
                                         f"lands in namespace {model.default_namespace!r} is not known, so references "
                                         f"by namespace from and to it are not resolved")
