@@ -77,6 +77,18 @@ def test_ValidateVolumeMounts():
     ])
 
 
+def test_validateProbe_validateHandler_validateLivenessProbe():
+    probes = ("    livenessProbe: {tcpSocket: {port: 0}, successThreshold: 2}\n"
+              "    lifecycle: {preStop: {httpGet: {path: /drain, port: 70000}}}\n")
+    got = findings(POD.format(extra="", containers=ctr(more=probes)), "AS006")
+    assert sorted(got) == sorted([
+        ("spec.containers[0].livenessProbe.tcpSocket.port", "Invalid value: 0: must be between 1 and 65535, inclusive"),
+        ("spec.containers[0].livenessProbe.successThreshold", "Invalid value: 2: must be 1"),
+        ("spec.containers[0].lifecycle.preStop.httpGet.port",
+         "Invalid value: 70000: must be between 1 and 65535, inclusive"),
+    ])
+
+
 def test_int32_fields_are_decoded_as_int32():
     got = findings(POD.format(extra="", containers=ctr(more="    ports:\n    - {containerPort: 4294967376}\n")), "AS005")
     assert got and got[0][0] == "spec.containers[0].ports[0].containerPort" and "int32" in got[0][1]
@@ -145,6 +157,26 @@ spec:
     assert sorted(findings(text, "AS012")) == sorted([
         ("spec.replicas", "Invalid value: -1: must be greater than or equal to 0"),
         ("spec.template.spec.restartPolicy", 'Unsupported value: "Never": supported values: "Always"'),
+    ])
+
+
+def test_ValidateRollingUpdateDeployment_and_progressDeadlineSeconds():
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: team}
+spec:
+  minReadySeconds: 600
+  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: "0%"}}
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers:
+      - {name: app, image: "registry.example/app:1.0.0", resources: {requests: {cpu: "1", memory: 1Gi}}}
+"""
+    assert sorted(findings(text, "AS012")) == sorted([
+        ("spec.progressDeadlineSeconds", "Invalid value: 600: must be greater than minReadySeconds"),
+        ("spec.strategy.rollingUpdate.maxUnavailable", 'Invalid value: "0%": may not be 0 when `maxSurge` is 0'),
     ])
 
 

@@ -116,9 +116,11 @@ _APPS = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet")
 
 
 @rule("AS012", ERROR, "a Deployment, StatefulSet, ReplicaSet or DaemonSet with negative replicas, or pods that do not "
-      "restart Always (API server: ValidateDeploymentSpec, ValidateStatefulSetSpec, ValidateReplicaSetSpec, "
-      "ValidatePodTemplateSpecForReplicaSet); a selector that misses the template's labels is WK001",
-      "leave the template's restartPolicy unset (Always); replicas >= 0")
+      "restart Always; a Deployment whose progressDeadlineSeconds is not above minReadySeconds or whose rolling update "
+      "may neither surge nor drop a pod (API server: ValidateDeploymentSpec, ValidateStatefulSetSpec, "
+      "ValidateReplicaSetSpec, ValidatePodTemplateSpecForReplicaSet, ValidateRollingUpdateDeployment); a selector "
+      "that misses the template's labels is WK001",
+      "leave the template's restartPolicy unset (Always); replicas >= 0; maxSurge or maxUnavailable above 0")
 def apps_spec(model):
     for kind in _APPS:
         for o in model.all("apps", kind):
@@ -128,6 +130,38 @@ def apps_spec(model):
             policy = _dict(_dict(o.spec.get("template")).get("spec")).get("restartPolicy")
             if policy is not None and policy != "Always":
                 yield Hit(o, ("spec", "template", "spec", "restartPolicy"), E.not_supported(policy, ["Always"]))
+            if kind == "Deployment":
+                yield from _deployment(o)
+
+
+# apps/v1 SetDefaults_Deployment: progressDeadlineSeconds 600 when unset.
+DEFAULT_PROGRESS_DEADLINE = 600
+
+
+def _percent(v) -> int | None:
+    """getIntOrPercentValue: an int, or the number of an "N%" string; None when it is neither."""
+    if _int(v):
+        return v
+    if isinstance(v, str) and v.endswith("%") and v[:-1].isdigit():
+        return int(v[:-1])
+    return None
+
+
+def _deployment(o):
+    """ValidateDeploymentSpec's progressDeadlineSeconds check and ValidateRollingUpdateDeployment."""
+    deadline = o.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE)
+    ready = o.spec.get("minReadySeconds", 0)
+    if _int(deadline) and _int(ready) and deadline <= ready:
+        yield Hit(o, ("spec", "progressDeadlineSeconds"), E.invalid(deadline, "must be greater than minReadySeconds"))
+    rolling = _dict(_dict(o.spec.get("strategy")).get("rollingUpdate"))
+    # An unset field defaults to 25% (SetDefaults_Deployment): only both written as 0 are refused.
+    unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+    if _percent(unavailable) == 0 and _percent(surge) == 0:
+        yield Hit(o, ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+                  E.invalid(unavailable, "may not be 0 when `maxSurge` is 0"))
+    if isinstance(unavailable, str) and (_percent(unavailable) or 0) > 100:
+        yield Hit(o, ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+                  E.invalid(unavailable, "must not be greater than 100%"))
 
 
 # ----------------------------------------------------------------- PriorityClass

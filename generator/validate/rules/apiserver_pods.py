@@ -191,3 +191,36 @@ def int32_range(model):
         for path, v in sorted(_int32_overflows(o.body), key=lambda pv: [str(x) for x in pv[0]]):
             yield Hit(o, path, f"cannot unmarshal number {v} into a field of type int32 (the API server refuses "
                                f"to decode the object)")
+
+
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+# validateLivenessProbe and validateStartupProbe: "must be 1" for successThreshold.
+_SUCCESS_ONE = ("livenessProbe", "startupProbe")
+
+
+def _handler_ports(handler: dict, at: tuple):
+    """(path, port) of the numeric ports of a probe or lifecycle handler (httpGet, tcpSocket, grpc)."""
+    for action in ("httpGet", "tcpSocket", "grpc"):
+        port = _dict(handler.get(action)).get("port")
+        if isinstance(port, int) and not isinstance(port, bool):
+            yield at + (action, "port"), port
+
+
+@rule("AS006", ERROR, "a probe or lifecycle handler names a port out of 1-65535, or a liveness or startup probe sets "
+      "successThreshold other than 1 (API server: validateProbe, validateHandler, validateLivenessProbe, "
+      "validateStartupProbe)", "probe a container port from 1 to 65535 (or its name); liveness and startup probes "
+      "succeed after one success")
+def probes(model):
+    for o, ps in model.workloads():
+        for path, c in _all_containers(ps):
+            handlers = [(path + (p,), _dict(c.get(p))) for p in _PROBES if isinstance(c.get(p), dict)]
+            lifecycle = _dict(c.get("lifecycle"))
+            handlers += [(path + ("lifecycle", h), _dict(lifecycle.get(h))) for h in ("postStart", "preStop")
+                         if isinstance(lifecycle.get(h), dict)]
+            for at, handler in handlers:
+                for port_path, port in _handler_ports(handler, at):
+                    if not E.port_num(port):
+                        yield Hit(o, port_path, E.invalid(port, E.PORT_RANGE))
+                threshold = handler.get("successThreshold")
+                if at[-1] in _SUCCESS_ONE and isinstance(threshold, int) and threshold != 1:
+                    yield Hit(o, at + ("successThreshold",), E.invalid(threshold, "must be 1"))
