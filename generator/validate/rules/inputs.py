@@ -9,8 +9,9 @@ declare("IN001", ERROR, "the input is not valid YAML (syntax error, duplicate ke
 declare("IN002", ERROR, "a document is not a Kubernetes object (not a mapping, no apiVersion/kind, neither "
         "metadata.name nor metadata.generateName)",
         "every document needs apiVersion, kind and metadata.name (or generateName)")
-declare("IN004", INFO, "templated input: placeholders ($VAR, ${VAR}, {{ }}) are reported once per document and "
-        "their values are not checked; a file that is a template rather than YAML is a warning",
+declare("IN004", INFO, "templated input: placeholders ($VAR, ${VAR}, {{ }}, PV_NAME, <number_of_gpus>, NAMESPACE "
+        "inside a name) are reported once per document and their values, and what they cascade into, are not "
+        "checked; a file that is a template rather than YAML is a warning",
         "render the template (envsubst, helm template, kustomize) and validate the result")
 declare("IN006", INFO, "a kustomization file, or a patch its kustomization applies, given as a plain file: not "
         "checked on its own", "validate the directory, which kustomize builds")
