@@ -138,3 +138,13 @@ def test_namespace_applies_to_kinds_without_a_pinned_crd(tmp_path):
     assert report.exit_code() == 0
     report = run("-n", "other", "--context", str(ctx), str(job))
     assert [f.rule for f in report.findings if f.severity == "error"] == ["KQ001"]
+
+
+def test_folder_file_problems_are_reported_once_per_file(tmp_path):
+    """Each file's stream reports its own documents: a non-object and a YAML error, once each."""
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n---\n- a list\n")
+    (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: x}\ndata: [1, 2\n")
+    for args in ((), ("--one-stream",)):
+        report = run(*args, str(tmp_path))
+        assert sorted((f.rule, f.source.rsplit("/", 1)[-1], f.name) for f in report.findings) == [
+            ("IN001", "b.yaml", "line 5, column 1"), ("IN002", "a.yaml", "document 2")], args

@@ -425,7 +425,10 @@ def _split_folders(pending, streams, targets, closed, crd_root):
             continue
         schemas = schemas_for(t, crd_root)
         folder: list = []
-        for _i, body, doc in loader.objects(stream):
+        known_problems = len(stream.problems)
+        found = loader.objects(stream)
+        del stream.problems[known_problems:]   # each file's own stream reports its documents (IN002)
+        for _i, body, doc in found:
             try:
                 body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
             except Exception:   # noqa: BLE001  sibling objects are only looked up; their own stream reports
