@@ -91,7 +91,12 @@ def test_validateProbe_validateHandler_validateLivenessProbe():
 
 def test_int32_fields_are_decoded_as_int32():
     got = findings(POD.format(extra="", containers=ctr(more="    ports:\n    - {containerPort: 4294967376}\n")), "AS005")
-    assert got and got[0][0] == "spec.containers[0].ports[0].containerPort" and "int32" in got[0][1]
+    # kubectl's BadRequest: 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number
+    # ... into Go struct field <Go type>.<json path> of type int32' (the Go type's name left out).
+    assert got == [("spec.containers[0].ports[0].containerPort",
+                    'Pod in version "v1" cannot be handled as a Pod'
+                    ": json: cannot unmarshal number 4294967376 into "
+                    "Go struct field spec.containers.ports.containerPort of type int32")]
 
 
 SERVICE = """apiVersion: v1

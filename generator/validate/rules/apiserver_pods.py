@@ -188,9 +188,18 @@ def int32_range(model):
     for o in model.objects:
         if o.group not in _CORE_GROUPS and not o.podsets:
             continue
+        version = str(o.body.get("apiVersion") or "").rpartition("/")[2]
         for path, v in sorted(_int32_overflows(o.body), key=lambda pv: [str(x) for x in pv[0]]):
-            yield Hit(o, path, f"cannot unmarshal number {v} into a field of type int32 (the API server refuses "
-                               f"to decode the object)")
+            # The server's BadRequest, as kubectl prints it ('Job in version "v1" cannot be handled as a
+            # Job: json: cannot unmarshal number ... into Go struct field JobSpec.spec.parallelism of type
+            # int32'), less the Go struct's name, which the manifest does not tell.
+            field_path = ".".join(str(p) for p in path if not isinstance(p, int))
+            yield Hit(o, path, f'{o.kind} in version "{version}" cannot be handled'
+                               f" as a {o.kind}: json: cannot "
+                               f"unmarshal number {v} into Go struct field {field_path} of type int32"
+                      if o.group in _CORE_GROUPS else
+                      f"{v} is outside int32, the type of this field in the pod template (the controller's "
+                      f"Job or Pod cannot be created)")
 
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
