@@ -70,5 +70,9 @@ TPU_TAINT = Taint(TPU_RESOURCE, None, "NoSchedule")
 # cloud.google.com/gke-spot="true" node label with the NoSchedule effect".
 SPOT_TAINT = Taint(SPOT_LABEL, SPOT_VALUE, "NoSchedule")
 # kubernetes-engine-samples ai-ml/gke-ray/tpu/dws/rayjob-tpu-v6e-dws.yaml tolerates
-# cloud.google.com/gke-queued (operator Exists, effect NoSchedule) on queued-provisioning nodes.
+# cloud.google.com/gke-queued (operator Exists, effect NoSchedule) on queued-provisioning nodes;
+# GKE's flex-start TPU node pool body lists the taint (key cloud.google.com/gke-queued, value
+# "true", NO_SCHEDULE), and cluster-toolkit's DWS flex-start + queued provisioning notes say
+# workloads need "toleration for cloud.google.com/gke-queued:NoSchedule". The generator puts it
+# on flex-start flavors, so every pod Kueue admits there tolerates it.
 QUEUED_TAINT = Taint("cloud.google.com/gke-queued", None, "NoSchedule")
