@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from . import capacity, catalog, tpu
+from . import capacity, catalog, tas, tpu
 from .catalog import labels as L
 
 if TYPE_CHECKING:   # the spec checks import this module
@@ -29,6 +29,7 @@ class Flavor:
     flex_start: bool = False
     topology: str | None = None
     pool: NodePool | None = field(default=None, compare=False)
+    annotations: tuple[tuple[str, str], ...] = ()
 
 
 def flavor_name(spec: Platform, profile: Profile, pool: NodePool | None) -> str:
@@ -87,8 +88,16 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
     for pool, quota in _reserved_first(capacity.pool_sources(profile)):
         m = catalog.machine(pool.machine_type)
         node_labels, tolerations = _pool_labels(pool, m, profile.pools)
+        topology, annotations = None, ()
+        if pool.topology_aware is not None and isinstance(m.device, catalog.GpuFamily):
+            # TAS cannot see the GPU toleration GKE's webhook adds to pods: the flavor carries it
+            # (Kueue's site/static/examples/tas/sample-gpu-queues.yaml).
+            topology, tolerations = tas.TOPOLOGY_NAME, (*tolerations, L.GPU_TAINT.toleration())
+            if pool.topology_aware.nodes_per_block:
+                annotations = ((tas.NODES_PER_BLOCK_ANNOTATION, str(pool.topology_aware.nodes_per_block)),)
         out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
-                          flex_start=pool.capacity == "flex-start", pool=pool))
+                          flex_start=pool.capacity == "flex-start", topology=topology, pool=pool,
+                          annotations=annotations))
     return out
 
 

@@ -150,8 +150,17 @@ def _standard(prof: Profile) -> list[Problem]:
         if pool.name is not None and pool.name in names[:i]:
             out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
     for i, pool in enumerate(prof.pools):
+        where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
+        m = hardware.machine(pool)
+        if pool.topology_aware is not None and m is not None and not isinstance(m.device, catalog.GpuFamily):
+            out.append(Problem(f"{where}.topologyAware", f"{m.name} is not a GPU machine type: topology-aware "
+                                                         "placement here is for GPU pools (TPU slices are placed "
+                                                         "by their topology)"))
+        elif pool.topology_aware is not None and prof._kueue is not None and not prof.kueue.is_v1beta2:
+            out.append(Problem(f"{where}.topologyAware", f"topology-aware scheduling is on by default from Kueue "
+                                                         f"v0.14 (beta feature gate); this profile runs "
+                                                         f"{prof.kueue.version}"))
         if pool.reservation and pool.name is None:
-            where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
             out.append(Problem(f"{where}.name", f"a pool consuming reservation {pool.reservation!r} is named: its "
                                                 "flavor selects its nodes by node pool name "
                                                 "(cloud.google.com/gke-nodepool)"))
