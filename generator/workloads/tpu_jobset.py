@@ -61,12 +61,12 @@ def slice_placement(accel_name: str, shape: tpu.Slice, dynamic: bool) -> tuple[d
                                                   effect=toleration["effect"])]
 
 
-def jobset_metadata(ctx: BuildContext, w, dynamic: bool) -> dict:
-    """Name, queue and priority labels, and (static pools) one Job per node pool."""
+def jobset_metadata(ctx: BuildContext, w, one_job_per_pool: bool) -> dict:
+    """Name, queue and priority labels, and (static TPU pools) one Job per node pool."""
     return {"name": w.name, "namespace": w.namespace, "labels": {
         kueue.QUEUE_LABEL: w.queue,
         kueue.PRIORITY_LABEL: ctx.spec.workload_priority_class(w.priority),
-    }, **({} if dynamic else {"annotations": {EXCLUSIVE_TOPOLOGY: L.NODE_POOL_LABEL}})}
+    }, **({"annotations": {EXCLUSIVE_TOPOLOGY: L.NODE_POOL_LABEL}} if one_job_per_pool else {})}
 
 
 def build(ctx: BuildContext, w: TpuJobset) -> None:
@@ -104,7 +104,7 @@ def build(ctx: BuildContext, w: TpuJobset) -> None:
     body = {
         "apiVersion": versions.release("jobset", ctx.spec.jobset.version)["api"],
         "kind": "JobSet",
-        "metadata": jobset_metadata(ctx, w, dynamic),
+        "metadata": jobset_metadata(ctx, w, not dynamic),
         "spec": {"replicatedJobs": [{
             "name": w.replicated_job_name,
             "replicas": w.slices,

@@ -10,6 +10,7 @@ from .t5 import T5Inference
 from .tgi import Tgi
 from .tpu_jobset import TpuJobset
 from .tpu_pd_serving import TpuPdServing
+from .training import Training
 
 KINDS: dict[str, type[WorkloadBase]] = {
     "tgi": Tgi,
@@ -17,7 +18,8 @@ KINDS: dict[str, type[WorkloadBase]] = {
     "t5-inference": T5Inference,
     "tpu-jobset": TpuJobset,
     "tpu-pd-serving": TpuPdServing,
+    "training": Training,
 }
-Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing
+Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Training
 
-__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing"]
+__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing", "Training"]
