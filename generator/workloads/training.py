@@ -27,7 +27,7 @@ import cdk8s_plus_33.k8s as k8s
 
 from .. import core, embed, kueue, versions
 from ..spec.kinds.tpu_common import slice_of
-from ..spec.kinds.training import Training, _ShapeView
+from ..spec.kinds.training import Training
 from .common import BuildContext
 from .finetune import MASTER_PORT
 from .tpu_jobset import jobset_metadata, slice_placement
@@ -87,7 +87,7 @@ def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8
     tolerations: list[k8s.Toleration] = []
     dynamic = False
     if w.tpu is not None:
-        shape = slice_of(_ShapeView(w), ctx.checks)
+        shape = slice_of(w, ctx.checks)
         assert shape is not None, "checked by the spec checks"
         dynamic = ctx.profile.tpu is not None
         extra, selector, tolerations = slice_placement(accel, shape, dynamic)
@@ -129,7 +129,7 @@ def build(ctx: BuildContext, w: Training) -> None:
     ns, name = w.namespace, w.name
     pods, replicas = w.pods, 1
     if w.tpu is not None:
-        shape = slice_of(_ShapeView(w), ctx.checks)
+        shape = slice_of(w, ctx.checks)
         assert shape is not None, "checked by the spec checks"
         pods, replicas = shape.pods, w.tpu.slices
     job = k8s.JobSpec(parallelism=pods, completions=pods, completion_mode="Indexed",

@@ -116,6 +116,11 @@ class Training(WorkloadBase):
         return f"{self.name}-workers"
 
     @property
+    def shape(self) -> str | None:
+        """TPU: the slice shape (what the TPU helpers shared with tpu-jobset read)."""
+        return self.tpu.shape if self.tpu else None
+
+    @property
     def pods(self) -> int:
         return int(self.nodes or 0)
 
@@ -140,16 +145,15 @@ class Training(WorkloadBase):
         requests = self.resources.requests() if self.resources else {}
         out = [Problem("resources", f"TPU pods need explicit {r} requests (a pod takes a whole VM)")
                for r in ("cpu", "memory") if r not in requests]
-        view = _ShapeView(self)
-        bad = shape_checks(view, ctx, self.slice_demand(ctx), "tpu.slices")
+        bad = shape_checks(self, ctx, self.slice_demand(ctx), "tpu.slices")
         if bad:
             return out + [Problem("tpu.shape" if b.path == "shape" else b.path, b.message) for b in bad]
-        t = target(view, ctx)
+        t = target(self, ctx)
         if t is not None and not t.dynamic and self.tpu.slices > t.static_slices(self.tpu.shape):
             out.append(Problem("tpu.slices", f"{self.tpu.slices} slices of {self.tpu.shape} are admitted together, "
                                              f"but profile {ctx.profile.name!r} has node pools for "
                                              f"{t.static_slices(self.tpu.shape)}; it could never be admitted"))
-        return out + vm_fit(view, ctx, [("resources", requests)])
+        return out + vm_fit(self, ctx, [("resources", requests)])
 
     def _placement_checks(self, ctx: CheckContext) -> list[Problem]:
         """TAS needs topology-aware pools and a Kueue that runs it by default; a required
@@ -174,7 +178,7 @@ class Training(WorkloadBase):
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
         if self.tpu is not None:
-            s = slice_of(_ShapeView(self), ctx)
+            s = slice_of(self, ctx)
             if s is None:
                 return []
             requests = self.resources.requests() if self.resources else {}
@@ -192,19 +196,6 @@ class Training(WorkloadBase):
         if self.is_jobset:
             return [("JobSet", self.name)]
         return [("Job", self.name), ("Service", self.service)]
-
-
-class _ShapeView:
-    """The TPU helpers read `shape` and the workload's accelerator fields: a view that
-    answers them from `tpu.shape`."""
-
-    def __init__(self, w: Training):
-        assert w.tpu is not None
-        self._w = w
-        self.shape = w.tpu.shape
-
-    def __getattr__(self, name: str):
-        return getattr(self._w, name)
 
 
 def _jobset(name: str, replicated: str, replicas: int, pods: int, pod: dict) -> dict:
