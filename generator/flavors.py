@@ -88,7 +88,8 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
     for pool, quota in _reserved_first(capacity.pool_sources(profile)):
         m = catalog.machine(pool.machine_type)
         node_labels, tolerations = _pool_labels(pool, m, profile.pools)
-        topology, annotations = None, ()
+        topology: str | None = None
+        annotations: tuple[tuple[str, str], ...] = ()
         if pool.topology_aware is not None and isinstance(m.device, catalog.GpuFamily):
             # TAS cannot see the GPU toleration GKE's webhook adds to pods: the flavor carries it
             # (Kueue's site/static/examples/tas/sample-gpu-queues.yaml).

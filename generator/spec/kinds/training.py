@@ -10,7 +10,10 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ... import tas, tpu
+from ... import (
+    tas,
+    tpu as tpus,  # `tpu` is a field of the kind
+)
 from ...errors import Problem
 from .. import hardware
 from ..context import CheckContext
@@ -124,12 +127,12 @@ class Training(WorkloadBase):
     def pods(self) -> int:
         return int(self.nodes or 0)
 
-    def slice_demand(self, ctx: CheckContext) -> tpu.Demand | None:
+    def slice_demand(self, ctx: CheckContext) -> tpus.Demand | None:
         s = slice_of(self, ctx)
         if s is None or self.tpu is None:
             return None
         chips = self.tpu.slices * s.chips
-        return tpu.Demand(chips, chips, s.chips, f"{self.tpu.slices} slice(s) of {s.text}")
+        return tpus.Demand(chips, chips, s.chips, f"{self.tpu.slices} slice(s) of {s.text}")
 
     def check(self, ctx: CheckContext) -> list[Problem]:
         if self.tpu is not None:
@@ -182,10 +185,10 @@ class Training(WorkloadBase):
             if s is None:
                 return []
             requests = self.resources.requests() if self.resources else {}
-            pod = pod_template(container(requests, {tpu.TPU_RESOURCE: s.tpus_per_pod}))
+            pod = pod_template(container(requests, {tpus.TPU_RESOURCE: s.tpus_per_pod}))
             return [_jobset(self.name, self.replicated_job_name, self.tpu.slices, s.pods, pod)]
         accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
-        gpu = {hardware.resource_of(accel): self.gpus_per_node} if accel else {}
+        gpu = {hardware.resource_of(accel): int(self.gpus_per_node or 0)} if accel else {}
         pod = pod_template(container(self.resources.requests() if self.resources else {}, gpu))
         if self.is_jobset:
             return [_jobset(self.name, self.replicated_job_name, 1, self.pods, pod)]
