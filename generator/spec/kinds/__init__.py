@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .base import WorkloadBase
 from .finetune import Finetune
+from .manifest import Manifest
 from .t5 import T5Inference
 from .tgi import Tgi
 from .tpu_jobset import TpuJobset
@@ -19,7 +20,9 @@ KINDS: dict[str, type[WorkloadBase]] = {
     "tpu-jobset": TpuJobset,
     "tpu-pd-serving": TpuPdServing,
     "training": Training,
+    "manifest": Manifest,
 }
-Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Training
+Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Training | Manifest
 
-__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing", "Training"]
+__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing", "Training",
+           "Manifest"]

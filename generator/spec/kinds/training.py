@@ -140,7 +140,8 @@ class Training(WorkloadBase):
         assert self.gpus_per_node is not None
         out = gpu_checks(self, ctx, self.gpus_per_node, self.resources)
         if self.placement is not None:
-            out += self._placement_checks(ctx)
+            out += placement_checks(self, ctx, self.pods, self.gpus_per_node, self.placement.level,
+                                    self.placement.mode, "placement")
         return out
 
     def _tpu_checks(self, ctx: CheckContext) -> list[Problem]:
@@ -157,27 +158,6 @@ class Training(WorkloadBase):
                                              f"but profile {ctx.profile.name!r} has node pools for "
                                              f"{t.static_slices(self.tpu.shape)}; it could never be admitted"))
         return out + vm_fit(self, ctx, [("resources", requests)])
-
-    def _placement_checks(self, ctx: CheckContext) -> list[Problem]:
-        """TAS needs topology-aware pools and a Kueue that runs it by default; a required
-        block that can never hold the pods is refused here (plan says the same)."""
-        assert self.placement is not None and self.gpus_per_node is not None
-        p = ctx.profile
-        if p._kueue is not None and not p.kueue.is_v1beta2:
-            return [Problem("placement", f"topology-aware scheduling is on by default from Kueue v0.14 (a beta "
-                                         f"feature gate); profile {p.name!r} runs {p.kueue.version}")]
-        accel = hardware.accelerator_for(self, p, ctx.platform)
-        pools = hardware.pools_for(p, accel) if accel else []
-        aware = [pool for pool in pools if pool.topology_aware is not None]
-        if not aware:
-            return [Problem("placement", f"no {accel or 'GPU'} node pool of profile {p.name!r} is topologyAware "
-                                         "(its nodes carry GKE's cloud.google.com/gce-topology-* labels only with "
-                                         "compact placement); set `topologyAware` on the pool or drop `placement`")]
-        if self.placement.mode == "required":
-            misfit = tas.never_fits(aware, self.pods, self.gpus_per_node, self.placement.level)
-            if misfit:
-                return [Problem("placement", misfit)]
-        return []
 
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
         if self.tpu is not None:
@@ -199,6 +179,28 @@ class Training(WorkloadBase):
         if self.is_jobset:
             return [("JobSet", self.name)]
         return [("Job", self.name), ("Service", self.service)]
+
+
+def placement_checks(w, ctx: CheckContext, pods: int, gpus_per_pod: int, level: str, mode: str,
+                     where: str) -> list[Problem]:
+    """TAS needs topology-aware pools and a Kueue that runs it by default; a required
+    placement that can never hold the pods is refused here (plan says the same)."""
+    p = ctx.profile
+    if p._kueue is not None and not p.kueue.is_v1beta2:
+        return [Problem(where, f"topology-aware scheduling is on by default from Kueue v0.14 (a beta "
+                               f"feature gate); profile {p.name!r} runs {p.kueue.version}")]
+    accel = hardware.accelerator_for(w, p, ctx.platform)
+    pools = hardware.pools_for(p, accel) if accel else []
+    aware = [pool for pool in pools if pool.topology_aware is not None]
+    if not aware:
+        return [Problem(where, f"no {accel or 'GPU'} node pool of profile {p.name!r} is topologyAware "
+                               "(its nodes carry GKE's cloud.google.com/gce-topology-* labels only with "
+                               "compact placement); set `topologyAware` on the pool or drop the placement")]
+    if mode == "required":
+        misfit = tas.never_fits(aware, pods, gpus_per_pod, level)
+        if misfit:
+            return [Problem(where, misfit)]
+    return []
 
 
 def _jobset(name: str, replicated: str, replicas: int, pods: int, pod: dict) -> dict:
