@@ -143,8 +143,9 @@ def render(raw: dict) -> dict[str, str]:
     return platform.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
 
 
-def synth_into(directory: Path, raw: dict) -> specmod.Spec:
-    s = specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml")
+def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
+    """`source` is where the spec says it comes from: files it names are read beside it."""
+    s = specmod.from_dict(copy.deepcopy(raw), source)
     writer.write_tree(platform.build(s), directory, paths.OUTPUT_DIRS)
     return s
 
