@@ -43,7 +43,7 @@ def _one(objs, kind, name):
     return o
 
 
-def _plan(objs: list[dict], name: str, extra: list[dict] = ()):
+def _plan(objs: list[dict], name: str, extra: tuple[dict, ...] | list[dict] = ()):
     cluster = model.build(name, [*objs, *extra])
     result = simulate.run(cluster, scenario.default(cluster))
     return {r.workload: r for r in result.steps[-1].rows}
@@ -197,7 +197,7 @@ def _upstream_wait_block() -> dict:
     text = (helpers.REFERENCE / "kueue@v0.17.4/config/components/manager/controller_manager_config.yaml").read_text()
     lines = text.splitlines()
     start = lines.index("#waitForPodsReady:")
-    block = []
+    block: list[str] = []
     for line in lines[start:]:
         if not line.startswith("#") or (block and not line.startswith("#  ")):
             break
