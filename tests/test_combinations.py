@@ -51,11 +51,11 @@ def _workloads(accel: str, slicing: str | None, topology: str | None) -> list[di
         shape = "2x2x2" if slicing else (topology or "2x2")
         return [{"name": "w", "kind": "tpu-jobset", **common, "shape": shape, "slices": 1, "resources": REQUESTS},
                 {"name": "t", "kind": "training", **common, "launcher": "jax", "module": "train",
-                 "tpu": {"shape": shape}, "resources": REQUESTS}]
+                 "tpu": {"shape": shape}, "resources": REQUESTS, "security": {"runAsUser": 1000}}]
     return [{"name": "w", "kind": "finetune", **common, "model": "m", "dataset": "d", "nodes": 1, "gpusPerNode": 1,
              "resources": REQUESTS},
             {"name": "t", "kind": "training", **common, "launcher": "torchrun", "script": "train.py",
-             "nodes": 2, "gpusPerNode": 1, "resources": REQUESTS}]
+             "nodes": 2, "gpusPerNode": 1, "resources": REQUESTS, "security": {"runAsUser": 1000}}]
 
 
 @pytest.mark.parametrize(("accel", "plat", "slicing"), COMBOS)

@@ -244,7 +244,8 @@ def test_team_jobset_is_placed_and_otherwise_kept_as_written(built):
     (c,), (mc,) = pod["spec"]["containers"], mine_pod["spec"]["containers"]
     assert (c["image"], c["command"], c["resources"]) == (mc["image"], mc["command"], mc["resources"])
     assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-    assert pod["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+    assert pod["spec"]["securityContext"] == {**mine_pod["spec"]["securityContext"],
+                                              "seccompProfile": {"type": "RuntimeDefault"}}
     rows = _plan(objs, "b200-tas")
     assert rows["team-a/llama-ft"].state == "admitted"
 
