@@ -284,3 +284,50 @@ def test_manifest_demand_is_checked_against_the_queue(tmp_path):
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, source)
     assert "needs 104 nvidia.com/gpu, but profile 'b200-tas' has at most 96" in str(e.value)
+
+
+# ---------------------------------------------------------------- TPU slices, and what the kind refuses
+
+def test_jax_training_on_static_tpu_slices_is_placed_like_a_tpu_jobset():
+    raw = _raw(EXAMPLES / "tpu-v6e.yaml")
+    raw["images"]["trainer"] = {"repository": "us-docker.pkg.dev/example-project/ml/trainer", "tag": "1.0.0"}
+    raw["workloads"].append({"name": "maxtext", "kind": "training", "profiles": ["v6e-cluster"],
+                             "namespace": "research", "queue": "lq", "priority": "default", "image": "trainer",
+                             "security": {"runAsUser": 1000}, "launcher": "jax", "module": "MaxText.train",
+                             "args": ["MaxText/configs/base.yml"], "tpu": {"shape": "4x4", "slices": 1},
+                             "resources": {"cpu": "8", "memory": "32Gi"}})
+    files = helpers.render(raw)
+    ours = yaml.safe_load(files["overlays/v6e-cluster/jobset_research_maxtext.yaml"])
+    theirs = yaml.safe_load(files["overlays/v6e-cluster/jobset_research_jax-4x4.yaml"])
+    assert ours["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == \
+        theirs["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"]
+    job, ref = (o["spec"]["replicatedJobs"][0]["template"]["spec"] for o in (ours, theirs))
+    # ct6e-standard-4t: 4 chips per VM; a 4x4 slice = 16 chips = 4 pods of 4.
+    assert (job["parallelism"], job["completions"]) == (4, 4)
+    pod, ref_pod = job["template"]["spec"], ref["template"]["spec"]
+    assert pod["nodeSelector"] == ref_pod["nodeSelector"]
+    assert pod["tolerations"] == ref_pod["tolerations"]
+    (c,) = pod["containers"]
+    assert c["command"] == ["python", "-m", "MaxText.train", "MaxText/configs/base.yml"]
+    assert c["resources"]["limits"]["google.com/tpu"] == "4"
+    assert "env" not in c   # JAX on TPU reads GKE's TPU environment; no coordinator of ours
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"launcher": "torchrun", "tpu": {"shape": "4x4"}, "nodes": None, "gpusPerNode": None},
+     "TPU slices run JAX programs"),
+    ({"module": "x", "script": None}, "runs a script: give `script`, not `module`"),
+    ({"security": {}}, "workloads[0].security: the training image is yours"),
+    ({"gpusPerNode": None}, "GPU training gives both `nodes` and `gpusPerNode`"),
+])
+def test_training_refusals_are_one_line(change, expected):
+    raw = _raw(TAS)
+    w = raw["workloads"][0]
+    for k, v in change.items():
+        if v is None:
+            w.pop(k, None)
+        else:
+            w[k] = v
+    with pytest.raises(SpecError) as e:
+        spec.from_dict(raw, str(TAS))
+    assert any(expected in line for line in str(e.value).splitlines()), str(e.value)

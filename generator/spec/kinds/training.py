@@ -127,6 +127,14 @@ class Training(WorkloadBase):
     def pods(self) -> int:
         return int(self.nodes or 0)
 
+    def check_pod(self) -> list[Problem]:
+        """The image is the user's: the spec says which uid it runs as (or that it needs root)."""
+        out = super().check_pod()
+        if not self.security.run_as_root and self.security.run_as_user is None:
+            out.append(Problem("security", "the training image is yours: give the uid it runs as "
+                                           "(`security: {runAsUser: 1000}`), or `runAsRoot: true` if it needs root"))
+        return out
+
     def slice_demand(self, ctx: CheckContext) -> tpus.Demand | None:
         s = slice_of(self, ctx)
         if s is None or self.tpu is None:
