@@ -331,3 +331,31 @@ def test_training_refusals_are_one_line(change, expected):
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, str(TAS))
     assert any(expected in line for line in str(e.value).splitlines()), str(e.value)
+
+
+def _gpu_job(name: str, nodes: int, mode: str | None) -> dict:
+    notes = {f"kueue.x-k8s.io/podset-{mode}-topology": "cloud.google.com/gce-topology-block"} if mode else {}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "research", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"parallelism": nodes, "completions": nodes, "template": {
+                "metadata": {"annotations": notes},
+                "spec": {"restartPolicy": "Never", "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-b200"},
+                         "containers": [{"name": "t", "image": "us-docker.pkg.dev/p/r/t:1", "resources": {
+                             "requests": {"cpu": "100", "nvidia.com/gpu": "8"},
+                             "limits": {"nvidia.com/gpu": "8"}}}]}}}}
+
+
+def test_plan_packs_blocks_and_a_required_job_waits_for_one(built):
+    # Blocks of 8 and 4 nodes (96 GPUs). In order: 6 nodes preferring a block take the 8-node
+    # block (2 left), 3 nodes requiring one take the 4-node block (1 left); 3 more nodes requiring
+    # a block fit the quota (24 of the 24 GPUs left) but no block has 3 free nodes: it waits.
+    objs = [o for o in built["gpu-training-tas/b200-tas"] if o["kind"] not in ("Job", "JobSet")]
+    rows = _plan(objs, "b200-tas", [_gpu_job("a", 6, "preferred"), _gpu_job("b", 3, "required"),
+                                    _gpu_job("c", 3, "required")])
+    assert {w: r.state for w, r in rows.items()} == {
+        "research/a": "admitted", "research/b": "admitted", "research/c": "pending"}
+    assert "no block of flavor b200 has 3 free node(s) now (free per block: 2, 1)" in rows["research/c"].detail
+    # Two nodes requiring a block fit the 2 left in the first block.
+    rows = _plan(objs, "b200-tas", [_gpu_job("a", 6, "preferred"), _gpu_job("b", 3, "required"),
+                                    _gpu_job("c", 2, "required")])
+    assert rows["research/c"].state == "admitted"

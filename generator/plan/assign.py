@@ -119,6 +119,9 @@ class Context:
     oracle: Callable[[FR, Decimal], tuple[int, int]]
     last_tried: list[dict[str, int]] | None = None
     static: dict[str, packer.StaticPool] = field(default_factory=dict)
+    # Workloads holding quota, with their flavors, in admission order: the GKE blocks they
+    # occupy (plan/tas.py). None: an empty cluster.
+    tas_held: list[tuple[model.Workload, dict[str, str]]] | None = None
 
 
 def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = None) -> Assignment:
