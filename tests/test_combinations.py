@@ -64,11 +64,18 @@ def test_every_combination_is_built_or_refused_in_plain_lines(accel, plat, slici
     raw = copy.deepcopy(BASE)
     raw["profiles"] = {"p": prof}
     raw["workloads"] = _workloads(accel, slicing, topology)
+    # What GKE runs is built: GPUs on Standard pools and Autopilot, TPUs on static pools and
+    # TPU7x sub-slices; the rest is refused.
+    runs = slicing is None and (catalog.ACCELERATORS[accel].kind == "gpu" or plat == "standard") \
+        or (accel == "tpu7x" and plat == "standard" and slicing == "subslice")
     try:
         platform.build(specmod.from_dict(raw, "combo.yaml"))
     except SpecError as e:
         lines = str(e).splitlines()
         assert lines and all(line.startswith("combo.yaml: ") for line in lines), lines
+        assert not runs, lines
+    else:
+        assert runs
 
 
 def test_tpu_on_autopilot_is_refused_in_one_line():
