@@ -359,3 +359,28 @@ def test_plan_packs_blocks_and_a_required_job_waits_for_one(built):
     rows = _plan(objs, "b200-tas", [_gpu_job("a", 6, "preferred"), _gpu_job("b", 3, "required"),
                                     _gpu_job("c", 2, "required")])
     assert rows["research/c"].state == "admitted"
+
+
+def test_training_on_tpu7x_sub_slices_checks_the_slice_names_as_tpu_jobset_does():
+    raw = helpers.fixture_raw()
+    (tpu_profile, prof) = next((n, p) for n, p in raw["profiles"].items() if p.get("tpu", {}).get("slicing") == "subslice")
+    tier = next(t for t, v in raw["priorityTiers"].items() if "workloadPriorityClass" in v)
+    lq = next(lq for q in raw["queues"] if tpu_profile in q["profiles"] for lq in q.get("localQueues", []))
+    raw["images"]["trainer"] = {"repository": "us-docker.pkg.dev/example-project/ml/trainer", "tag": "1.0.0"}
+    w = {"name": "t" * 40, "kind": "training", "profiles": [tpu_profile], "namespace": lq["namespace"],
+         "queue": lq["name"], "priority": tier, "image": "trainer", "security": {"runAsUser": 1000},
+         "launcher": "jax", "module": "train", "tpu": {"shape": "2x2x2"},
+         "resources": {"cpu": "8", "memory": "32Gi"}}
+    raw["workloads"].append(w)
+    with pytest.raises(SpecError) as e:
+        spec.from_dict(raw, "test-spec.yaml")
+    assert f"workloads[{len(raw['workloads']) - 1}].name:" in str(e.value)
+    w["name"] = "train"
+    files = helpers.render(raw)
+    (text,) = [t for p, t in files.items() if p.endswith(f"/jobset_{lq['namespace']}_train.yaml")]
+    pod = yaml.safe_load(text)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    # The dynamic slice's shape goes on the pod template (the codelab's JobSets do the same).
+    (ref,) = helpers.load_reference("devrel-demos/ai-ml/dynamic-slicing/kueue-jobset-simple-subslicing.yaml")
+    ref_pod = ref["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    assert pod["metadata"]["annotations"]["cloud.google.com/gke-tpu-slice-topology"] == "2x2x2"
+    assert set(ref_pod["metadata"]["annotations"]) <= set(pod["metadata"]["annotations"])

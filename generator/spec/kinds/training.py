@@ -161,7 +161,13 @@ class Training(WorkloadBase):
         if bad:
             return out + [Problem("tpu.shape" if b.path == "shape" else b.path, b.message) for b in bad]
         t = target(self, ctx)
-        if t is not None and not t.dynamic and self.tpu.slices > t.static_slices(self.tpu.shape):
+        if t is not None and t.dynamic:
+            long_name = tpus.slice_name_problem(self.namespace, "JobSet", self.name, self.replicated_job_name,
+                                                self.tpu.slices - 1,
+                                                "the namespace, the workload name or replicatedJobName")
+            if long_name:
+                out.append(Problem("name", long_name))
+        elif t is not None and self.tpu.slices > t.static_slices(self.tpu.shape):
             out.append(Problem("tpu.slices", f"{self.tpu.slices} slices of {self.tpu.shape} are admitted together, "
                                              f"but profile {ctx.profile.name!r} has node pools for "
                                              f"{t.static_slices(self.tpu.shape)}; it could never be admitted"))
