@@ -3,10 +3,8 @@ labels, and what fits inside one block or host. Read by the flavors (which name 
 Topology), the spec checks (a required block that can never hold a workload) and plan
 (which packs workloads block by block). No cdk8s here.
 
-GKE labels nodes of compact-placement pools with their place in the data centre
-(cloud.google.com/gce-topology-block, -subblock, -host); xpk's Kueue Topology lists them
-outermost first, with kubernetes.io/hostname last (xpk
-src/xpk/templates/kueue_gke_default_topology.yaml.j2, in ../shared/reference/xpk). Kueue's
+GKE's topology node labels and their source are in the catalog (catalog/labels.py); xpk's
+Kueue Topology lists them outermost first, with kubernetes.io/hostname last. Kueue's
 TAS example (site/static/examples/tas/sample-gpu-queues.yaml) puts the GPU toleration on the
 flavor: TAS does not see tolerations a cloud webhook adds to pods, and Kueue honours node
 taints only when kubernetes.io/hostname is the lowest level."""
@@ -22,9 +20,9 @@ if TYPE_CHECKING:
     from .spec.model import NodePool
 
 TOPOLOGY_NAME = "gke-default"     # xpk's name for the same Topology
-BLOCK_LABEL = "cloud.google.com/gce-topology-block"
-SUBBLOCK_LABEL = "cloud.google.com/gce-topology-subblock"
-HOST_LABEL = "cloud.google.com/gce-topology-host"
+BLOCK_LABEL = L.TOPOLOGY_BLOCK_LABEL
+SUBBLOCK_LABEL = L.TOPOLOGY_SUBBLOCK_LABEL
+HOST_LABEL = L.TOPOLOGY_HOST_LABEL
 LEVELS = (BLOCK_LABEL, SUBBLOCK_LABEL, HOST_LABEL, L.HOSTNAME_LABEL)
 # Kueue's podset annotations (apis/kueue/v1beta2/topology_types.go at v0.17.4).
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"

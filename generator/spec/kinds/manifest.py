@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, PrivateAttr
 
-from ... import catalog, demand, userinput
+from ... import catalog, demand, tas, userinput
 from ...errors import Problem, SpecError
 from ..context import CheckContext
 from ..fields import DnsLabel
@@ -119,7 +119,7 @@ class Manifest(WorkloadBase):
         for o in self.queued():
             for ps in demand.podsets(o):
                 for mode in ("required", "preferred"):
-                    label = ps.annotations.get(f"kueue.x-k8s.io/podset-{mode}-topology")
+                    label = ps.annotations.get(tas.REQUIRED if mode == "required" else tas.PREFERRED)
                     if label is None:
                         continue
                     level = levels.get(label)

@@ -24,13 +24,8 @@ from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
 
 LAUNCHERS = ("torchrun", "accelerate", "jax")
-# GKE's topology labels, outermost first (xpk src/xpk/templates/kueue_gke_default_topology.yaml.j2,
-# ../shared/reference/xpk): what `placement.level` names.
-TOPOLOGY_LEVELS = {
-    "block": "cloud.google.com/gce-topology-block",
-    "subblock": "cloud.google.com/gce-topology-subblock",
-    "host": "cloud.google.com/gce-topology-host",
-}
+# What `placement.level` names: GKE's topology labels (catalog/labels.py).
+TOPOLOGY_LEVELS = {"block": tas.BLOCK_LABEL, "subblock": tas.SUBBLOCK_LABEL, "host": tas.HOST_LABEL}
 
 
 class Placement(SpecModel):
@@ -41,7 +36,7 @@ class Placement(SpecModel):
 
     @property
     def annotation(self) -> str:
-        return f"kueue.x-k8s.io/podset-{self.mode}-topology"
+        return tas.REQUIRED if self.mode == "required" else tas.PREFERRED
 
     @property
     def label(self) -> str:
