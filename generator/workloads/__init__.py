@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import finetune, t5, tgi, tpu_jobset, tpu_pd_serving
+from . import serving
 from .common import BuildContext
 
 BUILDERS: dict[str, Callable[[BuildContext, Any], None]] = {   # each takes the workload of its kind
@@ -15,4 +16,5 @@ BUILDERS: dict[str, Callable[[BuildContext, Any], None]] = {   # each takes the 
     "t5-inference": t5.build,
     "tpu-jobset": tpu_jobset.build,
     "tpu-pd-serving": tpu_pd_serving.build,
+    "serving": serving.build,
 }
