@@ -72,7 +72,8 @@ VLLM_L4 = "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-serving-gemma
 VLLM_A3 = "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-multihost-gpus/vllm-llama3-405b-A3.yaml"
 VLLM_HPA = "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-multihost-gpus/vllm-hpa.yaml"
 VLLM_PM = "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-multihost-gpus/vllm_pod_monitor.yaml"
-VLLM_TPU = "GoogleCloudPlatform/kubernetes-engine-samples ai-ml/vllm-tpu/vllm-llama3-70b.yaml (image tag `latest`: no pin)"
+VLLM_TPU = ("GoogleCloudPlatform/devrel-demos ai-ml/dynamic-slicing/kueue-lws-prefill-model-streamer.yaml (the TPU "
+            "sample ai-ml/vllm-tpu/vllm-llama3-70b.yaml runs the tag `latest`)")
 SGLANG = "sgl-project/sglang docker/k8s-sglang-service.yaml @2c7d0a5 (image tag `latest`: no pin)"
 SGLANG_MULTI = "sgl-project/sglang docker/k8s-sglang-distributed-sts.yaml @622284e"
 SGLANG_METRICS = "sgl-project/sglang python/sglang/srt/metrics/collector.py @00ae9c1 (Gauge sglang:num_queue_reqs)"
@@ -98,7 +99,8 @@ VLLM_LWS_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.sh
 ENGINES: dict[str, Engine] = {e.key: e for e in (
     Engine(
         key="vllm", title="vLLM", devices=("gpu", "tpu"), label="vllm",
-        image={"gpu": "docker.io/vllm/vllm-openai:v0.10.0", "tpu": None},
+        image={"gpu": "docker.io/vllm/vllm-openai:v0.10.0",
+               "tpu": "docker.io/vllm/vllm-tpu:nightly-20260430-18ed615-5b39b26"},
         command=("python3", "-m", "vllm.entrypoints.openai.api_server"),
         args=("--model=$(MODEL_ID)", "--tensor-parallel-size={n}", "--host=0.0.0.0", "--port={port}"),
         model_env="MODEL_ID", shm=True,
@@ -137,7 +139,8 @@ ENGINES: dict[str, Engine] = {e.key: e for e in (
                     for role in ("leader", "worker")},
         sources={"image": SGLANG, "command": SGLANG, "args": f"{SGLANG}; --tensor-parallel-size: {SGLANG_MULTI}",
                  "shm": SGLANG_MULTI,
-                 "port": SGLANG, "metrics_args": SGLANG_MULTI, "metrics_path": SGLANG_METRICS_PATH, "liveness": SGLANG, "metric": SGLANG_METRICS,
+                 "port": SGLANG, "metrics_args": SGLANG_MULTI,
+                 "metrics_path": SGLANG_METRICS_PATH, "liveness": SGLANG, "metric": SGLANG_METRICS,
                  "token_env": SGLANG, "multi_host": SGLANG_MULTI},
     ),
     Engine(
@@ -172,7 +175,8 @@ ENGINES: dict[str, Engine] = {e.key: e for e in (
         readiness=Probe("/v2/health/ready", "http", initial_delay_seconds=600, period_seconds=5, failure_threshold=60),
         liveness=Probe("/v2/health/live", "http", initial_delay_seconds=600, period_seconds=5, failure_threshold=60),
         sources={"image": TRITON, "command": TRITON, "script": TRITON, "port": TRITON,
-                 "extra_ports": TRITON, "metrics_port": TRITON, "metrics_path": TRITON_METRICS, "readiness": TRITON, "liveness": TRITON},
+                 "extra_ports": TRITON, "metrics_port": TRITON,
+                 "metrics_path": TRITON_METRICS, "readiness": TRITON, "liveness": TRITON},
     ),
     Engine(
         key="jetstream", title="JetStream (PyTorch)", devices=("tpu",), label="jetstream",

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import finetune, t5, tgi, tpu_jobset, tpu_pd_serving
-from . import serving
+from . import finetune, serving, t5, tgi, tpu_jobset, tpu_pd_serving
 from .common import BuildContext
 
 BUILDERS: dict[str, Callable[[BuildContext, Any], None]] = {   # each takes the workload of its kind

@@ -37,8 +37,10 @@ def _probe(p: Probe | None, port: int) -> k8s.Probe | None:
     timing = {"initial_delay_seconds": p.initial_delay_seconds, "period_seconds": p.period_seconds,
               "failure_threshold": p.failure_threshold}
     if p.path is None:
-        return k8s.Probe(tcp_socket=k8s.TcpSocketAction(port=k8s.IntOrString.from_number(port)), **timing)
-    return k8s.Probe(http_get=k8s.HttpGetAction(path=p.path, port=k8s.IntOrString.from_string(p.port)), **timing)
+        return k8s.Probe(tcp_socket=k8s.TcpSocketAction(port=k8s.IntOrString.from_number(port)),
+                         **timing)   # type: ignore[arg-type]
+    return k8s.Probe(http_get=k8s.HttpGetAction(path=p.path, port=k8s.IntOrString.from_string(p.port)),
+                     **timing)   # type: ignore[arg-type]
 
 
 def _ports(e: Engine, port: int) -> list[k8s.ContainerPort]:
@@ -50,9 +52,9 @@ def _port_number(e: Engine, w: Serving, name: str) -> int:
     return w.serving_port if name == "http" else dict(e.extra_ports)[name]
 
 
-def _env(ctx: BuildContext, w: Serving, e: Engine) -> list[k8s.EnvVar]:
+def _env(ctx: BuildContext, w: Serving, e: Engine, model_env: bool = True) -> list[k8s.EnvVar]:
     out = []
-    if e.model_env:
+    if e.model_env and model_env:
         out.append(core.env(e.model_env, w.model))
     if e.port_env:
         out.append(core.env(e.port_env, w.serving_port))
@@ -154,7 +156,8 @@ def _deployment(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) ->
 def _lws(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) -> dict:
     """A LeaderWorkerSet: one group of `hosts` pods per replica, the engine's multi-node
     launch. Returns the selector of the leaders (they serve the port)."""
-    assert e.multi_host is not None, "checked by the spec checks"
+    launch = e.multi_host
+    assert launch is not None, "checked by the spec checks"
     ns, name = w.namespace, w.name
     mounts, volumes = _mounts_and_volumes(ctx, w, e)
     req = w.resources.requests() if w.resources else {}
@@ -164,10 +167,10 @@ def _lws(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) -> dict:
 
     def pod(role: str) -> dict:
         leader = role == "leader"
-        script = _fmt(e.multi_host[role], **values) + (extra if leader or e.key == "sglang" else "")
+        script = _fmt(launch[role], **values) + (extra if leader or e.key == "sglang" else "")
         c = k8s.Container(
             name=f"{e.key}-{role}", image=ctx.image(w.image), command=["sh", "-c", script],
-            env=_env(ctx, w, e) or None, resources=resources,
+            env=_env(ctx, w, e, model_env=False) or None, resources=resources,   # the model is in the script
             ports=_ports(e, w.serving_port) if leader else None,
             readiness_probe=_probe(e.readiness, w.serving_port) if leader else None,
             liveness_probe=_probe(e.liveness, w.serving_port) if leader else None,

@@ -82,9 +82,9 @@ class Serving(WorkloadBase):
         return ENGINES[self.engine]
 
     @property
-    def device(self) -> str:   # type: ignore[override]
+    def device(self) -> Literal["gpu", "tpu"]:   # type: ignore[override]
         if self.accelerator:
-            return hardware.device_of(self.accelerator) or "gpu"
+            return "tpu" if hardware.device_of(self.accelerator) == "tpu" else "gpu"
         return "tpu" if self.shape is not None or self.engine_facts.devices == ("tpu",) else "gpu"
 
     @property
