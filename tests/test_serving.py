@@ -243,3 +243,9 @@ def test_a_valid_server_is_accepted():
     raw["images"]["any"] = {"repository": "example.com/any", "tag": "1.0"}
     raw["workloads"] = [_w(engine="vllm", accelerators=8, hosts=2)]
     specmod.from_dict(raw, "serving.yaml")   # no SpecError: the negative cases above can fail
+
+
+def test_docs_list_every_engine():
+    text = (paths.ROOT / "docs" / "serving.md").read_text()
+    for key in ENGINES:
+        assert f"| `{key}` |" in text, key
