@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, platform, writer
-from generator import spec as specmod
+from generator import paths, platform, spec as specmod, writer
 from tests import golden, helpers
 
 FIXTURE = Path(__file__).parent / "fixtures" / "serving.yaml"

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import demand, paths, platform, writer, yamlio
-from generator import spec as specmod
+from generator import demand, paths, platform, spec as specmod, writer, yamlio
 from generator.catalog.engines import ENGINES, JETSTREAM_HTTP_IMAGE
 from generator.errors import SpecError
 from generator.spec.context import CheckContext
