@@ -114,6 +114,37 @@ CASES = [
     (R + "llm-multihost-gpus/vllm_pod_monitor.yaml", "a3", {
         ("PodMonitoring", "vllm-pod-monitoring"): ("vllm", {**NAMESPACED, "metadata.name": BY_WORKLOAD}),
     }, {}),
+    (R + "llm-serving-gemma/tgi/tgi-2b-it-h100-80gb.yaml", "a3", {
+        ("Deployment", "tgi-gemma-deployment"): ("tgi-gemma-deployment", {
+            **NAMESPACED, **QUEUED, **POD_QUEUED, **SOURCE_LABEL, **_hardened("inference-server"),
+            "spec.template.metadata.labels.ai.gke.io/model": "the model label is the model id's last part "
+                                                             "(gemma-2b-it; the sample writes gemma-2b by hand)",
+            f"{L4}.image": "the sample's Deep Learning Container image has no tag; the spec pins upstream TGI",
+            f"{L4}.ports[http]": NAMED_PORT,
+            "spec.template.spec.nodeSelector.cloud.google.com/compute-class": "the Accelerator compute class is "
+                                                                              "Autopilot's; this profile is Standard",
+        }),
+        ("Service", "llm-service"): ("llm-service", {**NAMESPACED, "spec.ports": NAMED_PORT}),
+    }, {}),
+    (R + "llm-serving-tpus-jetstream/pytorch/jetstream-pytorch-gemma-7b-it-2x4.yaml", "v5e", {
+        ("Deployment", "jetstream-pytorch-server"): ("jetstream-pytorch-server", {
+            **NAMESPACED, **QUEUED, **POD_QUEUED,
+            **_hardened("inference-server"), **_hardened("jetstream-http"),
+            "spec.template.metadata.labels.ai.gke.io/": "the model and server labels of GKE's GPU serving samples",
+            f"{TPU}.name": "the engine's container is named inference-server on every engine",
+            f"{TPU}.ports[0]": NAMED_PORT,
+            f"{TPU}.ports[jetstream]": NAMED_PORT,
+            f"{TPU}.resources": "explicit CPU and memory: a TPU pod takes a whole VM, and Kueue's quota accounts "
+                                "for them",
+            "spec.template.spec.containers[jetstream-http].ports": NAMED_PORT,
+            "spec.template.spec.tolerations": "GKE's TPU node taint, tolerated on every TPU pod",
+            "spec.template.spec.volumes[huggingface-credentials].secret.secretName":
+                "the profile's Hugging Face token Secret (hfTokenSecret) instead of a fixed name",
+        }),
+        ("Service", "jetstream-svc"): ("jetstream-svc", {
+            **NAMESPACED, "spec.ports": NAMED_PORT,
+            "spec.type": "ClusterIP written out (the API server's default)"}),
+    }, {"jetstream-pytorch-server": "inference-server"}),
     (R + "vllm-tpu/vllm-llama3-70b.yaml", "v6e", {
         ("Deployment", "vllm-tpu"): ("vllm-tpu", {
             **NAMESPACED, **QUEUED, **POD_QUEUED, **NO_REPLICAS, **_hardened("inference-server"),
@@ -154,7 +185,7 @@ CASES = [
 def overlays() -> dict[str, list[dict]]:
     out = Path(tempfile.mkdtemp(prefix="serving-golden-"))
     writer.write_tree(platform.build(specmod.load(FIXTURE)), out, paths.OUTPUT_DIRS)
-    return {p: helpers.kustomize(out / "overlays" / p) for p in ("l4", "a3", "v6e")}
+    return {p: helpers.kustomize(out / "overlays" / p) for p in ("l4", "a3", "v6e", "v5e")}
 
 
 def _rename_containers(obj: dict, names: dict[str, str]) -> tuple[dict, set[str]]:

@@ -22,7 +22,7 @@ from tests.test_validate_corpus import run as validate_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "serving.yaml"
 SAMPLES = helpers.REFERENCE / "kubernetes-engine-samples" / "ai-ml"
-PROFILES = ("l4", "a3", "v6e")
+PROFILES = ("l4", "a3", "v6e", "v5e")
 # Fields that are facts (everything but the key and the bookkeeping).
 FACTS = [f.name for f in dataclasses.fields(next(iter(ENGINES.values())))
          if f.name not in ("key", "title", "devices", "label", "sources")]
@@ -196,7 +196,11 @@ def test_jetstream_runs_the_engine_and_its_http_front_end_on_a_v6e_slice():
     assert http["image"].endswith("jetstream-http:v0.2.3")
     assert pod["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
                                    "cloud.google.com/gke-tpu-topology": "2x4"}
-    assert server["readinessProbe"]["httpGet"]["path"] == "/healthcheck"
+    # The front end serves the engine's health on 8000: the probes name the number, since a port name
+    # resolves only among the probed container's own ports.
+    assert server["readinessProbe"]["httpGet"] == {"path": "/healthcheck", "port": 8000, "scheme": "HTTP"}
+    assert [p["containerPort"] for p in server["ports"]] == [9000] and http["ports"] == [
+        {"containerPort": 8000, "name": "http"}]
 
 
 # ---------------------------------------------------------------- what the spec refuses

@@ -25,6 +25,7 @@ class Probe:
     initial_delay_seconds: int | None = None
     period_seconds: int | None = None
     failure_threshold: int | None = None
+    scheme: str | None = None      # written where the source writes it
 
 
 @dataclass(frozen=True)
@@ -185,9 +186,10 @@ ENGINES: dict[str, Engine] = {e.key: e for e in (
         args=("--model_id={model}",), model_env=None,   # the server shards over its VM's chips itself
         hf_mount="/huggingface",
         port=8000, extra_ports=(("jetstream", 9000),),
-        readiness=Probe("/healthcheck", "http", period_seconds=60, failure_threshold=30),
-        liveness=Probe("/healthcheck", "http", period_seconds=60, failure_threshold=30),
-        startup=Probe("/healthcheck", "http", initial_delay_seconds=90, period_seconds=60, failure_threshold=50),
+        readiness=Probe("/healthcheck", "http", period_seconds=60, failure_threshold=30, scheme="HTTP"),
+        liveness=Probe("/healthcheck", "http", period_seconds=60, failure_threshold=30, scheme="HTTP"),
+        startup=Probe("/healthcheck", "http", initial_delay_seconds=90, period_seconds=60, failure_threshold=50,
+                      scheme="HTTP"),
         sources={"image": f"{JETSTREAM} (and the HTTP front end jetstream-http:v0.2.3 beside it)",
                  "args": JETSTREAM, "hf_mount": JETSTREAM, "port": JETSTREAM, "extra_ports": JETSTREAM,
                  "readiness": JETSTREAM, "liveness": JETSTREAM, "startup": JETSTREAM},

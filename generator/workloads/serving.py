@@ -31,7 +31,9 @@ def _fmt(template: str, **values) -> str:
     return template.format(**values)
 
 
-def _probe(p: Probe | None, port: int) -> k8s.Probe | None:
+def _probe(p: Probe | None, port: int, by_number: bool = False) -> k8s.Probe | None:
+    """The catalog's probe; HTTP probes name the container port, or give its number where
+    the port is another container's (JetStream's HTTP front end serves the engine's health)."""
     if p is None:
         return None
     timing = {"initial_delay_seconds": p.initial_delay_seconds, "period_seconds": p.period_seconds,
@@ -39,7 +41,8 @@ def _probe(p: Probe | None, port: int) -> k8s.Probe | None:
     if p.path is None:
         return k8s.Probe(tcp_socket=k8s.TcpSocketAction(port=k8s.IntOrString.from_number(port)),
                          **timing)   # type: ignore[arg-type]
-    return k8s.Probe(http_get=k8s.HttpGetAction(path=p.path, port=k8s.IntOrString.from_string(p.port)),
+    target = k8s.IntOrString.from_number(port) if by_number else k8s.IntOrString.from_string(p.port)
+    return k8s.Probe(http_get=k8s.HttpGetAction(path=p.path, port=target, scheme=p.scheme),
                      **timing)   # type: ignore[arg-type]
 
 
@@ -87,6 +90,9 @@ def _mounts_and_volumes(ctx: BuildContext, w: Serving, e: Engine) -> tuple[list,
 
 def _server(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int, mounts: list) -> k8s.Container:
     req = w.resources.requests() if w.resources else {}
+    front = w.http_image is not None   # the serving port is the front end's, beside this container
+    ports = [k8s.ContainerPort(container_port=p, name=name) for name, p in e.extra_ports] if front \
+        else _ports(e, w.serving_port)
     return k8s.Container(
         name="inference-server",
         image=ctx.image(w.image),
@@ -94,10 +100,10 @@ def _server(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int, mounts
         args=_args(w, e, n) or None,
         env=_env(ctx, w, e) or None,
         resources=core.container_resources(ctx.profile, req, core.accelerator_request(accel, n)),
-        ports=_ports(e, w.serving_port),
-        readiness_probe=_probe(e.readiness, w.serving_port),
-        liveness_probe=_probe(e.liveness, w.serving_port),
-        startup_probe=_probe(e.startup, w.serving_port),
+        ports=ports,
+        readiness_probe=_probe(e.readiness, w.serving_port, front),
+        liveness_probe=_probe(e.liveness, w.serving_port, front),
+        startup_probe=_probe(e.startup, w.serving_port, front),
         volume_mounts=mounts or None,
     )
 
@@ -130,7 +136,7 @@ def _deployment(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) ->
     if w.http_image:
         # JetStream: the HTTP server beside the engine, which serves gRPC.
         containers.append(k8s.Container(name="jetstream-http", image=ctx.image(w.http_image),
-                                        ports=[k8s.ContainerPort(container_port=w.serving_port)]))
+                                        ports=[k8s.ContainerPort(container_port=w.serving_port, name="http")]))
     labels = _pod_labels(w, e)
     k8s.KubeDeployment(
         ctx.chart, f"Deployment.{ns}.{name}",
@@ -196,7 +202,8 @@ def _lws(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) -> dict:
 
 
 def _service(ctx: BuildContext, w: Serving, e: Engine, selector: dict) -> None:
-    ports = [("http", w.serving_port)] + list(e.extra_ports)
+    # Behind an HTTP front end the engine's own port stays inside the pod.
+    ports = [("http", w.serving_port)] + ([] if w.http_image else list(e.extra_ports))
     k8s.KubeService(
         ctx.chart, f"Service.{w.namespace}.{w.service}",
         metadata=core.meta(w.service, w.namespace),
