@@ -173,7 +173,8 @@ def _lws(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) -> dict:
 
     def pod(role: str) -> dict:
         leader = role == "leader"
-        script = _fmt(launch[role], **values) + (extra if leader or e.key == "sglang" else "")
+        # Engine arguments go to the roles that start the server (their launch names the model).
+        script = _fmt(launch[role], **values) + (extra if "{model}" in launch[role] else "")
         c = k8s.Container(
             name=f"{e.key}-{role}", image=ctx.image(w.image), command=["sh", "-c", script],
             env=_env(ctx, w, e, model_env=False) or None, resources=resources,   # the model is in the script
