@@ -252,3 +252,16 @@ def test_docs_list_every_engine():
     text = (paths.ROOT / "docs" / "serving.md").read_text()
     for key in ENGINES:
         assert f"| `{key}` |" in text, key
+
+
+def test_torchserve_scales_on_the_t5_tutorials_metric_and_scrapes_its_metrics_port():
+    objs = _build(_serving(name="ts", engine="torchserve", image="ts", model="t5-small", accelerators=1,
+                           autoscaling={"minReplicas": 1, "maxReplicas": 5, "target": 30000}),
+                  images={"ts": {"name": "t5-torchserve", "tag": "0.1.0"}})["a3"]
+    (hpa,) = yamlio.load_all((SAMPLES / "t5-model-serving/kubernetes/hpa.yaml").read_text())
+    ours = _one(objs, "HorizontalPodAutoscaler", "ts")
+    assert ours["spec"]["metrics"][0]["pods"]["metric"] == hpa["spec"]["metrics"][0]["pods"]["metric"]
+    # config.properties: metrics_address on 8082; the tutorial's PodMonitoring scrapes /metrics there.
+    assert _one(objs, "PodMonitoring", "ts")["spec"]["endpoints"][0]["port"] == 8082
+    (c,) = _one(objs, "Deployment", "ts")["spec"]["template"]["spec"]["containers"]
+    assert "args" not in c and "command" not in c   # the image's CMD starts TorchServe
