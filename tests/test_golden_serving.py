@@ -1,7 +1,8 @@
 """Golden comparison of the `serving` kind with GKE's serving samples, object
-by object and field by field: vLLM on 2 x L4, Triton with TensorRT-LLM on an
-L4, multi-host vLLM on A3 (LeaderWorkerSet) with its HPA and PodMonitoring,
-and vLLM on a TPU v6e 2x4 slice with its HPA and PodMonitoring. The spec is
+by object and field by field: vLLM on 2 x L4 and on an A100, Triton with
+TensorRT-LLM on an L4, TGI on 8 x H100, multi-host vLLM on A3 (LeaderWorkerSet)
+with its HPA and PodMonitoring, vLLM on a TPU v6e 2x4 slice with its HPA and
+PodMonitoring, and JetStream PyTorch on a TPU v5e 2x4 slice. The spec is
 tests/fixtures/serving.yaml, written to match each sample's model, resources
 and arguments. Every difference is listed with its reason; a listed
 difference that no longer occurs fails too, so the list stays true."""
@@ -145,6 +146,19 @@ CASES = [
             **NAMESPACED, "spec.ports": NAMED_PORT,
             "spec.type": "ClusterIP written out (the API server's default)"}),
     }, {"jetstream-pytorch-server": "inference-server"}),
+    (R + "llm-serving-gemma/vllm/vllm-2b-it-a100-80gb.yaml", "a100", {
+        ("Deployment", "vllm-gemma-deployment"): ("vllm-gemma-a100", {
+            **NAMESPACED, **QUEUED, **POD_QUEUED, **SOURCE_LABEL, **_hardened("inference-server"),
+            "metadata.name": "workload names are unique per namespace: the L4 sample's Deployment has this name",
+            "spec.template.metadata.labels.ai.gke.io/model": "the model label is the model id's last part "
+                                                             "(gemma-2b-it; the sample writes gemma-2b by hand)",
+            f"{L4}.args[2]": "the catalog's vLLM launch always sets host and port (as the L4 sample does)",
+            f"{L4}.args[3]": "see args[2]",
+            f"{L4}.ports[http]": NAMED_PORT,
+            f"{L4}.readinessProbe": "route traffic only to a server that listens (the catalog's vLLM probe)",
+        }),
+        ("Service", "llm-service"): ("llm-service", {**NAMESPACED, "spec.ports": NAMED_PORT}),
+    }, {}),
     (R + "vllm-tpu/vllm-llama3-70b.yaml", "v6e", {
         ("Deployment", "vllm-tpu"): ("vllm-tpu", {
             **NAMESPACED, **QUEUED, **POD_QUEUED, **NO_REPLICAS, **_hardened("inference-server"),
@@ -185,7 +199,7 @@ CASES = [
 def overlays() -> dict[str, list[dict]]:
     out = Path(tempfile.mkdtemp(prefix="serving-golden-"))
     writer.write_tree(platform.build(specmod.load(FIXTURE)), out, paths.OUTPUT_DIRS)
-    return {p: helpers.kustomize(out / "overlays" / p) for p in ("l4", "a3", "v6e", "v5e")}
+    return {p: helpers.kustomize(out / "overlays" / p) for p in ("l4", "a3", "v6e", "v5e", "a100")}
 
 
 def _rename_containers(obj: dict, names: dict[str, str]) -> tuple[dict, set[str]]:

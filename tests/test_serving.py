@@ -22,7 +22,7 @@ from tests.test_validate_corpus import run as validate_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "serving.yaml"
 SAMPLES = helpers.REFERENCE / "kubernetes-engine-samples" / "ai-ml"
-PROFILES = ("l4", "a3", "v6e", "v5e")
+PROFILES = ("l4", "a3", "v6e", "v5e", "a100")
 # Fields that are facts (everything but the key and the bookkeeping).
 FACTS = [f.name for f in dataclasses.fields(next(iter(ENGINES.values())))
          if f.name not in ("key", "title", "devices", "label", "sources")]
