@@ -89,7 +89,7 @@ def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
 
 
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:
-    frameworks = {f for w in workloads for f in w.frameworks}
+    frameworks = {f for w in workloads for f in w.frameworks}   # a kind may need them per workload
     needed = {c for w in workloads for c in w.controllers}
     # MultiKueue: the manager and its workers enable every dispatched integration (the
     # manager builds an adapter per enabled one), and install JobSet where JobSets travel.

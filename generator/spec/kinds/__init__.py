@@ -7,6 +7,7 @@ from __future__ import annotations
 from .base import WorkloadBase
 from .finetune import Finetune
 from .manifest import Manifest
+from .serving import Serving
 from .t5 import T5Inference
 from .tgi import Tgi
 from .tpu_jobset import TpuJobset
@@ -19,10 +20,11 @@ KINDS: dict[str, type[WorkloadBase]] = {
     "t5-inference": T5Inference,
     "tpu-jobset": TpuJobset,
     "tpu-pd-serving": TpuPdServing,
+    "serving": Serving,
     "training": Training,
     "manifest": Manifest,
 }
-Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Training | Manifest
+Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Serving | Training | Manifest
 
 __all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing", "Training",
            "Manifest"]
