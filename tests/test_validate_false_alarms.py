@@ -148,3 +148,15 @@ def test_folder_file_problems_are_reported_once_per_file(tmp_path):
         report = run(*args, str(tmp_path))
         assert sorted((f.rule, f.source.rsplit("/", 1)[-1], f.name) for f in report.findings) == [
             ("IN001", "b.yaml", "line 5, column 1"), ("IN002", "a.yaml", "document 2")], args
+
+
+def test_open_world_selector_typo_beside_its_pods_is_a_warning(tmp_path):
+    """Open world: a Service whose own file defines its Deployment but selects none of its pods
+    (one label mistyped) is a warning; alone in its file, the pods may be in the cluster: a note."""
+    svc_and_deploy = (helpers.ROOT / "tests" / "validate_corpus" / "SV001" / "good.yaml").read_text()
+    both = tmp_path / "both.yaml"
+    both.write_text(svc_and_deploy.replace("selector: {app: gemma-server}", "selector: {app: gemma-serve}"))
+    assert [(f.rule, f.severity) for f in run(str(both)).findings] == [("SV001", "warning")]
+    alone = tmp_path / "svc.yaml"
+    alone.write_text(svc_and_deploy.split("---\n")[1].replace("{app: gemma-server}", "{app: gemma-serve}"))
+    assert [(f.rule, f.severity) for f in run(str(alone)).findings] == [("SV001", "info")]

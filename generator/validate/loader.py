@@ -41,9 +41,11 @@ IGNORE = re.compile(r"#\s*validate:\s*ignore=([A-Za-z0-9_,]+)[ \t]*(.*)$", re.MU
 # Placeholders of the GKE tutorials, which their READMEs tell the reader to replace:
 # <number_of_gpus>, <PROJECT_ID> (angle brackets), and an upper-case word inside a
 # lower-case name or path (gke-NAMESPACE-sa, us-docker.pkg.dev/PROJECT_ID/repo). An
-# upper-case word on its own (HTTP, TCP, INFO) is a value, not a placeholder.
+# upper-case word on its own (HTTP, TCP, INFO) is a value, not a placeholder; so is a short
+# one inside a name (TGI-server, v1.0-RC1): a placeholder word has four letters or an underscore.
 ANGLE_PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_. -]*>")
-EMBEDDED_PLACEHOLDER = re.compile(r"(?:(?<=[-./:@_])|^)[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*(?=[-./:@]|$)")
+EMBEDDED_PLACEHOLDER = re.compile(r"(?:(?<=[-./:@_])|^)(?:[A-Z][A-Z0-9]{3,}(?:_[A-Z0-9]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
+                                  r"(?=[-./:@]|$)")
 
 
 def placeholders(value, whole: bool = True) -> list[str]:
