@@ -22,14 +22,19 @@ def load_mapping(path: str | Path, what: str) -> dict:
     except OSError as e:
         raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror or e}")]) from None
     except yamlio.InputError as e:
-        raise SpecError(source, [Problem("", str(e))]) from None
+        raise SpecError(source, [_input_problem(e)]) from None
     try:
         raw = yamlio.load_user(text)
     except yamlio.InputError as e:
-        raise SpecError(source, [Problem("", str(e))]) from None
+        raise SpecError(source, [_input_problem(e)]) from None
     if not isinstance(raw, dict):
         raise SpecError(source, [Problem("", f"the {what} must be a YAML mapping")])
     return raw
+
+
+def _input_problem(e: yamlio.InputError) -> Problem:
+    """A file that is not YAML within the limits: FILE:LINE:COLUMN: <root>: what is wrong."""
+    return Problem("", e.message, e.line, e.column)
 
 
 def _schema(err: jsonschema.ValidationError) -> Mapping[str, Any]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import userinput
-from ..errors import Problem, SpecError
+from .. import credentials, userinput
+from ..errors import Problem, SpecError, format_path
 from . import checks, problems
 from .model import NodePool, Platform, Profile, Queue
 
@@ -21,16 +21,22 @@ def load(path: str | Path) -> Platform:
 
 
 def from_dict(raw: dict, source: str = "<spec>") -> Platform:
+    leaked = credential_problems(raw)   # every key and value, whatever else is wrong
     try:
         platform = Platform.model_validate(raw)
     except ValidationError as e:
         found = problems.translate(e, Platform)
-        raise SpecError(source, found + _cross_checks_despite(raw, e)) from None
+        raise SpecError(source, leaked + found + _cross_checks_despite(raw, e), raw) from None
     platform._source = source
     found = checks.check(platform)
-    if found:
-        raise SpecError(source, found)
+    if found or leaked:
+        raise SpecError(source, leaked + found, raw)
     return platform
+
+
+def credential_problems(raw) -> list[Problem]:
+    """A credential of a published format in any key or value of the spec (generator/credentials.py)."""
+    return [Problem(format_path(path), what) for path, what in credentials.scan(raw)]
 
 
 def _cross_checks_despite(raw: dict, error: ValidationError) -> list[Problem]:

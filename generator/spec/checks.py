@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from .. import capacity, catalog, credentials, demand, flavors, quantity, tpu, versions
+from .. import capacity, catalog, credentials, demand, errors, flavors, quantity, tpu, versions
 from ..errors import Problem, format_path
 from . import hardware, teams as teams_mod
 from .context import CheckContext
@@ -23,7 +23,7 @@ MAX_APP_NAME = 63
 
 
 def _known(kind: str, value: str, choices) -> str:
-    return f"unknown {kind} {value!r} (known: {', '.join(sorted(choices)) or 'none'})"
+    return errors.unknown(kind, value, choices)
 
 
 def check(p: Platform) -> list[Problem]:
@@ -572,7 +572,7 @@ def gitops(p: Platform) -> list[Problem]:
     if g is None:
         return []
     out = []
-    bad = credentials.in_url(g.repo_url)
+    bad = credentials.in_url(g.repo_url, tokens=False)
     if bad:
         out.append(Problem("gitops.repoURL", bad))
     for name in g.clusters:
@@ -603,32 +603,18 @@ def gitops(p: Platform) -> list[Problem]:
     return out
 
 
-def _strings(node, path: tuple):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _strings(v, path + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _strings(v, path + (i,))
-    elif isinstance(node, str):
-        yield path, node
-
-
 def secrets(p: Platform) -> list[Problem]:
-    """Values that look like credentials never reach the output: a published token format in
-    any field, and credential-shaped arguments and environment values where they are set."""
+    """Credential-shaped arguments and environment values, by their flag or variable name
+    (a published token format in any key or value is credentials.scan's, run on the raw
+    spec by spec.from_dict)."""
     out = []
-    for path, value in _strings(p.model_dump(by_alias=True, exclude_defaults=True), ()):
-        what = credentials.known_token(value)
-        if what and path[:1] != ("gitops",):   # the repository URL has its own check
-            out.append(Problem(format_path(list(path)), f"contains {what}; {credentials.HOW}"))
     for i, w in _workloads(p):
         for j, arg in enumerate(getattr(w, "engine_args", ())):
-            bad = credentials.in_argument(arg)
+            bad = credentials.in_argument(arg, tokens=False)
             if bad:
                 out.append(Problem(f"workloads[{i}].engineArgs[{j}]", bad))
         for key, value in sorted(getattr(w, "engine_env", {}).items()):
-            bad = credentials.in_env(key, value)
+            bad = credentials.in_env(key, value, tokens=False)
             if bad:
                 out.append(Problem(f"workloads[{i}].engineEnv.{key}", bad))
     return out
