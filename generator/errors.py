@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,7 +61,7 @@ def format_path(parts) -> str:
         elif _PLAIN_KEY.match(part):
             out += ("." if out else "") + part
         else:
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+            out += f"[{json.dumps(part)}]"
     return out
 
 
@@ -70,29 +71,48 @@ def problem(path, message: str) -> Problem:
 
 # ---------------------------------------------------------------- hints
 
-def unknown(kind: str, value: Any, choices: Iterable[str]) -> str:
+def unknown(kind: str, value: Any, choices: Iterable[str], listed: str = "known") -> str:
     """'unknown machine type 'g2-standard-25'; did you mean 'g2-standard-24'?': the nearest
     known name when one is close, all of them when there are few, never the value itself."""
     names = sorted({str(c) for c in choices} - {str(value)})
     out = f"unknown {kind} {show(value)}"
-    near = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+    near = nearest(str(value), names)
     if near:
-        out += f"; did you mean {near[0]!r}?"
+        out += f"; did you mean {near!r}?"
     if not names:
         out += " (none is declared)"
     elif len(names) <= MAX_CHOICES:
-        out += f" (known: {', '.join(names)})"
+        out += f" ({listed}: {', '.join(names)})"
     elif not near:
-        out += f" ({len(names)} are known, e.g. {', '.join(names[:3])})"
+        out += f" ({len(names)} are {listed}, e.g. {', '.join(names[:3])})"
     return out
+
+
+def nearest(value: str, names: list[str]) -> str | None:
+    """The known name closest to value (difflib's ratio, at least 0.6); ties go to the longest
+    common prefix, then to the nearest number at the end (g2-standard-25 -> g2-standard-24)."""
+    matcher = difflib.SequenceMatcher(b=value)
+
+    def score(name: str) -> tuple:
+        matcher.set_seq1(name)
+        prefix = len(os.path.commonprefix([name, value]))
+        a, b = _TRAILING_NUMBER.search(name), _TRAILING_NUMBER.search(value)
+        distance = abs(int(a.group()) - int(b.group())) if a and b else 0
+        return round(matcher.ratio(), 6), prefix, -distance
+
+    scored = [(score(n), n) for n in names]
+    good = [(s, n) for s, n in scored if s[0] >= 0.6]
+    return max(good)[1] if good else None
+
+
+_TRAILING_NUMBER = re.compile(r"\d+$")
 
 
 # ---------------------------------------------------------------- one clean line
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_LONG_QUOTED = re.compile(r"'[^']{%d,}'|\"[^\"]{%d,}\"" % (MAX_VALUE, MAX_VALUE))
-_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_VALUE + 1))
+_LONG_WORD = re.compile(r"\S{" + str(MAX_VALUE + 1) + ",}")
 
 
 def show(value: Any) -> str:
@@ -106,7 +126,6 @@ def clean(text: str, limit: int = MAX_MESSAGE) -> str:
     from .credentials import redact
     text = _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
                                                else f"\\u{ord(m.group()):04x}"), redact(text))
-    text = _LONG_QUOTED.sub(lambda m: m.group()[:MAX_VALUE - 1] + "…" + m.group()[0], text)
     text = _LONG_WORD.sub(lambda m: m.group()[:MAX_VALUE - 1] + "…", text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 

@@ -2,6 +2,7 @@
 the previous output untouched. The CLI runs in this process
 (`generator.cli.main`), one case at a time."""
 import copy
+import re
 
 import pytest
 
@@ -17,47 +18,54 @@ def _workload(raw, name):
     return next(w for w in raw["workloads"] if w["name"] == name)
 
 
+# (mutation, the line expected after FILE:LINE:COLUMN, what the file holds at that position:
+# the position is checked against the written text, not against the code that finds it).
 CASES = {
     "wrong type": (
         lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", "three"),
-        "profiles.l4-standard.nodePool.nodes: 'three' should be a whole number"),
+        "profiles.l4-standard.nodePool.nodes: 'three' should be a whole number", "nodes: three"),
     "negative node count": (
         lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", -1),
-        "profiles.l4-standard.nodePool.nodes: -1 is too small: the least allowed is 1"),
+        "profiles.l4-standard.nodePool.nodes: -1 is too small: the least allowed is 1", "nodes: -1"),
     "unknown field": (
         lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("nodez", 3),
-        "profiles.l4-standard.nodePool.nodez: unknown field 'nodez'; did you mean 'nodes'?"),
+        "profiles.l4-standard.nodePool.nodez: unknown field 'nodez'; did you mean 'nodes'?", "nodez: 3"),
     "unknown profile in a workload": (
         lambda r: _workload(r, "tgi-gemma-deployment")["profiles"].append("l4-spot"),
-        "workloads[0].profiles[2]: unknown profile 'l4-spot'"),
+        "workloads['tgi-gemma-deployment'].profiles[2]: unknown profile 'l4-spot'", "l4-spot"),
     "unknown machine type": (
-        lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("machineType", "g2-standard-2"),
-        "profiles.l4-standard.nodePool.machineType: unknown machine type 'g2-standard-2'"),
+        lambda r: _profile(r, "l4-standard")["nodePool"].__setitem__("machineType", "g2-standard-25"),
+        "profiles.l4-standard.nodePool.machineType: unknown machine type 'g2-standard-25'; did you mean "
+        "'g2-standard-24'?", "machineType: g2-standard-25"),
     "more GPUs than a node has": (
         lambda r: _workload(r, "tgi-gemma-deployment").__setitem__("gpus", 4),
-        "workloads[0]: a pod asks for 4 nvidia-l4 but g2-standard-24 has 2 per node"),
+        "workloads['tgi-gemma-deployment']: a pod asks for 4 nvidia-l4 but g2-standard-24 has 2 per node",
+        "name: tgi-gemma-deployment"),
     "Autopilot without explicit requests": (
         lambda r: _workload(r, "finetune-gemma-l4").pop("resources"),
-        "workloads[1].resources: Autopilot profiles need explicit requests for cpu, memory, ephemeral-storage"),
+        "workloads['finetune-gemma-l4'].resources: Autopilot profiles need explicit requests for cpu, memory, "
+        "ephemeral-storage", "name: finetune-gemma-l4"),
     "unknown priority tier": (
         lambda r: _workload(r, "finetune-gemma-l4").__setitem__("priority", "urgent"),
-        "workloads[1].priority: unknown priority tier 'urgent'"),
+        "workloads['finetune-gemma-l4'].priority: unknown priority tier 'urgent' (known: default, high, low, medium)",
+        "priority: urgent"),
     "queue not in the namespace": (
         lambda r: _workload(r, "finetune-gemma-l4").__setitem__("queue", "other"),
-        "workloads[1].queue: no LocalQueue 'other' in namespace 'llm' on profile 'l4-standard'"),
+        "workloads['finetune-gemma-l4'].queue: no LocalQueue 'other' in namespace 'llm' on profile 'l4-standard'",
+        "queue: other"),
     "latest tag": (
         lambda r: r["images"]["tgi"].__setitem__("tag", "latest"),
-        "images.tgi.tag: 'latest' moves under the same name; pin a version tag"),
+        "images.tgi.tag: 'latest' moves under the same name; pin a version tag", "tag: latest"),
     "unknown Kueue release": (
         lambda r: r["kueue"].__setitem__("version", "v0.99.0"),
-        "kueue.version: v0.99.0 is not a pinned Kueue release"),
+        "kueue.version: v0.99.0 is not a pinned Kueue release", "version: v0.99.0"),
     "two workloads create the same Service": (
         lambda r: r["workloads"].insert(0, {**_workload(r, "tgi-gemma-deployment"), "name": "tgi-copy", "appLabel": "copy"}),
-        "workloads[1]: 'tgi-gemma-deployment' would create Service/llm/llm-service, which workloads[0] also creates on "
-        "profiles 'l4-autopilot', 'l4-standard'"),
+        "workloads['tgi-gemma-deployment']: 'tgi-gemma-deployment' would create Service/llm/llm-service, which "
+        "workloads[0] also creates on profiles 'l4-autopilot', 'l4-standard'", "name: tgi-gemma-deployment"),
     "two global defaults": (
         lambda r: r["priorityTiers"]["low"]["priorityClass"].__setitem__("globalDefault", True),
-        "priorityTiers: only one PriorityClass may be globalDefault, found 2"),
+        "priorityTiers: only one PriorityClass may be globalDefault, found 2", "priorityTiers:"),
 }
 
 
@@ -74,7 +82,7 @@ def previous_output(tmp_path_factory):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_spec_exits_2_with_path(case, tmp_path, previous_output, capsys):
-    mutate, expected = CASES[case]
+    mutate, expected, anchor = CASES[case]
     raw = copy.deepcopy(helpers.fixture_raw())
     mutate(raw)
     spec_file = tmp_path / "bad.yaml"
@@ -82,7 +90,11 @@ def test_bad_spec_exits_2_with_path(case, tmp_path, previous_output, capsys):
     before = helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS)
     code, _, err = _run_synth(capsys, spec_file, previous_output)
     assert code == 2, err
-    assert f"{spec_file}: {expected}" in err, err
+    line = next(x for x in err.splitlines() if expected in x)
+    m = re.match(rf"{re.escape(str(spec_file))}:(\d+):(\d+): {re.escape(expected)}", line)
+    assert m, err
+    text = spec_file.read_text().splitlines()[int(m.group(1)) - 1]
+    assert text[int(m.group(2)) - 1:].startswith(anchor), (text, err)
     assert helpers.writer.read_tree(previous_output, paths.OUTPUT_DIRS) == before
 
 
@@ -93,20 +105,20 @@ def test_several_problems_reported_together(tmp_path, capsys):
     spec_file = tmp_path / "bad.yaml"
     spec_file.write_text(yamlio.dump(raw))
     lines = _run_synth(capsys, spec_file, tmp_path / "out")[2].strip().splitlines()
-    assert len(lines) == 2 and all(line.startswith(f"{spec_file}: ") for line in lines), lines
+    assert len(lines) == 2 and all(line.startswith(f"{spec_file}:") for line in lines), lines
     assert not (tmp_path / "out" / "overlays").exists()
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("specVersion: 1\nspecVersion: 1\n", "duplicate key 'specVersion'"),
-    ("name: [unclosed\n", "not valid YAML: line"),
-    ("- a list\n", "the spec must be a YAML mapping"),
+    ("specVersion: 1\nspecVersion: 1\n", ":2:1: <root>: not valid YAML: duplicate key 'specVersion'"),
+    ("name: [unclosed\n", ":2:1: <root>: not valid YAML: did not find expected ',' or ']'"),
+    ("- a list\n", ": <root>: the spec must be a YAML mapping"),
 ])
 def test_unreadable_spec(tmp_path, text, expected, capsys):
     spec_file = tmp_path / "bad.yaml"
     spec_file.write_text(text)
     code, _, err = _run_synth(capsys, spec_file, tmp_path / "out")
-    assert code == 2 and expected in err, err
+    assert code == 2 and err == f"{spec_file}{expected}\n", err
 
 
 def test_missing_spec_file(tmp_path, capsys):
@@ -114,10 +126,10 @@ def test_missing_spec_file(tmp_path, capsys):
     assert code == 2 and "cannot read the spec" in err
 
 
-def test_readme_error_example_is_what_synth_prints(tmp_path, capsys, monkeypatch):
-    # The README's "Changing the platform" shows four mistakes and the exact lines they give.
-    readme = (paths.ROOT / "README.md").read_text()
-    block = readme.split("$ python -m generator synth --spec bad.yaml\n", 1)[1].split("```", 1)[0]
+def test_docs_error_example_is_what_synth_prints(tmp_path, capsys, monkeypatch):
+    # docs/errors.md shows four mistakes and the exact lines they give.
+    page = (paths.ROOT / "docs" / "errors.md").read_text()
+    block = page.split("$ python -m generator synth --spec bad.yaml\n", 1)[1].split("```", 1)[0]
     raw = copy.deepcopy(helpers.fixture_raw())
     _profile(raw, "l4-standard")["nodePool"].update({"nodes": -1, "nodez": 3})
     _workload(raw, "tgi-gemma-deployment")["gpus"] = 4

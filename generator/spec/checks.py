@@ -277,6 +277,8 @@ def workloads(p: Platform) -> list[Problem]:
             if prof not in p.profiles:
                 out.append(Problem(f"{base}.profiles[{j}]", _known("profile", prof, p.profiles)))
                 continue
+            if _unknown_machines(p.profiles[prof]):
+                continue   # reported on the profile; what runs there cannot be told
             out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
     return out
 

@@ -10,7 +10,6 @@ times do not depend on the bad values and are reported with them."""
 from __future__ import annotations
 
 import copy
-import difflib
 import types
 import typing
 from typing import Any, Union
@@ -18,7 +17,7 @@ from typing import Any, Union
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from ..errors import Problem, format_path
+from ..errors import Problem, format_path, show, unknown
 from . import fields
 from .kinds import t5
 
@@ -124,9 +123,7 @@ def _alias(path: list[Any], root: type[BaseModel]) -> str:
 
 # ---------------------------------------------------------------- messages
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+_show = show
 
 
 def _message(err: ErrorDetails, parent: Any) -> str:
@@ -135,11 +132,7 @@ def _message(err: ErrorDetails, parent: Any) -> str:
     if kind == "missing":
         return "is required but missing"
     if kind == "extra_forbidden":
-        key = str(err["loc"][-1])
-        allowed = _keys(parent)
-        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        return f"unknown field {key!r}{hint} (allowed: {', '.join(allowed)})"
+        return unknown("field", str(err["loc"][-1]), _keys(parent), listed="allowed")
     if kind == "literal_error":
         return f"{_show(value)} is not allowed (allowed: {ctx.get('expected', '').replace(chr(39), '')})"
     if kind in ("greater_than_equal", "greater_than"):
