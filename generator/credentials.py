@@ -63,7 +63,9 @@ KNOWN_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "Use of the format user:password in the userinfo field is deprecated").
     ("a password in a URL", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@")),
     # PEM private keys (RFC 7468, section 10 and 11), e.g. a service account key file pasted in.
-    ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")),
+    # The whole block is matched, so `redact` removes the key material too.
+    ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)"
+                                 r"(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)")),
 )
 
 # token@ or user:password@ in a URL's authority (the Argo CD repository URL: Argo CD holds

@@ -117,7 +117,8 @@ _LONG_WORD = re.compile(r"\S{" + str(MAX_VALUE + 1) + ",}")
 
 def show(value: Any) -> str:
     """A value as a message quotes it: repr, cut to MAX_VALUE characters."""
-    text = repr(value)
+    from .credentials import redact
+    text = redact(repr(value))   # before cutting: a cut token would no longer match its format
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
 
 
