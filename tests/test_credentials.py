@@ -213,3 +213,15 @@ def test_redact_removes_every_kind():
 
 def test_a_copy_of_the_fixture_is_clean():
     assert list(credentials.scan(copy.deepcopy(helpers.fixture_raw()))) == []
+
+
+def test_synth_guard_refuses_a_credential_in_an_emitted_object():
+    # The last guard (generator/validate/guard.py) runs the same check on what synth would write.
+    from generator.validate import guard
+    token = TOKENS["a Slack token"]
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "llm",
+                                                               "labels": {"app": "x"}},
+          "data": {"webhook": f"curl -H 'Authorization: Bearer {TOKENS['a JSON Web Token']}'", "token": token}}
+    found = guard.problems({"base/configmap_c.yaml": yamlio.dump(cm)})
+    assert [p.path for p in found] == ["base/ConfigMap/c", "base/ConfigMap/c"], found
+    assert all("SE003" in p.message and token not in p.message for p in found)

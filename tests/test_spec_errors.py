@@ -139,3 +139,69 @@ def test_docs_error_example_is_what_synth_prints(tmp_path, capsys, monkeypatch):
     code, _, err = _run_synth(capsys, "bad.yaml", tmp_path / "out")
     assert code == 2
     assert err.splitlines() == block.splitlines()
+
+
+def _dup_workload(r):
+    r["workloads"].append(copy.deepcopy(_workload(r, "finetune-gemma-l4")))
+
+
+# Two independent mistakes of each class, each expected on its own line in one run.
+PAIRS = {
+    "two field errors": (
+        lambda r: (_profile(r, "l4-standard")["nodePool"].__setitem__("nodes", -1),
+                   r["kueue"].__setitem__("versio", "v0.17.4")),
+        ["profiles.l4-standard.nodePool.nodes: -1 is too small", "kueue.versio: unknown field 'versio'"]),
+    "a field error and a reference": (
+        lambda r: (_profile(r, "l4-standard")["nodePool"].__setitem__("nodes", "three"),
+                   _workload(r, "finetune-gemma-l4").__setitem__("priority", "urgent")),
+        ["nodePool.nodes: 'three' should be a whole number", ".priority: unknown priority tier 'urgent'"]),
+    "two references": (
+        lambda r: (_workload(r, "finetune-gemma-l4").__setitem__("priority", "urgent"),
+                   _workload(r, "tgi-gemma-deployment")["profiles"].append("l4-spot")),
+        ["unknown priority tier 'urgent'", "unknown profile 'l4-spot'"]),
+    "a duplicated workload and a pinned tag": (
+        lambda r: (_dup_workload(r), r["images"]["tgi"].__setitem__("tag", "latest")),
+        ["workload 'finetune-gemma-l4' appears twice", "images.tgi.tag: 'latest'"]),
+    "a duplicated workload and a field error": (
+        lambda r: (_dup_workload(r), _profile(r, "l4-standard")["nodePool"].__setitem__("nodez", 3)),
+        ["workload 'finetune-gemma-l4' appears twice", "unknown field 'nodez'"]),
+    "a credential and a field error": (
+        lambda r: (r["namespaces"][0].__setitem__("labels", {"team": "gh" + "p_" + "aB3dE5fG7h" * 4}),
+                   _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", -1)),
+        ["contains a GitHub token (not shown)", "nodes: -1 is too small"]),
+    "an unknown machine type and an unknown tier": (
+        lambda r: (_profile(r, "l4-standard")["nodePool"].__setitem__("machineType", "g2-standard-25"),
+                   _workload(r, "finetune-gemma-l4").__setitem__("priority", "urgent")),
+        ["unknown machine type 'g2-standard-25'", "unknown priority tier 'urgent'"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIRS))
+def test_every_problem_in_one_run(case, tmp_path, capsys):
+    mutate, expected = PAIRS[case]
+    raw = copy.deepcopy(helpers.fixture_raw())
+    mutate(raw)
+    spec_file = tmp_path / "bad.yaml"
+    spec_file.write_text(yamlio.dump(raw))
+    code, _, err = _run_synth(capsys, spec_file, tmp_path / "out")
+    assert code == 2
+    for want in expected:
+        assert any(want in line for line in err.splitlines()), (want, err)
+
+
+@pytest.mark.parametrize("kind,value,hint,rejected", [
+    ("machine type", "g2-standard-25", "did you mean 'g2-standard-24'?", None),
+    ("priority tier", "hihg", "did you mean 'high'?", None),
+    ("profile", "l4-spot", "(known: l4-autopilot, l4-standard)", None),
+    ("profile", "x", "(known: a, b)", "x"),
+])
+def test_hints(kind, value, hint, rejected):
+    from generator import catalog
+    from generator.errors import unknown
+    choices = {"machine type": catalog.MACHINE_TYPES, "priority tier": ["low", "medium", "high"],
+               "profile": ["l4-autopilot", "l4-standard"] if value != "x" else ["a", "b", "x"]}[kind]
+    message = unknown(kind, value, choices)
+    assert hint in message, message
+    assert len(message) < 200   # never the whole list of machine types
+    if rejected:
+        assert f"{rejected!r}" not in message.split(";", 1)[-1].split("(", 1)[-1], message
