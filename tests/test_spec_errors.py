@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generator import paths, yamlio
+from generator import paths, spec, yamlio
 from tests import helpers
 
 
@@ -205,3 +205,30 @@ def test_hints(kind, value, hint, rejected):
     assert len(message) < 200   # never the whole list of machine types
     if rejected:
         assert f"{rejected!r}" not in message.split(";", 1)[-1].split("(", 1)[-1], message
+
+
+def _static_tpu(r, topology: str):
+    """A GKE Standard profile with one v6e pool (machine type and topology as in GKE's
+    TPU docs: ct6e-standard-4t, 4 chips per VM; 4x4 is 16 chips, 4 VMs) and a JobSet on it."""
+    r["profiles"]["v6e"] = {"platform": "standard", "values": copy.deepcopy(_profile(r, "l4-standard")["values"]),
+                            "nodePools": [{"name": "v6e", "machineType": "ct6e-standard-4t", "topology": topology,
+                                           "nodes": 4}]}
+    r["queues"].append({"clusterQueue": "tpu", "profiles": ["v6e"], "localQueues": [{"name": "lq", "namespace": "llm"}]})
+    r["images"]["jax"] = {"name": "jax-slice-check", "tag": "0.1.0"}
+    r["gitops"]["clusters"]["v6e"] = {"name": "v6e"}
+    r["workloads"].append({"name": "jax", "kind": "tpu-jobset", "profiles": ["v6e"], "namespace": "llm",
+                           "queue": "lq", "priority": "medium", "image": "jax", "shape": "4x4", "slices": 1,
+                           "resources": {"cpu": "8", "memory": "32Gi"}})
+
+
+def test_a_hint_never_suggests_a_rejected_pool_topology():
+    raw = copy.deepcopy(helpers.fixture_raw())
+    _static_tpu(raw, "4x4")
+    spec.from_dict(copy.deepcopy(raw), "tpu.yaml")   # the profile as built is valid
+    raw["profiles"]["v6e"]["nodePools"][0]["topology"] = "1x1x1"
+    with pytest.raises(spec.SpecError) as e:
+        spec.from_dict(raw, "tpu.yaml")
+    lines = e.value.render().splitlines()
+    assert any("profiles.v6e.nodePools['v6e'].topology:" in line for line in lines), lines
+    assert not any("1x1x1" in line.split(":", 3)[-1].split(";", 1)[-1] for line in lines
+                   if "topology:" not in line), lines
