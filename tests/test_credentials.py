@@ -34,7 +34,7 @@ TOKENS = {
     "a JSON Web Token": "ey" + "JhbGciOiJIUzI1NiJ9." + "ey" + "JzdWIiOiIxMjM0NTY3ODkwIn0." + (A * 3)[:26],
     "a bearer token": "Authorization: Bear" + "er " + (A * 3)[:30],
     "a bearer token in a URL": "https://hub.example/api?access" + "_token=" + (A * 2)[:20],
-    "a password in a URL": "https://user:" + "s3cr3t-" + "pw@git.example/org/repo.git",
+    "credentials in a URL (user:password@)": "https://user:" + "s3cr3t-" + "pw@git.example/org/repo.git",
     "a private key": "-----BEGIN " + "PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----",
 }
 
@@ -96,7 +96,7 @@ def _plant(raw: dict, path: tuple, value, as_key: bool) -> None:
     """Put value at path in raw (a key named value holding "v" when as_key), making the
     containers the fixture lacks."""
     node = raw
-    for part, nxt in zip(path, path[1:] + (None,)):
+    for part, nxt in zip(path, path[1:] + (None,), strict=True):
         want: type = list if isinstance(nxt, int) else dict
         if nxt is None:
             want = dict if as_key else str
@@ -150,7 +150,7 @@ def test_every_field_and_key_refuses_each_token_kind(kind, fields):
     missing = sorted(format_path(path) for path, _ in planted if format_path(path) not in reported)
     assert not missing, f"{len(missing)} of {len(planted)} fields took {kind}: {missing[:10]}"
     shown = e.value.render()
-    secret = {"a password in a URL": "s3cr3t-pw", "a Google service account key": token}.get(kind, token[-10:])
+    secret = {"credentials in a URL (user:password@)": "s3cr3t-pw", "a Google service account key": token}.get(kind, token[-10:])
     assert token not in shown and secret not in shown, shown
 
 
