@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from typing import Any
 
 import pytest
 
@@ -95,7 +96,7 @@ def fields() -> list[tuple[tuple, str]]:
 def _plant(raw: dict, path: tuple, value, as_key: bool) -> None:
     """Put value at path in raw (a key named value holding "v" when as_key), making the
     containers the fixture lacks."""
-    node = raw
+    node: Any = raw
     for part, nxt in zip(path, path[1:] + (None,), strict=True):
         want: type = list if isinstance(nxt, int) else dict
         if nxt is None:
