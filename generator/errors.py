@@ -21,6 +21,7 @@ from typing import Any
 # Longest value a message quotes, and longest message, in characters (an ellipsis ends a cut).
 MAX_VALUE = 80
 MAX_MESSAGE = 600
+MAX_PLACE = 400     # a file name, a field path
 # At most this many valid names are listed after an unknown one.
 MAX_CHOICES = 8
 
@@ -112,7 +113,9 @@ _TRAILING_NUMBER = re.compile(r"\d+$")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_LONG_WORD = re.compile(r"\S{" + str(MAX_VALUE + 1) + ",}")
+# A run of text without spaces this long is a value no `show` cut (a file's path is shorter).
+MAX_WORD = 200
+_LONG_WORD = re.compile(r"\S{" + str(MAX_WORD + 1) + ",}")
 
 
 def show(value: Any) -> str:
@@ -122,12 +125,15 @@ def show(value: Any) -> str:
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
 
 
-def clean(text: str, limit: int = MAX_MESSAGE) -> str:
-    """One line: control characters escaped, credentials replaced, long values cut."""
+def clean(text: str, limit: int = MAX_MESSAGE, cut_words: bool = True) -> str:
+    """One line: control characters escaped, credentials replaced, long values cut (values a
+    message quotes through `show` are cut at MAX_VALUE already; any other run of more than
+    MAX_WORD characters without a space is cut here), the whole at `limit`."""
     from .credentials import redact
     text = _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
                                                else f"\\u{ord(m.group()):04x}"), redact(text))
-    text = _LONG_WORD.sub(lambda m: m.group()[:MAX_VALUE - 1] + "…", text)
+    if cut_words:
+        text = _LONG_WORD.sub(lambda m: m.group()[:MAX_VALUE - 1] + "…", text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -141,9 +147,19 @@ class SpecError(Exception):
         self.source = source
         self.problems = sorted(set(problems))
         self._raw = raw
-        super().__init__(self.render())
+        self._rendered: str | None = None
+        super().__init__(source)
+
+    def __str__(self) -> str:
+        return self.render()
 
     def render(self) -> str:
+        """The lines, positions looked up in the file now (once: the file is read only when asked)."""
+        if self._rendered is None:
+            self._rendered = self._render()
+        return self._rendered
+
+    def _render(self) -> str:
         from . import yamlio
         root = yamlio.document_nodes(self.source, self._raw)
         lines = []
@@ -152,7 +168,8 @@ class SpecError(Exception):
             line, column = (p.line, p.column) if p.line is not None else mark or (None, None)
             where = f"{self.source}:{line}:{column}" if line is not None else str(self.source)
             lines.append(((line is None, line or 0, column or 0, path, p.message),
-                          f"{clean(where, 4 * MAX_VALUE)}: {clean(path or '<root>', 4 * MAX_VALUE)}: {clean(p.message)}"))
+                          f"{clean(where, MAX_PLACE, False)}: {clean(path or '<root>', MAX_PLACE, False)}: "
+                          f"{clean(p.message)}"))
         return "\n".join(text for _, text in sorted(lines))
 
 

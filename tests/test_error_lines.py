@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from generator import spec, yamlio
-from generator.errors import MAX_MESSAGE, MAX_VALUE, SpecError
+from generator.errors import MAX_MESSAGE, MAX_PLACE, SpecError
 from tests import helpers
 from tests.test_fuzz_spec import _paths, _set
 
@@ -20,7 +20,7 @@ HOSTILE = st.one_of(
 )
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 SOURCE = "fuzz.yaml"
-LIMIT = len(SOURCE) + 12 + 4 * MAX_VALUE + MAX_MESSAGE + 4
+LIMIT = MAX_PLACE + 2 + MAX_PLACE + 2 + MAX_MESSAGE
 
 
 @st.composite
