@@ -140,19 +140,24 @@ def _planted(raw, value, path=()) -> set[tuple[tuple, str]]:
 @pytest.mark.parametrize("kind", sorted(TOKENS))
 def test_every_field_and_key_refuses_each_token_kind(kind, fields):
     token = TOKENS[kind]
-    raw = helpers.fixture_raw()
-    for path, what in fields:
-        _plant(raw, path, token, what == "key")
-    planted = _planted(raw, token)
-    assert len(planted) > 150, len(planted)
-    with pytest.raises(SpecError) as e:
-        spec.from_dict(raw, "spec.yaml")
-    reported = {p.path for p in e.value.problems if "(not shown)" in p.message}
-    missing = sorted(format_path(path) for path, _ in planted if format_path(path) not in reported)
-    assert not missing, f"{len(missing)} of {len(planted)} fields took {kind}: {missing[:10]}"
-    shown = e.value.render()
-    secret = {"credentials in a URL (user:password@)": "s3cr3t-pw", "a Google service account key": token}.get(kind, token[-10:])
-    assert token not in shown and secret not in shown, shown
+    left, rounds = list(fields), 0
+    while left:   # a field whose parent another plant replaced (a string or an object) gets a round of its own
+        rounds += 1
+        raw = helpers.fixture_raw()
+        for path, what in left:
+            _plant(raw, path, token, what == "key")
+        planted = _planted(raw, token)
+        assert planted and rounds <= 3, left
+        with pytest.raises(SpecError) as e:
+            spec.from_dict(raw, "spec.yaml")
+        reported = {p.path for p in e.value.problems if "(not shown)" in p.message}
+        missing = sorted(format_path(path) for path, _ in planted if format_path(path) not in reported)
+        assert not missing, f"{len(missing)} of {len(planted)} fields took {kind}: {missing[:10]}"
+        shown = e.value.render()
+        secret = {"credentials in a URL (user:password@)": "s3cr3t-pw",
+                  "a Google service account key": token}.get(kind, token[-10:])
+        assert token not in shown and secret not in shown, shown
+        left = [f for f in left if f not in planted]
 
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED))
