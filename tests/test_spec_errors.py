@@ -169,6 +169,13 @@ PAIRS = {
         lambda r: (r["namespaces"][0].__setitem__("labels", {"team": "gh" + "p_" + "aB3dE5fG7h" * 4}),
                    _profile(r, "l4-standard")["nodePool"].__setitem__("nodes", -1)),
         ["contains a GitHub token (not shown)", "nodes: -1 is too small"]),
+    "an unknown workload kind and a duplicated workload": (
+        lambda r: (_dup_workload(r), _workload(r, "tgi-gemma-deployment").__setitem__("kind", "tgii")),
+        ["workloads['tgi-gemma-deployment']: unknown kind 'tgii'",
+         f"workloads[{len(helpers.fixture_raw()['workloads'])}].name: workload 'finetune-gemma-l4' appears twice"]),
+    "a mapping given as a string and a duplicated workload": (
+        lambda r: (_dup_workload(r), _workload(r, "t5-inference").__setitem__("autoscaling", "yes")),
+        ["workloads['t5-inference'].autoscaling: 'yes' should be", "workload 'finetune-gemma-l4' appears twice"]),
     "an unknown machine type and an unknown tier": (
         lambda r: (_profile(r, "l4-standard")["nodePool"].__setitem__("machineType", "g2-standard-25"),
                    _workload(r, "finetune-gemma-l4").__setitem__("priority", "urgent")),
@@ -187,6 +194,15 @@ def test_every_problem_in_one_run(case, tmp_path, capsys):
     assert code == 2
     for want in expected:
         assert any(want in line for line in err.splitlines()), (want, err)
+
+
+def test_a_duplicated_workload_is_one_line(tmp_path, capsys):
+    raw = copy.deepcopy(helpers.fixture_raw())
+    _dup_workload(raw)
+    spec_file = tmp_path / "bad.yaml"
+    spec_file.write_text(yamlio.dump(raw))
+    code, _, err = _run_synth(capsys, spec_file, tmp_path / "out")
+    assert code == 2 and len(err.splitlines()) == 1 and "appears twice" in err, err
 
 
 @pytest.mark.parametrize("kind,value,hint,rejected", [

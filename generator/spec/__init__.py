@@ -43,16 +43,20 @@ def _cross_checks_despite(raw: dict, error: ValidationError) -> list[Problem]:
     """Cross-check problems that hold whatever the invalid values are: found with two
     different valid stand-ins for them (see problems.salvage)."""
     runs = []
+    dropped: set[str] = set()
     for variant in (0, 1):
         fixed = problems.salvage(raw, error, Platform, variant)
         if fixed is None:
             return []
+        dropped |= {format_path(list(d)) for d in fixed.dropped}
         try:
-            runs.append(set(checks.check(Platform.model_validate(fixed))))
+            found = checks.check(Platform.model_validate(fixed.raw))
         except (ValidationError, KeyError, ValueError, TypeError, ArithmeticError):
             return []
+        runs.append({fixed.restore(p) for p in found})
     bad_paths = {p.path for p in problems.translate(error, Platform)}
-    return sorted(p for p in runs[0] & runs[1] if p.path not in bad_paths)
+    return sorted(p for p in runs[0] & runs[1] if p.path not in bad_paths
+                  and not any(p.path == d or p.path.startswith((d + ".", d + "[")) for d in dropped))
 
 
 __all__ = ["Platform", "Spec", "Profile", "NodePool", "Queue", "load", "from_dict", "SpecError"]

@@ -313,7 +313,9 @@ def duplicate_objects(p: Platform) -> list[Problem]:
         for prof in w.profiles:
             for kind, name in w.names_of_objects():
                 key = (prof, kind, w.namespace, name)
-                if key in owner and owner[key] != i:
+                j = owner.get(key, i)
+                # The same workload twice is one problem, its duplicated name (workloads()).
+                if j != i and (p.workloads[j].namespace, p.workloads[j].name) != (w.namespace, w.name):
                     clashes.setdefault((i, owner[key], f"{kind}/{w.namespace}/{name}"), []).append(prof)
                 owner.setdefault(key, i)
     return [Problem(f"workloads[{i}]", f"{p.workloads[i].name!r} would create {obj}, which workloads[{j}] also "
