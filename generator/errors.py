@@ -75,13 +75,19 @@ def problem(path, message: str) -> Problem:
 def unknown(kind: str, value: Any, choices: Iterable[str], listed: str = "known") -> str:
     """'unknown machine type 'g2-standard-25'; did you mean 'g2-standard-24'?': the nearest
     known name when one is close, all of them when there are few, never the value itself."""
+    return f"unknown {kind} {show(value)}" + hint(value, choices, listed)
+
+
+def hint(value: Any, choices: Iterable[str], listed: str = "known", none: str = "none is declared") -> str:
+    """What to append to a message about a name that is not among `choices`: the nearest one
+    when one is close, all when there are at most MAX_CHOICES, a count and a few otherwise."""
     names = sorted({str(c) for c in choices} - {str(value)})
-    out = f"unknown {kind} {show(value)}"
+    out = ""
     near = nearest(str(value), names)
     if near:
         out += f"; did you mean {near!r}?"
     if not names:
-        out += " (none is declared)"
+        out += f" ({none})"
     elif len(names) <= MAX_CHOICES:
         out += f" ({listed}: {', '.join(names)})"
     elif not near:

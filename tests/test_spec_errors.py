@@ -51,8 +51,12 @@ CASES = {
         "priority: urgent"),
     "queue not in the namespace": (
         lambda r: _workload(r, "finetune-gemma-l4").__setitem__("queue", "other"),
-        "workloads['finetune-gemma-l4'].queue: no LocalQueue 'other' in namespace 'llm' on profile 'l4-standard'",
-        "queue: other"),
+        "workloads['finetune-gemma-l4'].queue: no LocalQueue 'other' in namespace 'llm' on profile 'l4-standard' "
+        "(it has: lq)", "queue: other"),
+    "namespace not declared": (
+        lambda r: _workload(r, "finetune-gemma-l4").__setitem__("namespace", "lm"),
+        "workloads['finetune-gemma-l4'].namespace: namespace 'lm' is not declared in namespaces; did you mean 'llm'? "
+        "(declared: llm)", "namespace: lm"),
     "latest tag": (
         lambda r: r["images"]["tgi"].__setitem__("tag", "latest"),
         "images.tgi.tag: 'latest' moves under the same name; pin a version tag", "tag: latest"),

@@ -214,7 +214,8 @@ def queues(p: Platform) -> list[Problem]:
         for j, lq in enumerate(q.local_queues):
             if lq.namespace not in ns:
                 out.append(Problem(f"queues[{i}].localQueues[{j}].namespace",
-                                   f"namespace {lq.namespace!r} is not declared in namespaces"))
+                                   f"namespace {lq.namespace!r} is not declared in namespaces"
+                                   + errors.hint(lq.namespace, ns, "declared")))
         names = [(lq.namespace, lq.name) for lq in q.local_queues]
         for j, key in enumerate(names):
             if key in names[:j]:
@@ -261,8 +262,8 @@ def workloads(p: Platform) -> list[Problem]:
             out.append(Problem(f"{base}.name", f"workload {w.name!r} appears twice in namespace {w.namespace!r}"))
         seen.add((w.namespace, w.name))
         if w.namespace not in ns:
-            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces "
-                                                    f"(declared: {', '.join(sorted(ns))})"))
+            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces"
+                                                    + errors.hint(w.namespace, ns, "declared")))
         out += [Problem(f"{base}.{x.path}", x.message) for x in w.check_pod()]
         for path, key in w.images():
             if key not in p.images:
@@ -290,9 +291,10 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
     if bad:
         return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
     out = []
-    if (w.namespace, w.queue) not in p.local_queues_for(prof.name):
+    if (w.namespace, w.queue) not in p.local_queues_for(prof.name) and w.namespace in {n.name for n in p.namespaces}:
+        there = [q for ns, q in p.local_queues_for(prof.name) if ns == w.namespace]
         out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
-                                            f"profile {prof.name!r}"))
+                                            f"profile {prof.name!r}" + errors.hint(w.queue, there, "it has", "it has none")))
     missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
     if missing:
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
@@ -429,7 +431,8 @@ def teams(p: Platform) -> list[Problem]:
         cqs.add(t.cq_name)
         for j, n in enumerate(t.namespaces):
             if n not in ns:
-                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"))
+                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"
+                                                              + errors.hint(n, ns, "declared")))
         if t.preemption.borrow_within_cohort and t.preemption.borrow_within_cohort.policy != "Never" \
                 and t.preemption.reclaim_within_cohort in (None, "Never"):
             out.append(Problem(f"{base}.preemption", "borrowWithinCohort needs reclaimWithinCohort other than Never "
