@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import yamlio
-from .errors import Problem, SpecError, format_path
+from .errors import Problem, SpecError, format_path, hint, show
 
 if TYPE_CHECKING:   # jsonschema is imported where it is used: loading the spec needs none of it
     import jsonschema
@@ -58,7 +58,7 @@ def schema_problem(err: jsonschema.ValidationError) -> Problem:
         if allowed:
             msg += f" (allowed: {', '.join(allowed)})"
     elif best.validator == "enum":
-        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, _schema(best)['enum']))})"
+        msg = f"{show(best.instance)} is not allowed" + hint(best.instance, map(str, _schema(best)["enum"]), "allowed")
     elif best.validator == "pattern":
         msg = f"{best.instance!r} does not match the required format {best.validator_value}"
     return Problem(format_path(list(best.absolute_path)), msg)

@@ -19,7 +19,7 @@ from typing import Any, Union
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from ..errors import Problem, format_path, show, unknown
+from ..errors import Problem, format_path, hint, show, unknown
 from . import fields
 from .kinds import t5
 
@@ -136,6 +136,9 @@ def _message(err: ErrorDetails, parent: Any) -> str:
     if kind == "extra_forbidden":
         return unknown("field", str(err["loc"][-1]), _keys(parent), listed="allowed")
     if kind == "literal_error":
+        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        if allowed and isinstance(value, str):
+            return f"{_show(value)} is not allowed" + hint(value, allowed, "allowed")
         return f"{_show(value)} is not allowed (allowed: {ctx.get('expected', '').replace(chr(39), '')})"
     if kind in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
@@ -158,7 +161,7 @@ def _message(err: ErrorDetails, parent: Any) -> str:
         tags = ctx.get("expected_tags", "").replace("'", "")
         if kind == "union_tag_not_found":
             return f"needs `kind` (one of: {tags})"
-        return f"unknown kind {ctx.get('tag')!r} (known: {tags})"
+        return unknown("kind", ctx.get("tag"), tags.split(", "))
     if kind == "value_error":
         return str(ctx.get("error", err["msg"]))
     if kind in _TYPE_WORDS:
