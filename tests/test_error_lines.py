@@ -79,3 +79,24 @@ def test_a_file_with_hostile_values_renders_positions_and_clean_lines(tmp_path):
         assert re.search(re.escape(str(path)) + r":\d+:\d+: " + re.escape('kueue["ver\\tsion"]: unknown field'), text), text
     else:
         raise AssertionError("the spec was accepted")
+
+
+YAMLISH = st.one_of(
+    HOSTILE,
+    st.sampled_from(["a: {b: [1, {c: d}]}\n", "? [a, b]\n: c\n", "a: &x {b: 1}\nc: *x\n", "- a\n- {name: x}\n",
+                     "a:\n  b.c/d: 1\n  '0': [x]\n", "1: 2\ntrue: [3]\n", "a: [unclosed\n", "---\na: 1\n---\nb: 2\n",
+                     "a: !!binary aGVsbG8=\n", "\ufeffa: 1\n"]),
+)
+PATHS = st.sampled_from(["", "a", "a.b", "a.b[0]", "a.b[1].c", "a[\"b.c/d\"]", "a['0'][0]", "[0]", "[1].name",
+                         "c.b", "1", "true[0]", "x.y.z", "a.b[99]", "a..b", "a[", "a[']"])
+
+
+@seed(20261202)
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=YAMLISH, path=PATHS)
+def test_any_file_and_path_render_without_error(text, path, tmp_path_factory):
+    from generator.errors import Problem
+    f = tmp_path_factory.mktemp("r") / "f.yaml"
+    f.write_text(text)
+    e = SpecError(str(f), [Problem(path, "wrong")])
+    _check(e)
