@@ -15,7 +15,6 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # Longest value a message quotes, and longest message, in characters (an ellipsis ends a cut).
@@ -178,9 +177,3 @@ class SpecError(Exception):
                           f"{clean(p.message)}"))
         return "\n".join(text for _, text in sorted(lines))
 
-
-def source_exists(source: str) -> bool:
-    try:
-        return Path(source).is_file()
-    except (OSError, ValueError):
-        return False
