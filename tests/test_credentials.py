@@ -231,3 +231,34 @@ def test_synth_guard_refuses_a_credential_in_an_emitted_object():
     found = guard.problems({"base/configmap_c.yaml": yamlio.dump(cm)})
     assert [p.path for p in found] == ["base/ConfigMap/c", "base/ConfigMap/c"], found
     assert all("SE003" in p.message and token not in p.message for p in found)
+
+
+def test_a_manifest_the_spec_names_is_checked_too(tmp_path):
+    # A team's own manifest (kind `manifest`, read relative to the spec) is a file the spec points at.
+    raw = helpers.fixture_raw()
+    raw["workloads"].append({"name": "mine", "kind": "manifest", "file": "job.yaml", "profiles": ["l4-standard"],
+                             "namespace": "llm", "queue": "lq", "priority": "medium"})
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "mine", "namespace": "llm"},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+               {"name": "c", "image": "registry.example/trainer:1.0.0",
+                "env": [{"name": "UPLOAD", "value": TOKENS["a bearer token in a URL"]}],
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}}}]}}}}
+    (tmp_path / "job.yaml").write_text(yamlio.dump(job))
+    source = str(tmp_path / "spec.yaml")
+    job["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] = "https://hub.example/api"
+    (tmp_path / "job.yaml").write_text(yamlio.dump(job))
+    assert not [p for p in _problems_at(raw, source) if "(not shown)" in p]   # the clean file is accepted
+    job["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] = TOKENS["a bearer token in a URL"]
+    (tmp_path / "job.yaml").write_text(yamlio.dump(job))
+    found = [p for p in _problems_at(raw, source) if "(not shown)" in p]
+    assert found == [f"workloads[{len(raw['workloads']) - 1}].file: job.yaml: document 1 (Job/mine): "
+                     "spec.template.spec.containers[0].env[0].value: contains a bearer token in a URL (not shown); "
+                     + credentials.HOW], found
+
+
+def _problems_at(raw, source) -> list[str]:
+    try:
+        spec.from_dict(copy.deepcopy(raw), source)
+    except SpecError as e:
+        return [f"{p.path}: {p.message}" for p in e.problems]
+    return []

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import credentials, userinput
+from .. import credentials, limits, userinput
 from ..errors import Problem, SpecError, format_path
 from . import checks, problems
+from .kinds.manifest import Manifest
 from .model import NodePool, Platform, Profile, Queue
 
 Spec = Platform   # the name the builders and tests use
@@ -21,6 +22,9 @@ def load(path: str | Path) -> Platform:
 
 
 def from_dict(raw: dict, source: str = "<spec>") -> Platform:
+    over = limits.check_spec(raw)   # counts first: the model and checks never see a spec that would take minutes
+    if over:
+        raise SpecError(source, over)
     leaked = credential_problems(raw)   # every key and value, whatever else is wrong
     try:
         platform = Platform.model_validate(raw)
@@ -28,7 +32,7 @@ def from_dict(raw: dict, source: str = "<spec>") -> Platform:
         found = problems.translate(e, Platform)
         raise SpecError(source, leaked + found + _cross_checks_despite(raw, e), raw) from None
     platform._source = source
-    found = checks.check(platform)
+    found = _read_manifests(platform, source) + checks.check(platform)
     if found or leaked:
         raise SpecError(source, leaked + found, raw)
     return platform
@@ -37,6 +41,27 @@ def from_dict(raw: dict, source: str = "<spec>") -> Platform:
 def credential_problems(raw) -> list[Problem]:
     """A credential of a published format in any key or value of the spec (generator/credentials.py)."""
     return [Problem(format_path(path), what) for path, what in credentials.scan(raw)]
+
+
+def _read_manifests(platform: Platform, source: str) -> list[Problem]:
+    """Teams' own manifests (kind `manifest`), read relative to the spec file."""
+    base = Path(source).parent if not source.startswith("<") else Path(".")
+    out = []
+    for i, w in enumerate(platform.workloads):
+        if isinstance(w, Manifest):
+            out += [Problem(f"workloads[{i}].{p.path}", p.message) for p in w.read(base)]
+            out += _manifest_credentials(i, w)
+    return out
+
+
+def _manifest_credentials(i: int, w: Manifest) -> list[Problem]:
+    """The files the spec points at go through the same credential check as the spec."""
+    out = []
+    for n, obj in enumerate(w.objects, 1):
+        where = f"{w.file}: document {n} ({obj.get('kind')}/{(obj.get('metadata') or {}).get('name')})"
+        out += [Problem(f"workloads[{i}].file", f"{where}: {format_path(list(path)) or '<root>'}: {what}")
+                for path, what in credentials.scan(obj)]
+    return out
 
 
 def _cross_checks_despite(raw: dict, error: ValidationError) -> list[Problem]:
