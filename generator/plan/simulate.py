@@ -29,6 +29,7 @@ import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from .. import supply
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import fmt
@@ -856,6 +857,9 @@ class Simulator:
     def _never_fits(self, st: State, cq: ClusterQueue) -> str | None:
         """Why the Workload could not be admitted even into an empty cluster, or None."""
         tree = quota.Tree(self.cluster)
+        verdict = supply.never(tree, cq.name, st.wl.podsets)   # quota alone: the one verdict every tool gives
+        if verdict is not None:
+            return "can never be admitted: " + verdict.message
         empty = {f: r.empty() for f, r in self.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], self.cluster.flavors, False, empty,
                              lambda fr, v: (assign.NO_CANDIDATES, 0), None, self.static)
