@@ -340,16 +340,52 @@ def _pods(n: int) -> str:
     return f"{n} pod" if n == 1 else f"{n} pods"
 
 
+def _needs(holder: Holder, podsets: Sequence[_PodSet], counts: Sequence[int]):
+    """(pod set, count, what it asks at that count) with Kueue's `pods` when covered."""
+    covered = holder.covered()
+    for ps, count in zip(podsets, counts, strict=True):
+        need = {r: v * count for r, v in ps.requests.items() if v > 0}
+        if PODS in covered and count:
+            need[PODS] = Decimal(count)
+        yield ps, count, need
+
+
+def _first_fit(tree: Tree, cq: str, g, asked: dict[str, Decimal], taken: dict[FR, Decimal]):
+    """(the first flavor of group `g` that can ever hold `asked`, or None; room left per flavor)."""
+    room = {f.flavor: {r: tree.most(cq, f.flavor, r) - taken.get((f.flavor, r), ZERO) for r in asked}
+            for f in g.flavors}
+    return next((f for f, left in room.items() if all(v <= left[r] for r, v in asked.items())), None), room
+
+
+def placement(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> list[dict[str, str]]:
+    """Per pod set, resource -> the flavor Kueue would give it in an empty cluster (the first
+    that can ever hold it, after the Workload's earlier pod sets; the group's first flavor
+    when none can)."""
+    holder = tree.holders[cq]
+    taken: dict[FR, Decimal] = {}
+    out = []
+    for _, _, need in _needs(holder, podsets, [ps.count for ps in podsets]):
+        chosen: dict[str, str] = {}
+        for g in holder.groups:
+            asked = {r: v for r, v in need.items() if r in g.covered}
+            if not asked or not g.flavors:
+                continue
+            flavor, _ = _first_fit(tree, cq, g, asked, taken)
+            flavor = flavor or g.flavors[0].flavor
+            for r, v in asked.items():
+                taken[(flavor, r)] = taken.get((flavor, r), ZERO) + v
+                chosen[r] = flavor
+        out.append(chosen)
+    return out
+
+
 def never(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> Verdict | None:
     """Why one Workload with these pod sets can never be admitted to ClusterQueue `cq`
     (were the cluster empty), or None when some flavor assignment fits."""
     holder, node = tree.holders[cq], tree.cqs[cq]
     covered = holder.covered()
     taken: dict[FR, Decimal] = {}
-    for ps, count in zip(podsets, fewest(podsets), strict=True):
-        need = {r: v * count for r, v in ps.requests.items() if v > 0}
-        if PODS in covered and count:
-            need[PODS] = Decimal(count)
+    for ps, count, need in _needs(holder, podsets, fewest(podsets)):
         for r in sorted(need):
             if r not in covered:
                 return Verdict(cq, ps.name, r, need[r], None,
@@ -359,9 +395,7 @@ def never(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> Verdict | None:
             asked = {r: v for r, v in need.items() if r in g.covered}
             if not asked:
                 continue
-            room = {f.flavor: {r: tree.most(cq, f.flavor, r) - taken.get((f.flavor, r), ZERO) for r in asked}
-                    for f in g.flavors}
-            flavor = next((f for f, left in room.items() if all(v <= left[r] for r, v in asked.items())), None)
+            flavor, room = _first_fit(tree, cq, g, asked, taken)
             if flavor is not None:
                 for r, v in asked.items():
                     taken[(flavor, r)] = taken.get((flavor, r), ZERO) + v
@@ -375,17 +409,18 @@ def _no_flavor(cq: str, ps: _PodSet, count: int, asked: dict[str, Decimal], room
     best = {r: max((left[r] for left in room.values()), default=ZERO) for r in asked}
     short = [r for r in sorted(asked) if best[r] < asked[r]]
     after = " after the Workload's earlier pod sets" if earlier else ""
-    ever = "ever get, borrowing included" if in_cohort else "ever get"
+    borrowing = ", borrowing from its cohort included" if in_cohort else ""
     if not short:
         wanted = ", ".join(f"{show(r, v)} {r}" for r, v in sorted(asked.items()))
-        return Verdict(cq, ps.name, sorted(asked)[0], asked[sorted(asked)[0]], best[sorted(asked)[0]],
-                       f"one Workload needs {wanted} for pod set {ps.name}; no single flavor of ClusterQueue "
-                       f"{cq} can {ever} all of it{after}")
+        first = sorted(asked)[0]
+        return Verdict(cq, ps.name, first, asked[first], best[first],
+                       f"one Workload needs {wanted} for pod set {ps.name}, but no single flavor of ClusterQueue "
+                       f"{cq} can ever give all of it{after}{borrowing}")
     r = short[0]
     most = max(best[r], ZERO)
     per = ps.requests.get(r, Decimal(1) if r == PODS else ZERO)
-    where = next(f for f, left in room.items() if left[r] == best[r]) if room else None
-    flavor = f" (flavor {where})" if where and len(room) == 1 else f" (in flavor {where}, its largest)" if where else ""
+    where = f" in flavor {next(iter(room))}" if len(room) == 1 else f" in any of its {len(room)} flavors"
     return Verdict(cq, ps.name, r, asked[r], most,
                    f"one Workload needs {show(r, asked[r])} {r} for pod set {ps.name} ({_pods(count)} × "
-                   f"{show(r, per)}), but ClusterQueue {cq} can {ever} at most {show(r, most)}{flavor}{after}")
+                   f"{show(r, per)}), but ClusterQueue {cq} can ever get at most {show(r, most)}{where}{after}"
+                   f"{borrowing}")

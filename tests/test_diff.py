@@ -163,10 +163,10 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
     assert block(lines, "Capacity") == [
         "Capacity",
         "  overlays/std",
-        "    ClusterQueue cq cpu: quota 72 → 96 (+24); demand 20; headroom 52 → 76",
-        "    ClusterQueue cq memory: quota 288Gi → 384Gi (+96Gi); demand 94Gi; headroom 194Gi → 290Gi",
-        "    ClusterQueue cq nvidia.com/gpu: quota 6 → 8 (+2); demand 6; headroom 0 → 2",
-        "    ClusterQueue cq ephemeral-storage: quota 300Gi → 400Gi (+100Gi); demand 50Gi; headroom 250Gi → 350Gi",
+        "    ClusterQueue cq, flavor flavor, cpu: quota 72 → 96 (+24); demand 20; headroom 52 → 76",
+        "    ClusterQueue cq, flavor flavor, memory: quota 288Gi → 384Gi (+96Gi); demand 94Gi; headroom 194Gi → 290Gi",
+        "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6 → 8 (+2); demand 6; headroom 0 → 2",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 300Gi → 400Gi (+100Gi); demand 50Gi; headroom 250Gi → 350Gi",
     ]
     # A Deployment's template may change: not an immutable change.
     assert "Immutable changes: none" in lines
@@ -366,18 +366,18 @@ def test_moves_renames_and_workload_lines(repo, capsys):
     assert capacity == [
         "Capacity",
         "  overlays/auto",
-        "    ClusterQueue cq cpu: quota 72; demand 20 → 28; headroom 52 → 44",
-        "    ClusterQueue cq memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
-        "    ClusterQueue cq nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
-        "    ClusterQueue cq ephemeral-storage: quota 200Gi; demand 50Gi → 60Gi; headroom 150Gi → 140Gi",
+        "    ClusterQueue cq, flavor flavor, cpu: quota 72; demand 20 → 28; headroom 52 → 44",
+        "    ClusterQueue cq, flavor flavor, memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
+        "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 200Gi; demand 50Gi → 60Gi; headroom 150Gi → 140Gi",
         "    accelerators Job llm/ft nvidia.com/gpu: 2 × 2 pods = 4 → 2 × 3 pods = 6",
         "    accelerators total nvidia.com/gpu: 6 → 8",
         "    priority Job llm/ft priorityClassName: low-priority → high-priority",
         "  overlays/std",
-        "    ClusterQueue cq cpu: quota 72; demand 20 → 28; headroom 52 → 44",
-        "    ClusterQueue cq memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
-        "    ClusterQueue cq nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
-        "    ClusterQueue cq ephemeral-storage: quota 300Gi; demand 50Gi → 60Gi; headroom 250Gi → 240Gi",
+        "    ClusterQueue cq, flavor flavor, cpu: quota 72; demand 20 → 28; headroom 52 → 44",
+        "    ClusterQueue cq, flavor flavor, memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
+        "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 300Gi; demand 50Gi → 60Gi; headroom 250Gi → 240Gi",
         "    accelerators Job llm/ft nvidia.com/gpu: 2 × 2 pods = 4 → 2 × 3 pods = 6",
         "    accelerators total nvidia.com/gpu: 6 → 8",
         "    priority Job llm/ft priorityClassName: low-priority → high-priority",
@@ -422,7 +422,7 @@ def test_new_profile_lists_everything_it_applies(repo, capsys):
     assert "    + Namespace llm (via base)" in overlay and "    + ClusterQueue cq" in overlay
     assert "    + Application argocd/demo-std2" in lines
     assert "    accelerators Job llm/ft nvidia.com/gpu: (new) → 2 × 2 pods = 4" in lines
-    assert "    ClusterQueue cq nvidia.com/gpu: quota (none) → 6; demand (none) → 6; headroom (none) → 0" in lines
+    assert "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota (none) → 6; demand (none) → 6; headroom (none) → 0" in lines
 
 
 def test_no_changes(repo, capsys):
@@ -462,7 +462,7 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     # 1000 new objects; 250 Jobs of 1 pod x 1 GPU on top of 6 GPUs of demand, quota 6.
     assert "**1000** added, **0** removed, **0** changed, **0** moved; **0** immutable changes; " \
            "**0** workloads can never be admitted" in md
-    assert "| std | `ClusterQueue cq` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
+    assert "| std | `ClusterQueue cq` | `flavor` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
     assert "| auto | `ClusterQueue cq` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
     # Then one row per object, and a word on what was left out.
     assert "| where | | object | field changes |" in md

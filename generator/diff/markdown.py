@@ -68,7 +68,7 @@ def _profile(unit: str) -> str:
 
 def _capacity(r: Report) -> dict[str, list[str]]:
     """The capacity blocks: the queue table, the never-admitted list, the per-workload table."""
-    rows = [f"| {_profile(u)} | {cell(row.queue)} | {cell(row.resource)} | {cell(quota_cell(row))} | "
+    rows = [f"| {_profile(u)} | {cell(row.queue)} | {cell(row.flavor)} | {cell(row.resource)} | {cell(quota_cell(row))} | "
             f"{cell(demand_cell(row))} | {cell(headroom_cell(row))} |"
             for u, impact in r.capacity.items() for row in impact.rows]
     never = [f"- **{_profile(u)}**: {never_line(n)}" for u, impact in r.capacity.items() for n in impact.never]
@@ -76,8 +76,8 @@ def _capacity(r: Report) -> dict[str, list[str]]:
              for u, impact in r.capacity.items() for x in impact.lines]
     out = {"capacity": ["#### Capacity", ""] + ([] if r.capacity else ["No change.", ""])}
     if rows:
-        out["queues"] = ["| profile | queue | resource | quota | demand (fewest–most replicas) | headroom at most |",
-                         "|---|---|---|---|---|---|", *rows, ""]
+        out["queues"] = ["| profile | queue | flavor | resource | quota | demand (fewest–most replicas) | "
+                         "headroom at most |", "|---|---|---|---|---|---|---|", *rows, ""]
     if never:
         out["never"] = [*never, ""]
     if lines:

@@ -47,7 +47,7 @@ def headroom_cell(row: QueueRow) -> str:
 
 
 def queue_line(row: QueueRow) -> str:
-    return (f"{row.queue} {row.resource}: quota {quota_cell(row)}; demand {demand_cell(row)}; "
+    return (f"{row.queue}, flavor {row.flavor}, {row.resource}: quota {quota_cell(row)}; demand {demand_cell(row)}; "
             f"headroom {headroom_cell(row)}")
 
 

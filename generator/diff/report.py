@@ -36,8 +36,9 @@ class Report:
 
     @property
     def never(self) -> int:
-        """Workloads that can now never be admitted (one count per overlay they are in)."""
-        return sum(1 for impact in self.capacity.values() for n in impact.never if n.now)
+        """Workloads that can never be admitted after the change, whether the change made them so
+        or not (one count per overlay they are in): the number `generator plan` reports."""
+        return sum(impact.never_now for impact in self.capacity.values())
 
 
 # ---------------------------------------------------------------- releases and Argo CD
