@@ -75,8 +75,9 @@ class Holder:
     def quotas(self) -> dict[FR, Any]:
         return {(fq.flavor, r): q for g in self.groups for fq in g.flavors for r, q in fq.resources.items()}
 
-    def covered(self) -> set[str]:
-        return {r for g in self.groups for r in g.covered}
+    def covered(self) -> list[str]:
+        """Covered resources, in the order the ClusterQueue lists them."""
+        return list(dict.fromkeys(r for g in self.groups for r in g.covered))
 
     def group_of(self, resource: str):
         return next((g for g in self.groups if resource in g.covered), None)
@@ -324,6 +325,7 @@ class Verdict:
     need: Decimal              # what the pod set asks (with earlier pod sets in the same flavor)
     most: Decimal | None       # the most any flavor can give; None: the resource is not covered
     message: str
+    flavor: str | None = None  # the flavor that can give the most
 
 
 def fewest(podsets: Sequence[_PodSet]) -> tuple[int, ...]:
@@ -390,7 +392,7 @@ def never(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> Verdict | None:
             if r not in covered:
                 return Verdict(cq, ps.name, r, need[r], None,
                                f"pod set {ps.name} requests {r}, which ClusterQueue {cq} does not cover "
-                               f"(covered: {', '.join(sorted(covered)) or 'none'})")
+                               f"(covered: {', '.join(covered) or 'none'})")
         for g in holder.groups:
             asked = {r: v for r, v in need.items() if r in g.covered}
             if not asked:
@@ -423,4 +425,4 @@ def _no_flavor(cq: str, ps: _PodSet, count: int, asked: dict[str, Decimal], room
     return Verdict(cq, ps.name, r, asked[r], most,
                    f"one Workload needs {show(r, asked[r])} {r} for pod set {ps.name} ({_pods(count)} × "
                    f"{show(r, per)}), but ClusterQueue {cq} can ever get at most {show(r, most)}{where}{after}"
-                   f"{borrowing}")
+                   f"{borrowing}", next((f for f, left in room.items() if left[r] == best[r]), None))

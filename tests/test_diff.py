@@ -463,7 +463,7 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     assert "**1000** added, **0** removed, **0** changed, **0** moved; **0** immutable changes; " \
            "**0** workloads can never be admitted" in md
     assert "| std | `ClusterQueue cq` | `flavor` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
-    assert "| auto | `ClusterQueue cq` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
+    assert any(line.startswith("| auto | `ClusterQueue cq` | `") and line.endswith("` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |") for line in md)
     # Then one row per object, and a word on what was left out.
     assert "| where | | object | field changes |" in md
     assert md[-1].startswith("_Left out to stay under GitHub's comment limit: the field-level changes of each object")

@@ -283,7 +283,7 @@ def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tup
         prev = f" (plus {fmt(res, assumed)} for the pod sets before)" if assumed else ""
         return NOFIT, 0, [f"requests {fmt(res, request)} {res}{prev}, more than ClusterQueue {ctx.cq.name}'s maximum "
                           f"capacity {fmt(res, most)} in flavor {flavor}: short by {fmt(res, val - most)}"
-                          + _in_slices(ctx.static.get(flavor), res, val, most)]
+                          + in_slices(ctx.static.get(flavor), res, val, most)]
     borrow, may_reclaim = quota.lowest_subtree_that_fits(node, fr, val)
     if val <= avail:
         return FIT, borrow, []
@@ -296,8 +296,9 @@ def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tup
     return NOFIT, borrow, why
 
 
-def _in_slices(pool: packer.StaticPool | None, res: str, want: Decimal, most: Decimal) -> str:
-    """A static TPU pool's quota said in slices: 3 slices of 4x4 asked, 2 there."""
+def in_slices(pool: packer.StaticPool | None, res: str, want: Decimal, most: Decimal) -> str:
+    """A static TPU pool's quota said in slices: 3 slices of 4x4 asked, 2 there (what only the
+    planner knows, after the supply model's verdict)."""
     if pool is None or res != pool.resource or want % pool.shape.chips:
         return ""
     return (f" ({want // pool.shape.chips} slices of {pool.shape} asked; "

@@ -859,7 +859,9 @@ class Simulator:
         tree = quota.Tree(self.cluster)
         verdict = supply.never(tree, cq.name, st.wl.podsets)   # quota alone: the one verdict every tool gives
         if verdict is not None:
-            return "can never be admitted: " + verdict.message
+            slices = assign.in_slices(self.static.get(verdict.flavor or ""), verdict.resource, verdict.need,
+                                      verdict.most or ZERO)
+            return "can never be admitted: " + verdict.message + slices
         empty = {f: r.empty() for f, r in self.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], self.cluster.flavors, False, empty,
                              lambda fr, v: (assign.NO_CANDIDATES, 0), None, self.static)
