@@ -35,6 +35,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from . import quantity
+from .labels import node_matches, required_node_affinity, untolerated_taint
 
 FR = tuple[str, str]            # (flavor, resource)
 ZERO = Decimal(0)
@@ -81,6 +82,17 @@ class Holder:
 
     def group_of(self, resource: str):
         return next((g for g in self.groups if resource in g.covered), None)
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """What of a ResourceFlavor decides which pods may use it (flavorassigner.go
+    checkFlavorForPodSets): its nodeLabels against the pods' node selector and required
+    affinity, its nodeTaints against the pods' tolerations plus its own."""
+    name: str
+    node_labels: Mapping = field(default_factory=dict)
+    node_taints: tuple = ()
+    tolerations: tuple = ()
 
 
 class _Quota(Protocol):
@@ -180,7 +192,11 @@ class Tree:
     named by ClusterQueues but without a Cohort object are roots without quota of their own.
     A cohort in a cycle is cut from its parent (so every walk ends); `cycles` lists them."""
 
-    def __init__(self, cluster_queues: Iterable[Holder], cohorts: Iterable[Holder] = ()):
+    def __init__(self, cluster_queues: Iterable[Holder], cohorts: Iterable[Holder] = (),
+                 flavors: Mapping[str, Any] | None = None):
+        # ResourceFlavors by name (Flavor or anything shaped like it); a flavor not here is
+        # taken as open to every pod (its absence is a reference error reported elsewhere).
+        self.flavors: Mapping[str, Any] = flavors or {}
         self.holders: dict[str, Holder] = {}
         self.cqs: dict[str, Node] = {}
         self.cohorts: dict[str, Node] = {}
@@ -297,14 +313,85 @@ def holder_of(obj: Mapping) -> Holder | None:
     return Holder(name, _name(spec.get(keys[0])) or _name(spec.get(keys[1])), _groups(spec))
 
 
+def flavor_of(obj: Mapping) -> Flavor | None:
+    api, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api, str) or api.rpartition("/")[0] != KUEUE_GROUP or kind != "ResourceFlavor":
+        return None
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    name = _name(meta.get("name"))
+    if name is None:
+        return None
+    labels = spec.get("nodeLabels") if isinstance(spec.get("nodeLabels"), dict) else {}
+    return Flavor(name, labels, *(tuple(x for x in spec.get(k) or [] if isinstance(x, dict))
+                                  if isinstance(spec.get(k), list) else () for k in ("nodeTaints", "tolerations")))
+
+
 def from_objects(objs: Iterable[Mapping]) -> Tree:
-    """The tree of every ClusterQueue and Cohort among `objs` (manifests)."""
-    cqs, cohorts = [], []
+    """The tree of every ClusterQueue and Cohort among `objs` (manifests), with their ResourceFlavors."""
+    cqs, cohorts, flavors = [], [], {}
     for o in objs:
         h = holder_of(o)
         if h is not None:
             (cqs if o.get("kind") == "ClusterQueue" else cohorts).append(h)
-    return Tree(cqs, cohorts)
+        elif (f := flavor_of(o)) is not None:
+            flavors[f.name] = f
+    return Tree(cqs, cohorts, flavors)
+
+
+# ---------------------------------------------------------------- which flavors a pod set may use
+
+def restricted(spec: Mapping, keys: set[str]) -> dict:
+    """flavorSelector: the pod's nodeSelector and required node affinity, keeping only
+    label keys the resource group's flavors use (others are the scheduler's business)."""
+    out: dict = {}
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        out["nodeSelector"] = {k: v for k, v in selector.items() if k in keys}
+    terms = required_node_affinity(spec)
+    kept: list[dict] = []
+    for t in terms or ():
+        exprs = [e for e in t.get("matchExpressions") or [] if isinstance(e, dict) and e.get("key") in keys]
+        if not exprs:
+            kept = []          # an empty term matches every flavor: the terms are ORed
+            break
+        kept.append({"matchExpressions": exprs})
+    if terms and kept:
+        out["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": kept}}}
+    return out
+
+
+def tolerations(spec: Mapping) -> tuple[dict, ...]:
+    tols = spec.get("tolerations")
+    return tuple(t for t in tols if isinstance(t, dict)) if isinstance(tols, list) else ()
+
+
+def flavor_mismatch(rf: Any, spec: Mapping, label_keys: set[str]) -> str | None:
+    """Why pods with this spec may not use ResourceFlavor `rf`, or None."""
+    taint = untolerated_taint(rf.node_taints, tolerations(spec) + tuple(rf.tolerations))
+    if taint is not None:
+        value = f"={taint.get('value')}" if taint.get("value") else ""
+        return f"untolerated taint {taint.get('key')}{value}:{taint.get('effect')} in flavor {rf.name}"
+    if not node_matches(restricted(spec, label_keys), rf.node_labels):
+        return f"flavor {rf.name} doesn't match node affinity"
+    return None
+
+
+def _eligible(tree: Tree, g, ps) -> tuple[list[str], list[str]]:
+    """(flavors of group `g` the pod set may use, in order; why the others are not)."""
+    known = [tree.flavors[f.flavor] for f in g.flavors if f.flavor in tree.flavors]
+    keys = {k for rf in known for k in rf.node_labels}
+    spec = ps.spec if isinstance(getattr(ps, "spec", None), Mapping) else {}
+    ok, why = [], []
+    for f in g.flavors:
+        rf = tree.flavors.get(f.flavor)
+        reason = flavor_mismatch(rf, spec, keys) if rf is not None else None
+        if reason:
+            why.append(reason)
+        else:
+            ok.append(f.flavor)
+    return ok, why
 
 
 # ---------------------------------------------------------------- the verdict
@@ -352,11 +439,12 @@ def _needs(holder: Holder, podsets: Sequence[_PodSet], counts: Sequence[int]):
         yield ps, count, need
 
 
-def _first_fit(tree: Tree, cq: str, g, asked: dict[str, Decimal], taken: dict[FR, Decimal]):
-    """(the first flavor of group `g` that can ever hold `asked`, or None; room left per flavor)."""
-    room = {f.flavor: {r: tree.most(cq, f.flavor, r) - taken.get((f.flavor, r), ZERO) for r in asked}
-            for f in g.flavors}
-    return next((f for f, left in room.items() if all(v <= left[r] for r, v in asked.items())), None), room
+def _first_fit(tree: Tree, cq: str, g, ps, asked: dict[str, Decimal], taken: dict[FR, Decimal]):
+    """(the first flavor of group `g` the pod set may use that can ever hold `asked`, or None;
+    room left per flavor it may use; why it may not use the others)."""
+    ok, why = _eligible(tree, g, ps)
+    room = {f: {r: tree.most(cq, f, r) - taken.get((f, r), ZERO) for r in asked} for f in ok}
+    return next((f for f, left in room.items() if all(v <= left[r] for r, v in asked.items())), None), room, why
 
 
 def placement(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> list[dict[str, str]]:
@@ -366,13 +454,13 @@ def placement(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> list[dict[str,
     holder = tree.holders[cq]
     taken: dict[FR, Decimal] = {}
     out = []
-    for _, _, need in _needs(holder, podsets, [ps.count for ps in podsets]):
+    for ps, _, need in _needs(holder, podsets, [ps.count for ps in podsets]):
         chosen: dict[str, str] = {}
         for g in holder.groups:
             asked = {r: v for r, v in need.items() if r in g.covered}
             if not asked or not g.flavors:
                 continue
-            flavor, _ = _first_fit(tree, cq, g, asked, taken)
+            flavor, _, _ = _first_fit(tree, cq, g, ps, asked, taken)
             flavor = flavor or g.flavors[0].flavor
             for r, v in asked.items():
                 taken[(flavor, r)] = taken.get((flavor, r), ZERO) + v
@@ -397,11 +485,16 @@ def never(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> Verdict | None:
             asked = {r: v for r, v in need.items() if r in g.covered}
             if not asked:
                 continue
-            flavor, room = _first_fit(tree, cq, g, asked, taken)
+            flavor, room, why = _first_fit(tree, cq, g, ps, asked, taken)
             if flavor is not None:
                 for r, v in asked.items():
                     taken[(flavor, r)] = taken.get((flavor, r), ZERO) + v
                 continue
+            if not room:
+                r = sorted(asked)[0]
+                return Verdict(cq, ps.name, r, asked[r], ZERO,
+                               f"pod set {ps.name} may use no flavor of ClusterQueue {cq} for {r}: "
+                               f"{'; '.join(why) or 'the resource group lists none'}")
             return _no_flavor(cq, ps, count, asked, room, node.parent is not None, bool(taken))
     return None
 

@@ -126,7 +126,8 @@ class Tree(supply.Tree):
         super().__init__(
             [supply.Holder(cq.name, cq.cohort, cq.groups, cq.fair_weight) for cq in cluster.cluster_queues.values()],
             [supply.Holder(co.name, co.parent, co.groups, co.fair_weight, co.declared)
-             for co in cluster.cohorts.values()])
+             for co in cluster.cohorts.values()],
+            cluster.flavors)
 
 
 # ---------------------------------------------------------------- fair sharing
