@@ -3,10 +3,12 @@ loaded from its module file alone: importing the client package (0.2-0.9 s)
 on every synth and validate would cost more than the rest of a small run.
 
 One style for a person to read (`show`), used by every tool's messages: the
-canonical form Kubernetes prints (apimachinery resource.Quantity.String):
-whole numbers plain, fractions in the largest exact sub-unit (700m, 5u),
-bytes (memory, ephemeral-storage, hugepages-*) in the largest exact binary
-suffix, else the largest exact decimal one. `fmt` writes generated quota
+canonical form Kubernetes prints (apimachinery resource.Quantity.String: no
+precision lost, no fractional digits, the largest exact suffix): 700m, 5u, 8,
+1k; bytes (memory, ephemeral-storage, hugepages-*) in the largest exact binary
+suffix (32Gi, 1536Mi), else the largest exact decimal one (1500M). The
+suffix family is a guess where Kubernetes remembers the one written: binary
+for bytes, decimal otherwise. `fmt` writes generated quota
 (rounding down: a quota must not overstate what the nodes hold).
 One limit for "too large": MAX_QUANTITY."""
 from __future__ import annotations
@@ -104,10 +106,9 @@ def show(resource: str, value) -> str:
     sign, value = ("-" if value < 0 else ""), abs(value)
     if value == value.to_integral_value():
         n = int(value)
-        if _bytes(resource):
-            for unit, size in _SUFFIX + _DECIMAL:
-                if n >= size and n % size == 0:
-                    return f"{sign}{n // size}{unit}"
+        for unit, size in (_SUFFIX + _DECIMAL) if _bytes(resource) else _DECIMAL:
+            if n >= size and n % size == 0:
+                return f"{sign}{n // size}{unit}"
         return f"{sign}{n}"
     for unit, scale in _SUB:
         scaled = value * scale

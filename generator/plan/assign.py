@@ -28,7 +28,7 @@ from decimal import Decimal
 
 from .. import supply
 from ..catalog import TpuShape
-from ..quantity import fmt
+from ..quantity import show as fmt
 from . import model, packer, quota
 from .quota import FR, ZERO
 

@@ -32,7 +32,7 @@ from decimal import Decimal
 from .. import supply
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
-from ..quantity import fmt
+from ..quantity import show as fmt
 from . import assign, model, packer, preempt, quota
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import UNLIMITED, ClusterQueue, Owner, Workload

@@ -539,7 +539,7 @@ def _team_share(p: Platform, t, prof: Profile, share, where: str) -> list[Proble
             nominal = teams_mod.resolve(rs.nominal, cap, r)
             if rs.lending_limit is not None and teams_mod.resolve(rs.lending_limit, cap, r) > nominal:
                 out.append(Problem(f"{path}.lendingLimit", f"{rs.lending_limit} is more than the nominal quota "
-                                                           f"{quantity.fmt(r, nominal)}; a team lends at most what "
+                                                           f"{quantity.show(r, nominal)}; a team lends at most what "
                                                            "it holds"))
     return out
 
@@ -559,10 +559,10 @@ def _team_totals(p: Platform) -> list[Problem]:
                          for rr, rs in res.items() if rr == r]
                 total = sum((v for _, v in parts), Decimal(0))
                 if total > capacity_r:
-                    detail = " + ".join(f"{n} {quantity.fmt(r, v)}" for n, v in parts)
+                    detail = " + ".join(f"{n} {quantity.show(r, v)}" for n, v in parts)
                     out.append(Problem("teams", f"on profile {prof.name!r}, flavor {flavor!r}, the teams' nominal "
-                                                f"{r} adds up to {quantity.fmt(r, total)} ({detail}), more than the "
-                                                f"{quantity.fmt(r, capacity_r)} it holds"))
+                                                f"{r} adds up to {quantity.show(r, total)} ({detail}), more than the "
+                                                f"{quantity.show(r, capacity_r)} it holds"))
     return out
 
 
