@@ -36,7 +36,7 @@ def _covered(fs: list[Flavor]) -> list[str]:
 
 def queue_objects(ctx) -> None:
     """Every Kueue object of the profile's overlay."""
-    from . import multikueue   # cdk8s: the spec checks read cluster_queues below without it
+    from . import multikueue  # cdk8s: the spec checks read cluster_queues below without it
     spec, profile = ctx.spec, ctx.profile
     q = spec.queue_for(profile.name)
     k = profile.kueue

@@ -294,6 +294,10 @@ def _groups(spec: Mapping) -> list[Group]:
     return groups
 
 
+def _map(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _name(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -304,8 +308,7 @@ def holder_of(obj: Mapping) -> Holder | None:
     api, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api, str) or api.rpartition("/")[0] != KUEUE_GROUP or kind not in ("ClusterQueue", "Cohort"):
         return None
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    meta, spec = _map(obj.get("metadata")), _map(obj.get("spec"))
     name = _name(meta.get("name"))
     if name is None:
         return None
@@ -317,19 +320,20 @@ def flavor_of(obj: Mapping) -> Flavor | None:
     api, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api, str) or api.rpartition("/")[0] != KUEUE_GROUP or kind != "ResourceFlavor":
         return None
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    meta, spec = _map(obj.get("metadata")), _map(obj.get("spec"))
     name = _name(meta.get("name"))
     if name is None:
         return None
-    labels = spec.get("nodeLabels") if isinstance(spec.get("nodeLabels"), dict) else {}
+    labels = _map(spec.get("nodeLabels"))
     return Flavor(name, labels, *(tuple(x for x in spec.get(k) or [] if isinstance(x, dict))
                                   if isinstance(spec.get(k), list) else () for k in ("nodeTaints", "tolerations")))
 
 
 def from_objects(objs: Iterable[Mapping]) -> Tree:
     """The tree of every ClusterQueue and Cohort among `objs` (manifests), with their ResourceFlavors."""
-    cqs, cohorts, flavors = [], [], {}
+    cqs: list[Holder] = []
+    cohorts: list[Holder] = []
+    flavors: dict[str, Flavor] = {}
     for o in objs:
         h = holder_of(o)
         if h is not None:
@@ -397,10 +401,17 @@ def _eligible(tree: Tree, g, ps) -> tuple[list[str], list[str]]:
 # ---------------------------------------------------------------- the verdict
 
 class _PodSet(Protocol):
-    name: str
-    count: int
-    min_count: int | None
-    requests: dict[str, Decimal]
+    """demand.PodSet or the planner's model.PodSet: one pod's requests, counts, the pod spec."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def min_count(self) -> int | None: ...
+    @property
+    def requests(self) -> dict[str, Decimal]: ...
+    @property
+    def spec(self) -> dict: ...
 
 
 @dataclass(frozen=True)

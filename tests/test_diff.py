@@ -166,7 +166,8 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
         "    ClusterQueue cq, flavor flavor, cpu: quota 72 → 96 (+24); demand 20; headroom 52 → 76",
         "    ClusterQueue cq, flavor flavor, memory: quota 288Gi → 384Gi (+96Gi); demand 94Gi; headroom 194Gi → 290Gi",
         "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6 → 8 (+2); demand 6; headroom 0 → 2",
-        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 300Gi → 400Gi (+100Gi); demand 50Gi; headroom 250Gi → 350Gi",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 300Gi → 400Gi (+100Gi); demand 50Gi; "
+        "headroom 250Gi → 350Gi",
     ]
     # A Deployment's template may change: not an immutable change.
     assert "Immutable changes: none" in lines
@@ -463,7 +464,8 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     assert "**1000** added, **0** removed, **0** changed, **0** moved; **0** immutable changes; " \
            "**0** workloads can never be admitted" in md
     assert "| std | `ClusterQueue cq` | `flavor` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
-    assert any(line.startswith("| auto | `ClusterQueue cq` | `") and line.endswith("` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |") for line in md)
+    assert any(line.startswith("| auto | `ClusterQueue cq` | `")
+               and line.endswith("` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |") for line in md)
     # Then one row per object, and a word on what was left out.
     assert "| where | | object | field changes |" in md
     assert md[-1].startswith("_Left out to stay under GitHub's comment limit: the field-level changes of each object")
