@@ -13,6 +13,7 @@ import copy
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -470,3 +471,38 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     assert "| where | | object | field changes |" in md
     assert md[-1].startswith("_Left out to stay under GitHub's comment limit: the field-level changes of each object")
     assert md[-1].endswith("run `python -m generator diff` locally for the full review._")
+
+
+# Run in a fresh interpreter: cdk8s, its jsii runtime and Node are made unavailable, then
+# `generator diff --no-regenerate` reviews a change that touches an immutable field.
+_NO_NODE = """
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("cdk8s", "cdk8s_plus_33", "jsii", "constructs"):
+            raise ImportError(f"{name} is unavailable in this test")
+        return None
+sys.meta_path.insert(0, Refuse())
+from generator import cli
+code = cli.main(sys.argv[1:])
+print("HEAVY", sorted(m for m in sys.modules if m.split(".")[0] in ("cdk8s", "cdk8s_plus_33", "jsii")),
+      file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_diff_without_regenerating_needs_no_node_nor_cdk8s(repo, tmp_path):
+    root, raw = repo
+    _ft(raw)["model"] = "google/gemma-2-9b"     # a Job template: immutable
+    synth(root, raw)
+    bare = tmp_path / "bin"      # git, and no node, on PATH
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git"))
+    env = {**os.environ, "PATH": str(bare), "PYTHONPATH": str(paths.ROOT)}
+    out = subprocess.run([sys.executable, "-c", _NO_NODE, "diff", "--out", str(root), "--no-regenerate"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "HEAVY []" in out.stderr
+    assert "Immutable changes (2): the API server refuses these as updates" in out.stdout
+    assert "Argo CD: handled: its sync options Force=true,Replace=true make Argo CD delete and recreate it" in out.stdout
+    assert "internal error" not in out.stdout + out.stderr
