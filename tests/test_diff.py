@@ -319,6 +319,9 @@ def test_kueue_version_bump_shows_both_urls(repo, capsys):
     raw["kueue"] = {"version": "v0.19.2"}
     synth(root, raw)
     lines = run_diff(root, capsys)
+    # The bump comes first, right after the summary, one line for both clusters.
+    i = lines.index("Versions")
+    assert lines[i - 2].startswith("Summary: ") and lines[i + 1] == "  kueue v0.17.4 → v0.19.2 on 2 clusters (auto, std)"
     old = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.4/manifests.yaml"
     new = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"
     assert block(lines, "  controllers/std/kueue") == [

@@ -270,10 +270,6 @@ def test_objects_moving_into_base():
         "",
         "Summary: 1 added, 0 removed, 0 changed, 2 moved; 1 immutable change; 0 workloads can never be admitted",
         "",
-        "Capacity",
-        "  overlays/a",
-        "    priority PriorityClass y value: 1 → 2",
-        "",
         "Immutable changes (1): the API server refuses these as updates",
         "  PriorityClass y (overlays/a)",
         "      value: 1 → 2",
@@ -283,6 +279,10 @@ def test_objects_moving_into_base():
         "created with; pods created later get the new one",
         "      Argo CD: not synced by Argo CD here",
         "      by hand: kubectl replace --force -f base/pc_y.yaml",
+        "",
+        "Capacity",
+        "  overlays/a",
+        "    priority PriorityClass y value: 1 → 2",
         "",
         "Objects: 1 added, 0 removed, 0 changed, 2 moved",
         "",
@@ -296,3 +296,13 @@ def test_objects_moving_into_base():
         "  overlays/b",
         "    + PriorityClass y (via base)",
     ]
+
+
+def test_a_removed_entry_too_long_for_one_line_is_named_by_kind_and_name():
+    from generator.diff.fields import show
+    flavor = {"name": "spot-l4", "resources": [{"name": r, "nominalQuota": 96} for r in ("cpu", "memory", GPU)]}
+    assert show(flavor) == "{name: spot-l4, …}"
+    rf = {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "spot-l4"}, "spec": {"nodeLabels": {
+        "cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-provisioning": "spot"}}}
+    assert show({**rf, "name": "spot-l4"}) == "{kind: ResourceFlavor, name: spot-l4, …}"
+    assert show({"a" * 50: 1, "b": 2}) == "(mapping of 2 keys)"

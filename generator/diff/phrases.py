@@ -51,6 +51,11 @@ def queue_line(row: QueueRow) -> str:
             f"headroom {headroom_cell(row)}")
 
 
+def version_line(v) -> str:
+    return f"{v.project} {v.old} → {v.new} on {len(v.profiles)} cluster{'s' if len(v.profiles) != 1 else ''} " \
+           f"({', '.join(v.profiles)})"
+
+
 def never_line(n: NeverRow) -> str:
     if n.now:
         return f"cannot be admitted: {label(n.workload)}: {n.now}"
