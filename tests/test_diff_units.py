@@ -300,9 +300,9 @@ def test_objects_moving_into_base():
 
 def test_a_removed_entry_too_long_for_one_line_is_named_by_kind_and_name():
     from generator.diff.fields import show
-    flavor = {"name": "spot-l4", "resources": [{"name": r, "nominalQuota": 96} for r in ("cpu", "memory", GPU)]}
+    flavor = {"name": "spot-l4", "resources": [{"name": r, "nominalQuota": 96} for r in ("cpu", "memory", GPU) * 3]}
     assert show(flavor) == "{name: spot-l4, …}"
-    rf = {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "spot-l4"}, "spec": {"nodeLabels": {
-        "cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-provisioning": "spot"}}}
-    assert show({**rf, "name": "spot-l4"}) == "{kind: ResourceFlavor, name: spot-l4, …}"
-    assert show({"a" * 50: 1, "b": 2}) == "(mapping of 2 keys)"
+    entry = {"kind": "ResourceFlavor", "name": "spot-l4", "nodeLabels": {f"example.com/label-{i}": "x" * 20
+                                                                         for i in range(8)}}
+    assert show(entry) == "{kind: ResourceFlavor, name: spot-l4, …}"
+    assert show({"a" * 250: 1, "b": 2}) == "(mapping of 2 keys)"
