@@ -504,7 +504,7 @@ def never(tree: Tree, cq: str, podsets: Sequence[_PodSet]) -> Verdict | None:
             if not room:
                 r = sorted(asked)[0]
                 return Verdict(cq, ps.name, r, asked[r], ZERO,
-                               f"pod set {ps.name} may use no flavor of ClusterQueue {cq} for {r}: "
+                               f"pod set {ps.name} may use no flavor of ClusterQueue {cq}: "
                                f"{'; '.join(why) or 'the resource group lists none'}")
             return _no_flavor(cq, ps, count, asked, room, node.parent is not None, bool(taken))
     return None
