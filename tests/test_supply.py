@@ -256,3 +256,13 @@ def test_a_cohort_cycle_in_the_spec_is_one_problem():
     lines = [f"{p.path}: {p.message}" for p in e.value.problems]
     assert "queues[0].cohortParent: Cohort 'gpu-teams' is its own parent; Kueue schedules nothing under a " \
            "cohort in a cycle" in lines
+
+
+def test_cohort_names_of_two_clusters_make_no_cycle():
+    """Each profile is its own cluster: gpu-teams -> x on one and x -> gpu-teams on the other is no loop."""
+    raw = _team_spec(1)
+    raw["profiles"]["other"] = copy.deepcopy(raw["profiles"]["shared"])
+    raw["queues"][0]["cohortParent"] = "x"
+    raw["queues"].append({"clusterQueue": "p2", "cohort": "x", "cohortParent": "gpu-teams", "profiles": ["other"],
+                          "preemption": {}})
+    assert spec_package.from_dict(raw).queues[1].cohort == "x"

@@ -390,7 +390,7 @@ def _selecting(ps: demand.PodSet, selector: dict[str, str]) -> demand.PodSet:
 
 def _supply(p: Platform, prof: Profile) -> supply.Tree | None:
     """The profile's ClusterQueues and Cohort as the builder writes them, read by the supply model."""
-    if not any(prof.name in q.profiles for q in p.queues) or _cohort_loops(p):
+    if not any(prof.name in q.profiles for q in p.queues) or _cohort_loops(p, prof.name):
         return None
     from ..queues import cluster_queues  # the builder module imports the spec package
     try:
@@ -418,14 +418,19 @@ def _cluster_queue_of(p: Platform, profile: str, namespace: str, queue: str) -> 
     return None
 
 
-def _cohort_loops(p: Platform) -> list[list[str]]:
-    """Cohort parent cycles among the queue entries (cohort -> cohortParent)."""
-    return supply.find_cycles({q.cohort: q.cohort_parent for q in p.queues if q.cohort and q.cohort_parent})
+def _cohort_loops(p: Platform, profile: str | None = None) -> list[list[str]]:
+    """Cohort parent cycles (cohort -> cohortParent) among the queue entries of one profile's
+    cluster, or of every profile (each loop once)."""
+    out: list[list[str]] = []
+    for name in [profile] if profile else sorted(p.profiles):
+        parents = {q.cohort: q.cohort_parent for q in p.queues if name in q.profiles and q.cohort and q.cohort_parent}
+        out += [loop for loop in supply.find_cycles(parents) if loop not in out]
+    return out
 
 
 def cohort_cycles(p: Platform) -> list[Problem]:
-    """A cohort whose parent chain comes back to itself: one line per cycle (Kueue would schedule
-    nothing under it)."""
+    """A cohort whose parent chain comes back to itself in one cluster: one line per cycle
+    (Kueue would schedule nothing under it)."""
     out = []
     for loop in _cohort_loops(p):
         i = next(i for i, q in enumerate(p.queues) if q.cohort == loop[0] and q.cohort_parent)
