@@ -261,6 +261,7 @@ def test_a_cohort_cycle_in_the_spec_is_one_problem():
 def test_cohort_names_of_two_clusters_make_no_cycle():
     """Each profile is its own cluster: gpu-teams -> x on one and x -> gpu-teams on the other is no loop."""
     raw = _team_spec(1)
+    raw["workloads"] = []
     raw["profiles"]["other"] = copy.deepcopy(raw["profiles"]["shared"])
     raw["queues"][0]["cohortParent"] = "x"
     raw["queues"].append({"clusterQueue": "p2", "cohort": "x", "cohortParent": "gpu-teams", "profiles": ["other"],
