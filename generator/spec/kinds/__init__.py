@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .base import WorkloadBase
 from .finetune import Finetune
+from .serving import Serving
 from .t5 import T5Inference
 from .tgi import Tgi
 from .tpu_jobset import TpuJobset
@@ -17,7 +18,8 @@ KINDS: dict[str, type[WorkloadBase]] = {
     "t5-inference": T5Inference,
     "tpu-jobset": TpuJobset,
     "tpu-pd-serving": TpuPdServing,
+    "serving": Serving,
 }
-Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing
+Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Serving
 
 __all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing"]
