@@ -19,7 +19,7 @@ from generator.spec import checks
 from generator.spec.context import CheckContext
 from tests import helpers
 
-FIXTURES = [helpers.FIXTURE_SPEC, helpers.FIXTURES / "teams.yaml"]
+FIXTURES = sorted(helpers.FIXTURES.glob("*.yaml"))   # every fixture spec
 
 
 @cache
