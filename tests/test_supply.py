@@ -147,7 +147,7 @@ def test_demand_above_quota_is_pending_not_never(tmp_path):
     assert sorted(state.values()) == ["admitted", "pending"]
 
 
-def test_a_workload_bigger_than_every_flavor_it_may_use_names_the_one_it_may():
+def test_a_workload_bigger_than_every_flavor_it_may_use_names_the_one_it_may(tmp_path):
     """Flavor eligibility is part of the verdict (flavorassigner checkFlavorForPodSets): a pod
     selecting l4 nodes is never given the h100 flavor, however much it holds."""
     queue = {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "gpus"}, "spec": {
@@ -157,12 +157,13 @@ def test_a_workload_bigger_than_every_flavor_it_may_use_names_the_one_it_may():
     rf = [{"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": n},
            "spec": {"nodeLabels": {"cloud.google.com/gke-accelerator": a}}}
           for n, a in (("h100", "nvidia-h100-80gb"), ("l4", "nvidia-l4"))]
-    big = job("big", "lq", 10, GPU)
-    big["spec"]["template"]["spec"]["nodeSelector"] = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
-    tree = supply.from_objects([queue, *rf])
-    verdict = supply.never(tree, "gpus", demand.of(big).podsets)
-    assert verdict is not None and verdict.most == 8
-    assert "at most 8 in flavor l4" in verdict.message
+    jobs = [job("big", "lq-gpus", 10, GPU), job("fits", "lq-gpus", 8, GPU)]
+    for j in jobs:
+        j["spec"]["template"]["spec"]["nodeSelector"] = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+    objs = [o for o in world([queue], jobs) if o["kind"] != "ResourceFlavor"] + rf
+    assert one_verdict(objs, tmp_path) == {
+        "big": "one Workload needs 10 nvidia.com/gpu for pod set main (10 pods × 1), but ClusterQueue gpus can ever "
+               "get at most 8 in flavor l4"}
 
 
 # ---------------------------------------------------------------- the spec's check, on the same queues

@@ -122,7 +122,7 @@ def _asks(pic: Picture, cq: str | None, obj: dict, hpa: dict) -> tuple[dict[FR, 
 
 def picture(unit: Unit) -> Picture:
     pic = Picture(supply.from_objects(loc.obj for key, loc in unit.items()
-                                      if key[0] == "kueue.x-k8s.io" and key[1] in ("ClusterQueue", "Cohort")))
+                                      if key[0] == "kueue.x-k8s.io" and key[1] in ("ClusterQueue", "Cohort", "ResourceFlavor")))
     local = {}
     for key, loc in unit.items():
         if key[1] == "LocalQueue" and key[0] == "kueue.x-k8s.io":

@@ -204,7 +204,8 @@ def flavors_list_covered(model):
       "lend, within borrowingLimit and the others' lendingLimit: generator/supply.py)",
       "raise the quota (or the borrowing limit) or shrink the workload")
 def workload_fits(model):
-    tree = supply.from_objects(o.body for o in model.known(KUEUE, "ClusterQueue") + model.known(KUEUE, "Cohort"))
+    tree = supply.from_objects(o.body for kind in ("ClusterQueue", "Cohort", "ResourceFlavor")
+                               for o in model.known(KUEUE, kind))
     for o, cq in queued(model):
         if cq.name not in tree.cqs:
             continue
