@@ -268,3 +268,16 @@ def test_cohort_names_of_two_clusters_make_no_cycle():
     raw["queues"].append({"clusterQueue": "p2", "cohort": "x", "cohortParent": "gpu-teams", "profiles": ["other"],
                           "preemption": {}})
     assert spec_package.from_dict(raw).queues[1].cohort == "x"
+
+
+def test_one_message_for_a_quantity_too_large_to_count():
+    """quantity.MAX_QUANTITY is the one limit; the demand module (validate, diff) and plan's
+    reader say it in the same words."""
+    from generator import quantity
+    big = job("huge", "lq-q", 1, "cpu", each="1e16")
+    problems = demand.of(big).problems
+    assert {p.message for p in problems} == {quantity.too_large("1e16")}   # its request and its limit
+    with pytest.raises(SpecError) as e:
+        model.build("test", world([cq("q", "cpu", "2e16")], []))
+    assert [p.message for p in e.value.problems] == [quantity.too_large("2e16")]
+    assert quantity.too_large("2e16") == "'2e16' is larger than Kueue can count (at most 9223372036854775)"

@@ -202,7 +202,8 @@ def flavors_list_covered(model):
       "(pods x requests: Job parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment "
       "pod; all pod sets of the Workload together, flavor by flavor; nominal quota plus what the cohort tree can "
       "lend, within borrowingLimit and the others' lendingLimit: generator/supply.py)",
-      "raise the quota (or the borrowing limit) or shrink the workload")
+      "raise the quota (or the borrowing limit) or shrink the workload; a warning when the input is an open "
+      "world and the ClusterQueue is in a cohort (other members may lend from outside the input)")
 def workload_fits(model):
     tree = supply.from_objects(o.body for kind in ("ClusterQueue", "Cohort", "ResourceFlavor")
                                for o in model.known(KUEUE, kind))
@@ -213,7 +214,9 @@ def workload_fits(model):
         if verdict is None or verdict.most is None:    # an uncovered resource is KQ007's
             continue
         ps = next(ps for ps in o.podsets if ps.name == verdict.podset)
-        yield Hit(o, ps.path, verdict.message)
+        # Open world (files on their own, no --context): cohort members outside the input may lend more.
+        partial = not model.closed and tree.cqs[cq.name].parent is not None
+        yield Hit(o, ps.path, verdict.message, severity=WARNING if partial else None)
 
 
 @rule("KQ010", ERROR, "the queue name is given as an annotation, which Kueue no longer reads (kueue#7271)",
