@@ -24,8 +24,6 @@ from .. import supply
 from ..supply import FR, ZERO, Node, local_quota, potential_available
 from . import model
 
-__all__ = ["FR", "ZERO", "Node", "Tree", "local_quota", "potential_available"]
-
 
 def local_available(n: Node, fr: FR) -> Decimal:
     return max(ZERO, local_quota(n, fr) - n.usage.get(fr, ZERO))
