@@ -3,7 +3,7 @@
 (spec/checks.emitted_selector): counted without cdk8s, so a spec is checked
 before Node starts. This test holds every skeleton equal to the objects the
 builders actually emit, for every workload of every profile of every fixture
-spec: the same Workloads (kind, name, copies), the same pod sets (name, count,
+spec and example spec (together they use every kind): the same Workloads (kind, name, copies), the same pod sets (name, count,
 partial-admission minimum) and the same per-pod requests by the demand module,
 and the emitted node selector. Dropping a request from a skeleton, or a pod
 count, fails it."""
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from generator import demand, platform, spec as specmod
+from generator import demand, paths, platform, spec as specmod
 from generator.spec import checks
 from generator.spec.context import CheckContext
 from tests import helpers
 
-FIXTURES = sorted(helpers.FIXTURES.glob("*.yaml"))   # every fixture spec
+# Every fixture spec, and the example specs for the kinds no fixture uses (training, manifest).
+FIXTURES = sorted(helpers.FIXTURES.glob("*.yaml")) + sorted((paths.ROOT / "examples").glob("*.yaml"))
 
 
 @cache
@@ -67,6 +68,12 @@ def _check(path: Path, profile: str, workload: str) -> None:
 @pytest.mark.parametrize("path, profile, workload", list(_cases()))
 def test_each_skeleton_is_what_the_builder_emits(path, profile, workload):
     _check(path, profile, workload)
+
+
+def test_every_kind_is_compared():
+    from generator.spec.kinds import KINDS
+    used = {w.kind for path in FIXTURES for w in specmod.load(path).workloads}
+    assert used == set(KINDS)
 
 
 @pytest.mark.slow
