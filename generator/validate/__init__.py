@@ -320,9 +320,9 @@ def validate(opts: Options) -> Report:
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
     names, paths = _inputs(opts, out)
-    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.default_root()
+    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
     if not crd_root.is_dir():
-        raise UsageError(f"{crd_root}: no CRD directory; run `make crds` (CRD_DIR=...) or pass --crd-dir")
+        raise UsageError(f"{crd_root}: no CRD directory; run `gke-ml-platform crds` (or set CRD_DIR) or pass --crd-dir")
 
     targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
     pending: list = []
