@@ -30,7 +30,7 @@ help:
 	@echo "make validate   strict schemas + cross-object checks on every overlay"
 	@echo "make plan       replay scenarios/<profile>/*.yaml against overlays/<profile> (Kueue admission)"
 	@echo "make images     build and push images/* to each profile's registry (IMAGE_BUILDER=docker|gcloud)"
-	@echo "make crds       download the pinned upstream CRDs and test data into build/shared (sha256-checked)"
+	@echo "make crds       download the pinned upstream CRDs and test data into the per-user cache (sha256-checked)"
 	@echo "make bench      time synth, kustomize and validate as the platform grows; writes bench/results.md"
 
 $(VENV)/.generator: setup.cfg pyproject.toml
@@ -79,13 +79,15 @@ schema: $(VENV)/.generator
 	$(PY) -m generator schema
 
 # Upstream CRDs and tutorial manifests: ../shared (or SHARED_DIR) when present,
-# else the cache in build/shared, filled from the pinned URLs when empty.
+# else the per-user cache (~/.cache/gke-ml-platform/upstream, or UPSTREAM_CACHE),
+# filled from the pinned URLs when empty.
 # Without either (and offline) this stops with one line saying what to do.
 upstream-data: | $(VENV)/.generator
 	@$(PY) -m generator.validate.fetch --ensure
 
-# Downloads every pinned upstream file of schemas/versions.yaml into
-# build/shared (UPSTREAM_CACHE=DIR elsewhere; UPSTREAM_BASE_URL for a mirror).
+# Downloads every pinned upstream file of schemas/versions.yaml into the
+# per-user cache (UPSTREAM_CACHE=DIR elsewhere; UPSTREAM_BASE_URL for a mirror):
+# `gke-ml-platform crds --all`.
 crds: | $(VENV)/.generator
 	$(PY) -m generator.validate.fetch
 

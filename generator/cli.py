@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-regenerate", action="store_true",
                    help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
     p.add_argument("--crd-dir", type=Path,
-                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/shared/crds)")
+                   help="CRD root for transition rules (default: $CRD_DIR, else the per-user cache `crds` fills)")
     p.set_defaults(func=cmd_diff)
     # Arguments only; the checks load lazily.
     from .validate import command as validate_command

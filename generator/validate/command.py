@@ -47,7 +47,8 @@ def register(sub) -> None:
     p.add_argument("--spec", default=None, help="platform spec for versions and profiles (default: platform.yaml "
                    "in the working directory or a folder above it)")
     p.add_argument("--out", help="directory holding overlays/ (default: the folder of the spec)")
-    p.add_argument("--crd-dir", help="upstream CRD root (default: $CRD_DIR, else ../shared/crds, else build/shared/crds)")
+    p.add_argument("--crd-dir", help="upstream CRD root (default: $CRD_DIR, else the per-user cache, filled from the pinned URLs "
+                   "on first use; see the crds command)")
     p.add_argument("--kubernetes-version", help="Kubernetes minor for core schemas, e.g. 1.33 (default: the spec's)")
     p.add_argument("--kueue-version", help="pinned Kueue release whose CRDs apply (default: the profile's, else the spec's)")
     p.add_argument("--profile", help="check non-overlay inputs as this spec profile (its Kueue version and platform)")
