@@ -84,12 +84,15 @@ def create(target: Path, example: str, git: bool = True) -> list[str]:
         for rel, text in content.items():
             (staging / rel).parent.mkdir(parents=True, exist_ok=True)
             (staging / rel).write_text(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)   # mkdtemp's folder is private; the repository is an ordinary one
-        if target.exists():
-            target.rmdir()   # empty, checked above
-        os.rename(staging, target)
+        if target.exists():   # empty, checked above (perhaps the working directory): fill it
+            for entry in sorted(os.listdir(staging)):
+                os.rename(staging / entry, target / entry)
+            staging.rmdir()
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            staging.chmod(0o777 & ~umask)   # mkdtemp's folder is private; the repository is an ordinary one
+            os.rename(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
