@@ -32,7 +32,7 @@ def ensure_root() -> Path:
     cache = upstream.cache_dir()
     missing = upstream.not_present(cache, upstream.pinned_crds())
     if missing:
-        from .validate import fetch   # the downloader imports this module
+        from .validate import fetch  # the downloader imports this module
         try:
             fetch.fetch(cache, missing, upstream.download_url)
         except fetch.FetchError as e:

@@ -8,7 +8,6 @@ import ast
 import importlib.metadata
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -193,15 +192,18 @@ def test_every_package_the_generator_imports_is_declared():
 def test_commands_act_on_the_repository_of_the_working_directory(tmp_path, monkeypatch, capsys):
     repo = tmp_path / "my-platform"
     assert _run(capsys, "init", "--no-git", repo)[0] == 0
-    (repo / ".validate.yaml").write_text("disable: [IM]\n")    # read beside the spec
+    (repo / ".validate.yaml").write_text("disable: [XX]\n")    # read beside the spec: an unknown family
     monkeypatch.chdir(repo / "scenarios")                       # any folder inside the repository
     monkeypatch.setenv("CRD_DIR", str(helpers.CRD_ROOT))
     code, out, err = _run(capsys, "synth")
     assert code == 0, err
     assert out == f"synth: wrote 15 files under base/, overlays/, controllers/, argocd/ of {repo.resolve()}\n"
-    assert sorted(p.name for p in repo.iterdir() if p.is_dir()) == [".github", "base", "controllers", "overlays",
+    assert sorted(p.name for p in repo.iterdir() if p.is_dir()) == [".github", "argocd", "base", "controllers", "overlays",
                                                                        "scenarios"]
     assert _run(capsys, "check")[:2] == (0, f"check: 15 generated files match {repo.resolve() / 'platform.yaml'}\n")
+    code, out, err = _run(capsys, "validate")
+    assert code == 2 and f"{repo.resolve() / '.validate.yaml'}: disable: unknown rule XX" in err
+    (repo / ".validate.yaml").write_text("disable: [SE]\n")
     code, out, err = _run(capsys, "validate")
     assert code == 0, out + err
     assert out == "validate: 1 source(s), 11 object(s): 0 error(s), 0 warning(s)\n"

@@ -91,7 +91,8 @@ def options(args):
         except paths.NoPlatform:
             spec = paths.SPEC_NAME
     return Options(paths=args.paths, spec=spec, spec_explicit=args.spec is not None,
-                   out=args.out or paths.shown(Path(spec).resolve().parent), crd_dir=args.crd_dir, kubernetes_version=args.kubernetes_version,
+                   out=args.out or paths.shown(Path(spec).resolve().parent), crd_dir=args.crd_dir,
+                   kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
                    namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
                    enable=_split(args.enable), disable=_split(args.disable), multikueue=args.multikueue)
