@@ -114,6 +114,10 @@ def cmd_diff(args) -> int:
     from . import crds, diff
     if args.out is None:
         args.out = paths.shown(paths.platform_dir(args.spec))
+    busy = writer.pending(Path(args.out))
+    if busy:   # half switched by a synth that failed: nothing to compare yet
+        print(f"diff: {busy}", file=sys.stderr)
+        return EXIT_USAGE
     crd_root = args.crd_dir
     if crd_root is None:
         try:
