@@ -141,10 +141,12 @@ def _version() -> str:
     return f"{__version__} ({pins})"
 
 
+COMMAND = "gke-ml-platform"   # the installed command (setup.cfg console_scripts)
+
+
 def _prog() -> str:
-    """How the user ran us: the installed command, or python -m generator."""
-    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return "python -m generator" if name in ("", "__main__.py", "-c", "-m") or name.endswith(".py") else name
+    """How the user ran us: the installed command, else python -m generator."""
+    return COMMAND if sys.argv and os.path.basename(sys.argv[0]) == COMMAND else "python -m generator"
 
 
 def main(argv: list[str] | None = None) -> int:
