@@ -150,3 +150,23 @@ def test_synth_check_validate_and_plan_pass_with_make_crds_as_the_only_data(tmp_
     plan = summary.read_text()
     for scenario in sorted(p.relative_to(repo / "scenarios") for p in (repo / "scenarios").glob("*/*.yaml")):
         assert scenario.stem in plan or scenario.parent.name in plan
+
+
+def run_plan_step_that_fails(step: dict, tmp_path: Path, fake: str) -> tuple[int, str]:
+    """Run a workflow's plan step with `fake` (a shell command standing in for the tool or make) printing a
+    report and failing as a plan with a broken expectation does; (exit status, the job summary)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / fake).write_text("#!/bin/sh\necho '## Kueue plan'\necho 'expectation failed' >&2\nexit 1\n")
+    (bin_dir / fake).chmod(0o755)
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "GITHUB_STEP_SUMMARY": str(summary), "PYTHONPATH": str(paths.ROOT)}
+    r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60, check=False)
+    return r.returncode, summary.read_text() if summary.exists() else ""
+
+
+def test_the_plan_report_reaches_the_job_summary_also_when_the_plan_fails(tmp_path):
+    (step,) = [s for s in _steps("plan") if "make plan" in s.get("run", "")]
+    assert run_plan_step_that_fails(step, tmp_path, "make") == (1, "## Kueue plan\n")

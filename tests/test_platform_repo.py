@@ -129,6 +129,14 @@ def test_the_written_workflow_is_hardened_like_this_repositorys():
     assert at == sorted(at)
 
 
+def test_the_written_plan_step_reports_to_the_job_summary_also_when_the_plan_fails(tmp_path):
+    from tests.test_ci_workflow import run_plan_step_that_fails
+    wf = yaml.safe_load((init.TEMPLATE / "ci.yaml").read_text())
+    (step,) = [s for s in wf["jobs"]["platform"]["steps"] if "gke-ml-platform plan" in s.get("run", "")]
+    assert step["if"] == "${{ !cancelled() }}"     # also after a failed check or validate
+    assert run_plan_step_that_fails(step, tmp_path, "gke-ml-platform") == (1, "## Kueue plan\n")
+
+
 # ---------------------------------------------------------------- what the wheel carries
 
 def _read_by_the_tool() -> list[Path]:
