@@ -217,6 +217,14 @@ def test_commands_act_on_the_repository_of_the_working_directory(tmp_path, monke
     assert out == "validate: 1 source(s), 11 object(s): 0 error(s), 0 warning(s)\n"
 
 
+def test_every_example_brings_scenarios():
+    """The CI that init writes replays scenarios/<profile>/*.yaml: an example without any would fail it."""
+    for spec in (paths.ROOT / "examples").glob("*.yaml"):
+        assert list((paths.ROOT / "examples" / "scenarios" / spec.stem).glob("*/*.yaml")), (
+            f"examples/{spec.name} has no scenarios: add examples/scenarios/{spec.stem}/<profile>/<story>.yaml "
+            "(what Kueue admits and preempts with that spec; tests/test_platform_repo.py replays it)")
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (paths.ROOT / "examples" / "scenarios").iterdir()))
 def test_the_scenarios_init_writes_hold_for_their_spec(tmp_path, monkeypatch, capsys, name):
     repo = tmp_path / "p"
