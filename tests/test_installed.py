@@ -192,7 +192,7 @@ def test_the_workflow_init_writes_runs_its_steps_here(installed):
     env = {**installed.env, "GITHUB_STEP_SUMMARY": str(summary), "GENERATOR_CACHE_DIR": str(installed.tmp / "ci-cache"),
            "PATH": f"{fake_bin}{os.pathsep}{installed.env['PATH']}"}
 
-    def job(name: str, expect_fail: set[str] = frozenset()) -> list[str]:
+    def job(name: str, expect_fail: frozenset[str] = frozenset()) -> list[str]:
         ran = []
         for step in _steps(wf, name):
             if "uses" in step:   # this folder, the venv's Python and the cache folder stand in for the actions
@@ -216,7 +216,7 @@ def test_the_workflow_init_writes_runs_its_steps_here(installed):
     _git(repo, "commit", "-q", "-am", "more nodes, a second server, a team")
     _git(repo, "update-ref", "refs/remotes/origin/main", "main")
     summary.write_text("")
-    job("platform", expect_fail={"What Kueue admits and preempts in each scenario"})
+    job("platform", expect_fail=frozenset({"What Kueue admits and preempts in each scenario"}))
     assert "serving-burst" in summary.read_text() and "llama-serving#3" in summary.read_text()
 
     summary.write_text("")
