@@ -20,7 +20,7 @@ def _data_files() -> list[str]:
     block = re.search(r"DATA_FILES = \(([^)]*)\)", source)
     assert block, "generator/paths.py: DATA_FILES"
     patterns = re.findall(r'"([^"]+)"', block.group(1))
-    return sorted({f for p in patterns for f in glob.glob(p, root_dir=HERE)})
+    return sorted({f for p in patterns for f in glob.glob(p, root_dir=HERE, recursive=True)})
 
 
 class BuildWithData(build_py):

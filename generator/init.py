@@ -41,6 +41,15 @@ def scenarios_of(name: str) -> Path:
     return paths.EXAMPLES / "scenarios" / name
 
 
+def _spec_files(spec_text: str) -> list[str]:
+    """The files the spec names relative to itself (the `file` of `manifest` workloads), kept inside the repository."""
+    from . import yamlio
+    raw = yamlio.load_strict(spec_text)
+    workloads = raw.get("workloads") if isinstance(raw, dict) else None
+    names = {w["file"] for w in workloads or [] if isinstance(w, dict) and isinstance(w.get("file"), str)}
+    return sorted(n for n in names if not Path(n).is_absolute() and ".." not in Path(n).parts)
+
+
 def _summary(spec: Path) -> str:
     """The first sentence of the example's opening comment: what it shows."""
     words = []
@@ -59,6 +68,8 @@ def files(example: str) -> dict[str, str]:
     if example not in known:
         raise InitError(f"no example {example!r}; the examples are: {', '.join(known)} (init --list-examples)")
     out = {paths.SPEC_NAME: known[example].read_text()}
+    for rel in _spec_files(out[paths.SPEC_NAME]):   # a `manifest` workload's file, beside the spec
+        out[rel] = (paths.EXAMPLES / rel).read_text()
     scen = scenarios_of(example)
     for f in sorted(scen.glob("*/*.yaml")):
         out[f"{paths.SCENARIOS}/{f.relative_to(scen).as_posix()}"] = f.read_text()

@@ -30,7 +30,8 @@ VERSIONS = SCHEMAS / "versions.yaml"
 EXAMPLES = DATA / "examples"
 LOCUSTFILE = DATA / "images" / "t5-loadgen" / "locustfile.py"
 # The data files the wheel carries, relative to DATA (setup.py copies exactly these).
-DATA_FILES = ("schemas/*.yaml", "schemas/*.json", "examples/*.yaml", "examples/scenarios/*/*/*.yaml",
+# examples/**: the example specs, their scenarios (scenarios/<name>/<profile>/) and the files they name (manifests/).
+DATA_FILES = ("schemas/*.yaml", "schemas/*.json", "examples/*.yaml", "examples/**/*.yaml",
               "images/t5-loadgen/locustfile.py")
 
 SPEC_NAME = "platform.yaml"

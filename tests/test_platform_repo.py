@@ -82,10 +82,13 @@ def test_init_writes_a_repository_from_the_default_example(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (paths.ROOT / "examples").glob("*.yaml")))
-def test_init_takes_any_example(tmp_path, capsys, name):
+def test_init_takes_any_example(tmp_path, capsys, name, monkeypatch):
     code, _, err = _run(capsys, "init", "--no-git", "--example", name, tmp_path / "p")
     assert code == 0, err
     assert (tmp_path / "p" / "platform.yaml").read_text() == (paths.ROOT / "examples" / f"{name}.yaml").read_text()
+    monkeypatch.chdir(tmp_path / "p")       # with every file it names (a manifest workload's): the spec loads
+    from generator import spec as spec_model
+    spec_model.load(tmp_path / "p" / "platform.yaml")
 
 
 def test_init_refuses_a_non_empty_folder_and_an_unknown_example(tmp_path, capsys):
@@ -142,7 +145,7 @@ def test_the_written_plan_step_reports_to_the_job_summary_also_when_the_plan_fai
 def _read_by_the_tool() -> list[Path]:
     """The data files the code reads through generator.paths."""
     return [paths.VERSIONS, paths.SPEC_SCHEMA, paths.SCHEMAS / "scenario.schema.json", paths.LOCUSTFILE,
-            *paths.EXAMPLES.glob("*.yaml"), *paths.EXAMPLES.glob("scenarios/*/*/*.yaml")]
+            *paths.EXAMPLES.rglob("*.yaml")]
 
 
 def test_the_wheel_carries_every_data_file_the_tool_reads():
