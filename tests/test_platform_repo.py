@@ -239,3 +239,11 @@ def test_the_scenarios_init_writes_hold_for_their_spec(tmp_path, monkeypatch, ca
     for s in scenarios:
         code, out, err = _run(capsys, "plan", f"overlays/{s.parent.name}", "--scenario", s)
         assert code == 0 and "expectation failed" not in err, f"{s}: {err}"
+
+
+def test_an_installed_tool_prints_the_schema_instead_of_writing_into_itself(capsys, monkeypatch, tmp_path):
+    from generator.spec import schema
+    monkeypatch.setattr(paths, "INSTALLED", True)
+    monkeypatch.setattr(paths, "SPEC_SCHEMA", tmp_path / "must-not-be-written.json")
+    code, out, _ = _run(capsys, "schema")
+    assert code == 0 and out == schema.render() and not (tmp_path / "must-not-be-written.json").exists()
