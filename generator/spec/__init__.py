@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import userinput
+from .. import limits, userinput
 from ..errors import Problem, SpecError
 from . import checks, problems
 from .kinds.manifest import Manifest
@@ -22,6 +22,9 @@ def load(path: str | Path) -> Platform:
 
 
 def from_dict(raw: dict, source: str = "<spec>") -> Platform:
+    over = limits.check_spec(raw)   # counts first: the model and checks never see a spec that would take minutes
+    if over:
+        raise SpecError(source, over)
     try:
         platform = Platform.model_validate(raw)
     except ValidationError as e:
