@@ -247,3 +247,13 @@ def test_an_installed_tool_prints_the_schema_instead_of_writing_into_itself(caps
     monkeypatch.setattr(paths, "SPEC_SCHEMA", tmp_path / "must-not-be-written.json")
     code, out, _ = _run(capsys, "schema")
     assert code == 0 and out == schema.render() and not (tmp_path / "must-not-be-written.json").exists()
+
+
+def test_validate_outside_a_platform_repository(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "validate")
+    assert code == 2 and err.splitlines() == [
+        f"validate: no platform.yaml in {tmp_path} or any folder above it, and no inputs named: run inside a "
+        "platform repository (gke-ml-platform init DIR makes one) or name the overlays or YAML files to check"]
+    good = paths.ROOT / "tests" / "validate_corpus" / "KQ001" / "good.yaml"   # any YAML is still checked
+    assert _run(capsys, "validate", "--crd-dir", helpers.CRD_ROOT, good)[0] == 0
