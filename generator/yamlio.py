@@ -17,9 +17,14 @@ Limits are checked on the composed node graph, before anything is built.
 Dumping is deterministic and uses the C emitter when present."""
 from __future__ import annotations
 
+import json
+import os
+import re
+import stat
 import sys
 from collections.abc import Hashable, Iterator
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -124,6 +129,54 @@ def _children(node: yaml.Node) -> list:
     return []
 
 
+def _prescan(text: str) -> None:
+    """Refuse an alias bomb while it is read, before anything is composed: one streaming
+    pass over the parser's events, counting what each alias expands to. Composing first
+    (and _bounds after) would build the whole node graph of a 10 MiB file before saying no.
+    Per document at most MAX_NODES values; per stream at most MAX_NODES added by aliases
+    (a stream of documents that each stay under the limit is still a bomb)."""
+    loader = _StrictLoader(text)
+    sizes: dict[str, int] = {}
+    frames: list[list] = []            # open collections: [anchor, expanded size so far]
+    total = aliased = 0
+
+    def done(size: int, anchor, mark) -> None:
+        nonlocal total
+        if anchor is not None:
+            sizes[anchor] = size
+        if frames:
+            frames[-1][1] += size
+        if total > MAX_NODES or aliased > MAX_NODES:
+            raise LimitError(None, None, f"aliases expand to more than {MAX_NODES:,} values", mark)
+
+    try:
+        while loader.check_event():
+            e = loader.get_event()
+            mark: Any = getattr(e, "start_mark", None)   # the C parser's marks are typed apart from the pure-Python ones
+            if isinstance(e, yaml.DocumentStartEvent):
+                sizes, total = {}, 0
+            elif isinstance(e, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(frames) >= MAX_DEPTH:
+                    raise LimitError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
+                frames.append([e.anchor, 1])
+                total += 1
+            elif isinstance(e, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, size = frames.pop()
+                done(size, anchor, e.start_mark)
+            elif isinstance(e, yaml.ScalarEvent):
+                total += 1
+                done(1, e.anchor, e.start_mark)
+            elif isinstance(e, yaml.AliasEvent):
+                if any(f[0] == e.anchor for f in frames):
+                    raise LimitError(None, None, "an alias refers to a value that contains it", mark)
+                size = sizes.get(e.anchor or "", 1)   # an unknown alias: the composer says so
+                total += size
+                aliased += size
+                done(size, None, e.start_mark)
+    finally:
+        loader.dispose()
+
+
 def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
     """(document, first line, last line) of each document of a text from outside the
     project, one at a time, duplicate keys refused and within the limits above (lines count
@@ -131,6 +184,8 @@ def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
     limit) at the first bad document; the documents before it have been yielded."""
     if len(text) > MAX_BYTES:
         raise LimitError(None, None, f"the input is over {MAX_BYTES // 2**20} MiB")
+    if "&" in text and "*" in text:   # no anchor, no alias: nothing to expand
+        _prescan(text)
     loader = _StrictLoader(text)
     try:
         while loader.check_node():
@@ -159,9 +214,23 @@ def decode(data: bytes) -> str:
                          f"save the file as UTF-8") from None
 
 
+def not_regular(path: str | Path) -> str | None:
+    """Why `path` is not a regular file to read (a FIFO or a device would block or never
+    end: refused before it is opened), or None. OSError when it cannot be looked at."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) \
+        else "a device or socket"
+    return f"{kind}, not a regular file; give a file (or - for standard input)"
+
+
 def read_text(path: str | Path) -> str:
     """A file's text; OSError when it cannot be read, InputError when it is too
     large or not UTF-8. Reads at most one byte past the limit."""
+    problem = not_regular(path)
+    if problem:
+        raise InputError(problem)
     with open(path, "rb") as f:
         return decode(f.read(MAX_BYTES + 1))
 
@@ -221,3 +290,108 @@ def dump(obj) -> str:
 def dump_all(objs) -> str:
     return yaml.dump_all(objs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                          allow_unicode=True, width=4096)
+
+
+# ---------------------------------------------------------------- positions, for error messages
+
+def document_nodes(source: str, raw=None) -> yaml.Node | None:
+    """The node graph of the user's file `source` (marks: line and column of each value),
+    composed again only when an error is reported; else the nodes of `raw` (no marks); else None."""
+    try:
+        text = read_text(source) if Path(source).is_file() else None
+    except (OSError, ValueError):
+        text = None
+    if text is not None:
+        try:
+            if "&" in text and "*" in text:
+                _prescan(text)   # the same bounds as the first read: an alias bomb is not composed
+            loader = _StrictLoader(text)
+            try:
+                node = loader.get_single_node()
+            finally:
+                loader.dispose()
+            if node is not None:
+                _bounds(node)
+                return node
+        except (yaml.YAMLError, RecursionError):
+            pass
+    if raw is None:
+        return None
+    try:
+        return yaml.representer.SafeRepresenter().represent_data(raw)
+    except (yaml.YAMLError, RecursionError, TypeError):
+        return None
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+_QUOTED = re.compile(r"\[(\"(?:[^\"\\]|\\.)*\"|'[^']*')\]")
+
+
+def _named(seq: yaml.SequenceNode, i: int):
+    """Item i of a list by its `name`, when it has one no other item has."""
+    def name(node):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == "name" and isinstance(v, yaml.ScalarNode) and v.value:
+                    return v.value
+        return None
+    mine = name(seq.value[i])
+    if mine is None or sum(name(n) == mine for n in seq.value) > 1:
+        return i
+    from .credentials import known_token
+    from .errors import Named
+    return i if known_token(mine) else Named(mine)
+
+
+def _step(node: yaml.Node, rest: str):
+    """(part, child node, key node or None, rest) one path element down, or None."""
+    if isinstance(node, yaml.SequenceNode):
+        m = _INDEX.match(rest)
+        if m and int(m.group(1)) < len(node.value):
+            i = int(m.group(1))
+            return _named(node, i), node.value[i], None, rest[m.end():]
+        m = _QUOTED.match(rest)
+        if m:
+            name = json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)[1:-1]
+            for i, item in enumerate(node.value):
+                if isinstance(item, yaml.MappingNode) and any(
+                        k.value == "name" and getattr(v, "value", None) == name for k, v in item.value):
+                    return _named(node, i), item, None, rest[m.end():]
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    m = _QUOTED.match(rest)
+    if m:
+        key = json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)[1:-1]
+        candidates = [(k, v, rest[m.end():]) for k, v in node.value if str(k.value) == key]
+    else:
+        plain = rest[1:] if rest.startswith(".") else rest
+        candidates = [(k, v, plain[len(str(k.value)):]) for k, v in node.value
+                      if isinstance(k, yaml.ScalarNode) and plain.startswith(str(k.value))
+                      and plain[len(str(k.value)):][:1] in ("", ".", "[")]
+    if not candidates:
+        return None
+    k, v, tail = max(candidates, key=lambda c: len(str(c[0].value)))
+    return str(k.value), v, k, tail
+
+
+def locate(root: yaml.Node, path: str) -> tuple[str, tuple[int, int] | None]:
+    """(the path rewritten by the one path writer, with list items by name, and the 1-based
+    line and column of the deepest part of it the document has) for a path as written by a
+    check. A mapping entry's position is its key's; what the document lacks is kept as written."""
+    from .errors import format_path
+    parts: list = []
+    mark = None
+    node, rest = root, path
+    while rest:
+        step = _step(node, rest)
+        if step is None:
+            break
+        part, node, key, rest = step
+        parts.append(part)
+        m = (key or node).start_mark
+        mark = (m.line + 1, m.column + 1) if m is not None else None
+    if not parts:
+        return path, None
+    tail = rest if not rest or rest.startswith(("[", ".")) else "." + rest
+    return format_path(parts) + tail, mark

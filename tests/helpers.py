@@ -29,7 +29,7 @@ FIXTURE_SPEC = FIXTURES / "platform.yaml"
 FIXTURE_SCENARIOS = FIXTURES / "scenarios"
 
 # Upstream data: ../shared (or $SHARED_DIR) when present, else the cache
-# `make crds` fills (build/shared); tests/conftest.py checks it is complete.
+# `make crds` fills (the per-user cache); tests/conftest.py checks it is complete.
 SHARED = upstream.data_root()
 CRD_ROOT = SHARED / "crds"
 REFERENCE = SHARED / "reference"
@@ -139,12 +139,23 @@ def generated() -> Path:
     return out
 
 
+def example_raw(path: Path) -> dict:
+    """An example spec as a dict, with the files its workloads name (kind `manifest`) made
+    absolute: a test renders it under another name than its own path."""
+    raw = yamlio.load_user(path.read_text())
+    for w in raw.get("workloads") or []:
+        if isinstance(w, dict) and isinstance(w.get("file"), str):
+            w["file"] = str((path.parent / w["file"]).resolve())
+    return raw
+
+
 def render(raw: dict) -> dict[str, str]:
     return platform.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
 
 
-def synth_into(directory: Path, raw: dict) -> specmod.Spec:
-    s = specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml")
+def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
+    """`source` is where the spec says it comes from: files it names are read beside it."""
+    s = specmod.from_dict(copy.deepcopy(raw), source)
     writer.write_tree(platform.build(s), directory, paths.OUTPUT_DIRS)
     return s
 
@@ -207,3 +218,10 @@ def rule_findings(objs: list[dict], prefixes: tuple[str, ...]) -> list[str]:
         path.write_text(yamlio.dump_all(objs))
         report = run(path, [])
     return [f.line() for f in report.findings if f.rule.startswith(prefixes)]
+
+
+def without_positions(text: str) -> str:
+    """Error lines with FILE:LINE:COLUMN: written FILE: (docs/errors.md), for tests about
+    the words of a message rather than where it points."""
+    import re
+    return re.sub(r"(\S+?):\d+:\d+: ", r"\1: ", text)

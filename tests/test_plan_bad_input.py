@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from generator import cli, yamlio
+from tests import helpers
 from tests.kueue_cases import clusterqueue, flavor, localqueue
 from tests.test_plan_model import GPU, cq, deployment, job, lq
 
@@ -50,9 +51,9 @@ BAD = {
                      "Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '-2' is negative"),
     # A cohort tree with a loop, or a Cohort naming itself (issue #27): one line naming the loop.
     "cohort names itself": (lambda: [cq(cohort="a"), _cohort("a", "a")] + _base()[1:],
-                            "Cohort/a.spec.parentName: the cohort parents form a cycle (a -> a)"),
+                            "Cohort/a.spec.parentName: Cohort 'a' is its own parent"),
     "cohort loop": (lambda: [cq(cohort="a"), _cohort("a", "b"), _cohort("b", "c"), _cohort("c", "a")] + _base()[1:],
-                    "Cohort/a.spec.parentName: the cohort parents form a cycle (a -> b -> c -> a)"),
+                    "Cohort/a.spec.parentName: Cohort parents form a cycle: a -> b -> c -> a"),
 }
 
 
@@ -75,7 +76,7 @@ def test_not_an_object_not_utf8_and_missing_file(capsys, tmp_path):
     f = tmp_path / "x.yaml"
     f.write_text("- 1\n- 2\n")
     rc, _, err = _cli(capsys, f)
-    assert rc == 2 and f"{f}: [0]: not a Kubernetes object" in err
+    assert rc == 2 and f"{f}: [0]: not a Kubernetes object" in helpers.without_positions(err)
     f.write_bytes(b"kind: \xff\n")
     rc, _, err = _cli(capsys, f)
     assert rc == 2 and "not UTF-8" in err
@@ -90,11 +91,11 @@ def test_bad_scenario_quantity_and_missing_file(capsys, tmp_path):
                   "- title: y\n  quota: {clusterQueue: cq, flavor: f, resource: gpu, lendingLimit: 1}\n")
     rc, _, err = _cli(capsys, f, "--scenario", sc)
     assert rc == 2
-    assert f"{sc}: steps[0].submit.file: cannot read" in err
-    assert f"{sc}: steps[1].quota.resource: flavor f of ClusterQueue cq has no quota for 'gpu'" in err
+    assert f"{sc}: steps[0].submit.file: cannot read" in helpers.without_positions(err)
+    assert f"{sc}: steps[1].quota.resource: flavor f of ClusterQueue cq has no quota for 'gpu'" in helpers.without_positions(err)
     sc.write_text("steps:\n- title: y\n  quota: {clusterQueue: cq, flavor: f, resource: cpu, borrowingLimit: lots}\n")
     rc, _, err = _cli(capsys, f, "--scenario", sc)
-    assert rc == 2 and f"{sc}: steps[0].quota.borrowingLimit:" in err and "Traceback" not in err
+    assert rc == 2 and f"{sc}: steps[0].quota.borrowingLimit:" in helpers.without_positions(err) and "Traceback" not in err
 
 
 def test_plot_creates_its_folder(capsys, tmp_path):
@@ -136,7 +137,7 @@ def test_a_scenario_cohort_loop_is_refused_before_the_plan(capsys, tmp_path):
     sc.write_text(yamlio.dump({"steps": [{"title": "loop", "apply": {"manifest": _cohort("b", "a")}}]}))
     rc, out, err = _cli(capsys, f, "--scenario", sc)
     assert rc == 2 and out == ""
-    assert f"{sc}: steps[0].apply: Cohort/a.spec.parentName: the cohort parents form a cycle (a -> b -> a)" in err
+    assert str(sc) in err and "steps[0].apply: Cohort/a.spec.parentName: Cohort parents form a cycle: a -> b -> a" in err
 
 
 @pytest.mark.parametrize("replicas", [10**8, 2**31, 2**63, 10**100], ids=["1e8", "2^31", "2^63", "1e100"])
@@ -147,7 +148,7 @@ def test_a_huge_scale_step_is_refused_before_the_work(replicas, capsys, tmp_path
     sc.write_text(f"steps:\n- title: up\n  scale: {{kind: Deployment, name: web, replicas: {replicas}}}\n")
     rc, out, err = _cli(capsys, f, "--scenario", sc)
     assert rc == 2 and out == ""
-    assert f"{sc}: steps[0].scale.replicas: " in err
+    assert str(sc) in err and "steps[0].scale.replicas: " in err
     assert f"replicas is more than a plan simulates ({simulate.MAX_WORKLOADS} Workloads in all)" in err
     assert len(err.strip().splitlines()) == 1
 

@@ -54,8 +54,13 @@ def _multikueue_note(cluster: model.Cluster) -> str | None:
 
 def platform_root() -> Path:
     """The platform repository whose scenarios `plan` without an overlay replays: the folder
-    the command runs in."""
-    return Path.cwd()
+    holding platform.yaml, found from the working directory up (paths.find_spec); without
+    one, the working directory."""
+    from .. import paths
+    try:
+        return paths.find_spec().parent
+    except paths.NoPlatform:
+        return Path.cwd()
 
 
 def scenario_runs(root: Path, scenario_file: str | None) -> list[tuple[str, str]]:
@@ -131,7 +136,8 @@ def release_for(overlay: str, given: str | None) -> tuple[str, str]:
     if given:
         return given, "--kueue-version"
     root = platform_root()
-    spec = root / "platform.yaml"
+    from .. import paths
+    spec = root / paths.SPEC_NAME
     path = Path(overlay)
     if not (spec.is_file() and path.is_dir() and path.resolve().parent == (root / "overlays").resolve()):
         return releases.DEFAULT, "the default; the spec pins a release for overlays/<profile> only"

@@ -32,9 +32,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, overload
 
-from .. import catalog, demand, yamlio
+from .. import catalog, demand, supply, tas, yamlio
 from ..errors import Problem, SpecError
-from ..quantity import parse
+from ..quantity import MAX_QUANTITY, parse, too_large
 from . import packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -43,10 +43,6 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 UNLIMITED = Decimal(999999)
 OWNER_KINDS = ("Deployment", "Pod", "Job", "JobSet", "LeaderWorkerSet", "Workload")
 SCALABLE_KINDS = ("Deployment", "LeaderWorkerSet")
-# Quantities above this are refused: Kueue keeps quota in int64 (milli-units for
-# CPU), so nothing larger is meaningful, and huge exponents would make formatting
-# them unbounded work.
-MAX_QUANTITY = Decimal(2**63 - 1) / 1000
 PODS = demand.PODS
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 PREEMPTION_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any")
@@ -174,6 +170,7 @@ class ResourceFlavor:
     node_taints: tuple[dict, ...] = ()
     tolerations: tuple[dict, ...] = ()
     topology: str | None = None
+    nodes_per_block: int | None = None    # the generator's annotation on topology-aware GPU flavors (plan/tas.py)
 
     def tpu_generation(self) -> catalog.TpuGeneration | None:
         """The TPU generation whose accelerator label the flavor selects (the catalog's)."""
@@ -501,7 +498,7 @@ def quantity(value: Any, report) -> Decimal | None:
         report(f"{_show(value)} is negative; quotas and requests are 0 or more")
         return None
     if q > MAX_QUANTITY:
-        report(f"{_show(value)} is larger than Kueue can count (at most {int(MAX_QUANTITY)})")
+        report(too_large(value))
         return None
     return q
 
@@ -516,9 +513,9 @@ def build(source: str, objs: list[dict]) -> Cluster:
     c = Cluster(source)
     for i, o in enumerate(objs):
         read_object(c, o, i, problems)
+    problems += cohort_cycles(c)
     if not c.cluster_queues and not problems:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
-    problems += cohort_cycles(c)
     if problems:
         raise SpecError(source, problems)
     for owner in c.owners:
@@ -528,23 +525,10 @@ def build(source: str, objs: list[dict]) -> Cluster:
 
 
 def cohort_cycles(c: Cluster) -> list[Problem]:
-    """One problem per loop of Cohort parents (a Cohort naming itself included): Kueue's
-    cohort tree has none (its cache marks every ClusterQueue below one inactive), and a
-    plan of one would have no root to take quota from."""
-    out, done = [], set()
-    for start in sorted(c.cohorts):
-        path: list[str] = []
-        name: str | None = start
-        while name is not None and name in c.cohorts and name not in done and name not in path:
-            path.append(name)
-            name = c.cohorts[name].parent
-        done.update(path)
-        if name is not None and name in path:
-            loop = path[path.index(name):] + [name]
-            out.append(Problem(f"Cohort/{loop[0]}.spec.parentName",
-                               f"the cohort parents form a cycle ({' -> '.join(loop)}); a cohort tree needs a root: "
-                               f"remove parentName from one of {', '.join(sorted(set(loop)))}"))
-    return out
+    """One problem per loop of Cohort parents (a Cohort naming itself included), in the
+    words every tool uses (supply.cycle_message): the overlay's, and a scenario's `apply`."""
+    return [Problem(f"Cohort/{loop[0]}.spec.parentName", supply.cycle_message(loop))
+            for loop in supply.find_cycles({co.name: co.parent for co in c.cohorts.values() if co.declared})]
 
 
 @dataclass
@@ -628,7 +612,14 @@ def _read_flavor(x: _Obj) -> None:
     tols = r.list(spec, "tolerations", "spec.tolerations")
     topo = r.str(spec, "topologyName", "spec.topologyName")
     x.c.flavors[x.name] = ResourceFlavor(x.name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
-                                         tuple(t for t in tols if isinstance(t, dict)), topo)
+                                         tuple(t for t in tols if isinstance(t, dict)), topo, _nodes_per_block(x.o))
+
+
+def _nodes_per_block(obj: dict) -> int | None:
+    meta = obj.get("metadata")
+    notes = meta.get("annotations") if isinstance(meta, dict) else None
+    value = notes.get(tas.NODES_PER_BLOCK_ANNOTATION) if isinstance(notes, dict) else None
+    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else None
 
 
 def _read_topology(x: _Obj) -> None:
@@ -691,7 +682,7 @@ def _read_owner(x: _Obj) -> None:
     for ps in d.podsets:
         for res, v in ps.requests.items():
             if v > MAX_QUANTITY:
-                x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {v} is larger than Kueue can count"))
+                x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {too_large(v)}"))
     owner = Owner(x.kind, x.ns, x.name, x.o, replicas)
     if x.replace and owner.ref in x.c.owner_refs:
         x.c.owners = [o for o in x.c.owners if o.ref != owner.ref]

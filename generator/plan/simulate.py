@@ -29,9 +29,10 @@ import bisect
 import copy
 from decimal import Decimal
 
+from .. import supply
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
-from ..quantity import fmt
+from ..quantity import show as fmt
 from . import assign, fairorder, model, packer, preempt, queues, quota, releases
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import UNLIMITED, ClusterQueue, Owner, Workload
@@ -712,8 +713,13 @@ class Simulator:
         fresh = st.last_generation == self.generation.get(cq.name, 0) or \
             (self.rules.preserve_scan_progress and self.cycle_no - st.last_cycle <= 1)
         last = st.last_tried if fresh else None
+        held = None
+        if any(rf.nodes_per_block for rf in self.cluster.flavors.values()):   # GKE blocks (plan/tas.py)
+            held = [(s.wl, s.flavors) for s in sorted((s for s in self.states.values()
+                                                       if s.holds_quota and s.key != st.key),
+                                                      key=lambda s: (s.admitted_at or 0, s.key))]
         return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,
-                              oracle, last, self.static)
+                              oracle, last, self.static, held)
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.cluster.config
@@ -905,6 +911,11 @@ class Simulator:
     def _never_fits(self, st: State, cq: ClusterQueue) -> str | None:
         """Why the Workload could not be admitted even into an empty cluster, or None."""
         tree = quota.Tree(self.cluster)
+        verdict = supply.never(tree, cq.name, st.wl.podsets)   # quota alone: the one verdict every tool gives
+        if verdict is not None:
+            slices = assign.in_slices(self.static.get(verdict.flavor or ""), verdict.resource, verdict.need,
+                                      verdict.most or ZERO)
+            return "can never be admitted: " + verdict.message + slices
         empty = {f: r.empty() for f, r in self.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], self.cluster.flavors, False, empty,
                              lambda fr, v: (assign.NO_CANDIDATES, 0), None, self.static)

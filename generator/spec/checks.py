@@ -8,10 +8,11 @@ Each kind's own checks live with its fields (spec/kinds/); this module calls
 them per profile and puts the workload's path in front."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from .. import capacity, catalog, credentials, demand, flavors, quantity, tpu, versions
+from .. import catalog, credentials, demand, errors, flavors, quantity, supply, tpu, versions
 from ..errors import Problem, format_path
 from . import hardware, teams as teams_mod
 from .context import CheckContext
@@ -23,7 +24,7 @@ MAX_APP_NAME = 63
 
 
 def _known(kind: str, value: str, choices) -> str:
-    return f"unknown {kind} {value!r} (known: {', '.join(sorted(choices)) or 'none'})"
+    return errors.unknown(kind, value, choices)
 
 
 def check(p: Platform) -> list[Problem]:
@@ -109,6 +110,12 @@ def _profile(prof: Profile) -> list[Problem]:
             out.append(Problem("", "Autopilot profiles need `budget` (cpu, memory, nvidia.com/gpu, ephemeral-storage)"))
         if prof.accelerator is None:
             out.append(Problem("", "Autopilot profiles name the `accelerator` their budget buys"))
+        elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "kind", None) == "tpu":
+            # An Autopilot budget is CPU, memory and nvidia.com/gpu: its ClusterQueue and flavor
+            # would not cover google.com/tpu nor select a TPU topology. Refused, not half-made.
+            out.append(Problem("accelerator", f"{prof.accelerator} is a TPU: this generator runs TPUs on GKE "
+                                              "Standard node pools (nodePools with a topology) or a TPU7x "
+                                              "reservation (`tpu`), not on Autopilot"))
         elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "autopilot", None) is False:
             offered = sorted(d.accelerator for d in catalog.DEVICES.values() if d.autopilot)
             out.append(Problem("accelerator", f"Autopilot does not offer {prof.accelerator} (it offers "
@@ -143,11 +150,26 @@ def _standard(prof: Profile) -> list[Problem]:
                                            "Kueue ResourceFlavor's name)"))
         if pool.name is not None and pool.name in names[:i]:
             out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
-    kinds = [(pool.machine_type, pool.capacity, pool.topology) for pool in prof.pools]
+    for i, pool in enumerate(prof.pools):
+        where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
+        m = hardware.machine(pool)
+        if pool.topology_aware is not None and m is not None and not isinstance(m.device, catalog.GpuFamily):
+            out.append(Problem(f"{where}.topologyAware", f"{m.name} is not a GPU machine type: topology-aware "
+                                                         "placement here is for GPU pools (TPU slices are placed "
+                                                         "by their topology)"))
+        elif pool.topology_aware is not None and prof._kueue is not None and not prof.kueue.is_v1beta2:
+            out.append(Problem(f"{where}.topologyAware", f"topology-aware scheduling is on by default from Kueue "
+                                                         f"v0.14 (beta feature gate); this profile runs "
+                                                         f"{prof.kueue.version}"))
+        if pool.reservation and pool.name is None:
+            out.append(Problem(f"{where}.name", f"a pool consuming reservation {pool.reservation!r} is named: its "
+                                                "flavor selects its nodes by node pool name "
+                                                "(cloud.google.com/gke-nodepool)"))
+    kinds = [(pool.machine_type, pool.capacity, pool.topology, pool.reservation) for pool in prof.pools]
     for i, k in enumerate(kinds):
         if k in kinds[:i]:
             out.append(Problem(f"nodePools[{i}]", f"looks the same to Kueue as nodePools[{kinds.index(k)}] (same "
-                                                  "machine type, capacity and topology): their nodes carry the same "
+                                                  "machine type, capacity, topology and reservation): their nodes carry the same "
                                                   "labels, so one flavor could not be told from the other; make them "
                                                   "one pool with the nodes of both"))
     return out
@@ -214,7 +236,8 @@ def queues(p: Platform) -> list[Problem]:
         for j, lq in enumerate(q.local_queues):
             if lq.namespace not in ns:
                 out.append(Problem(f"queues[{i}].localQueues[{j}].namespace",
-                                   f"namespace {lq.namespace!r} is not declared in namespaces"))
+                                   f"namespace {lq.namespace!r} is not declared in namespaces"
+                                   + errors.hint(lq.namespace, ns, "declared")))
         names = [(lq.namespace, lq.name) for lq in q.local_queues]
         for j, key in enumerate(names):
             if key in names[:j]:
@@ -261,12 +284,12 @@ def workloads(p: Platform) -> list[Problem]:
             out.append(Problem(f"{base}.name", f"workload {w.name!r} appears twice in namespace {w.namespace!r}"))
         seen.add((w.namespace, w.name))
         if w.namespace not in ns:
-            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces "
-                                                    f"(declared: {', '.join(sorted(ns))})"))
+            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces"
+                                                    + errors.hint(w.namespace, ns, "declared")))
         out += [Problem(f"{base}.{x.path}", x.message) for x in w.check_pod()]
         for path, key in w.images():
             if key not in p.images:
-                out.append(Problem(format_path([base, *path]), _known("image", key, p.images)))
+                out.append(Problem(f"{base}.{format_path(list(path))}", _known("image", key, p.images)))
         tier = p.priority_tiers.get(w.priority)
         if tier is None:
             out.append(Problem(f"{base}.priority", _known("priority tier", w.priority, p.priority_tiers)))
@@ -277,6 +300,8 @@ def workloads(p: Platform) -> list[Problem]:
             if prof not in p.profiles:
                 out.append(Problem(f"{base}.profiles[{j}]", _known("profile", prof, p.profiles)))
                 continue
+            if _unknown_machines(p.profiles[prof]):
+                continue   # reported on the profile; what runs there cannot be told
             out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
     return out
 
@@ -288,9 +313,10 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
     if bad:
         return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
     out = []
-    if (w.namespace, w.queue) not in p.local_queues_for(prof.name):
+    if (w.namespace, w.queue) not in p.local_queues_for(prof.name) and w.namespace in {n.name for n in p.namespaces}:
+        there = [q for ns, q in p.local_queues_for(prof.name) if ns == w.namespace]
         out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
-                                            f"profile {prof.name!r}"))
+                                            f"profile {prof.name!r}" + errors.hint(w.queue, there, "it has", "it has none")))
     missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
     if missing:
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
@@ -311,7 +337,9 @@ def duplicate_objects(p: Platform) -> list[Problem]:
         for prof in w.profiles:
             for kind, name in w.names_of_objects():
                 key = (prof, kind, w.namespace, name)
-                if key in owner and owner[key] != i:
+                j = owner.get(key, i)
+                # The same workload twice is one problem, its duplicated name (workloads()).
+                if j != i and (p.workloads[j].namespace, p.workloads[j].name) != (w.namespace, w.name):
                     clashes.setdefault((i, owner[key], f"{kind}/{w.namespace}/{name}"), []).append(prof)
                 owner.setdefault(key, i)
     return [Problem(f"workloads[{i}]", f"{p.workloads[i].name!r} would create {obj}, which workloads[{j}] also "
@@ -341,32 +369,99 @@ def guides(p: Platform) -> list[Problem]:
 # ---------------------------------------------------------------- what can never run
 
 def fits_quota(p: Platform) -> list[Problem]:
-    """One Workload bigger than every capacity source its accelerator has is never admitted,
-    whatever it preempts. Counted by the demand module on the objects the kinds describe."""
+    """One Workload its ClusterQueue can never give enough is never admitted, whatever it
+    preempts: the supply model's verdict (generator/supply.py) on the ClusterQueues and Cohort
+    the profile's overlay holds (queues.cluster_queues, the builder's own bodies), for the
+    demand of the objects the kinds describe (a test holds them equal to the built ones)."""
     out = []
+    trees: dict[str, supply.Tree | None] = {}
     for i, w in _workloads(p):
         for prof_name in w.profiles:
             prof = p.profiles.get(prof_name)
             if prof is None or prof.tpu is not None:
                 continue
             ctx = CheckContext(p, prof)
-            accel = hardware.accelerator_for(w, prof, p)
-            if accel is None or hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
+            if hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
                 continue
-            sources = [q for pool, q in capacity.capacity_sources(prof)
-                       if pool is None or hardware.pools_for(prof, accel).count(pool)]
-            if not sources:
+            if prof_name not in trees:
+                trees[prof_name] = _supply(p, prof)
+            tree, cq = trees[prof_name], _cluster_queue_of(p, prof_name, w.namespace, w.queue)
+            if tree is None or cq not in tree.cqs:
                 continue
+            selector = emitted_selector(w, prof, p)
             for obj in w.demand_objects(ctx):
-                need = demand.of(obj).per_workload()
-                if any(all(v <= q.get(r, Decimal(0)) for r, v in need.items()) for q in sources):
-                    continue
-                r = next(r for r, v in need.items() if v > max(q.get(r, Decimal(0)) for q in sources))
-                have = quantity.fmt(r, max(q.get(r, Decimal(0)) for q in sources))
-                where = "budget" if prof.autopilot else f"{accel} node pools"
-                out.append(Problem(f"workloads[{i}]", f"one {obj['kind']} Workload of {w.name!r} needs "
-                                                      f"{quantity.fmt(r, need[r])} {r}, but profile {prof_name!r} "
-                                                      f"has at most {have} (its {where}); it could never be admitted"))
+                verdict = supply.never(tree, cq, [_selecting(ps, selector) for ps in demand.of(obj).podsets])
+                if verdict is not None and verdict.most is not None:
+                    out.append(Problem(f"workloads[{i}]", f"one {obj['kind']} Workload of {w.name!r} on profile "
+                                                          f"{prof_name!r} can never be admitted: {verdict.message}"))
+    return out
+
+
+def emitted_selector(w: Workload, prof: Profile, p: Platform) -> dict[str, str]:
+    """The nodeSelector the builders put on the workload's pods: the accelerator's node labels
+    (core.accelerator_selector) and the spec's pod.nodeSelector (podpolicy). The kinds' skeletons
+    leave it out; a test holds this equal to the built pods' selector."""
+    accel = hardware.accelerator_for(w, prof, p)
+    out = dict(catalog.accelerator(accel).node_labels()) if accel else {}
+    pod = getattr(w, "pod", None)
+    out.update(getattr(pod, "node_selector", None) or {})
+    return out
+
+
+def _selecting(ps: demand.PodSet, selector: dict[str, str]) -> demand.PodSet:
+    if not selector:
+        return ps
+    template = {**ps.template, "spec": {**ps.spec, "nodeSelector": {**(ps.spec.get("nodeSelector") or {}), **selector}}}
+    return dataclasses.replace(ps, template=template)
+
+
+def _supply(p: Platform, prof: Profile) -> supply.Tree | None:
+    """The profile's ClusterQueues and Cohort as the builder writes them, read by the supply model."""
+    if not any(prof.name in q.profiles for q in p.queues) or _cohort_loops(p, prof.name):
+        return None
+    from ..queues import cluster_queues  # the builder module imports the spec package
+    try:
+        fs = flavors.flavors(p, prof)
+        # The ResourceFlavors as queues.queue_objects writes them: node labels and tolerations.
+        rfs = {f.name: supply.Flavor(f.name, f.node_labels, (), tuple(f.tolerations)) for f in fs}
+        return supply.Tree(*_holders(cluster_queues(p, prof, fs, ())), rfs)
+    except (AssertionError, KeyError, ValueError):
+        return None     # the profile's own problems are reported by its checks
+
+
+def _holders(bodies: list[dict]) -> tuple[list[supply.Holder], list[supply.Holder]]:
+    cqs = [h for b in bodies if b["kind"] == "ClusterQueue" and (h := supply.holder_of(b))]
+    cohorts = [h for b in bodies if b["kind"] == "Cohort" and (h := supply.holder_of(b))]
+    return cqs, cohorts
+
+
+def _cluster_queue_of(p: Platform, profile: str, namespace: str, queue: str) -> str | None:
+    for q in p.queues:
+        if profile in q.profiles and (namespace, queue) in {(lq.namespace, lq.name) for lq in q.local_queues}:
+            return q.cluster_queue
+    for t in p.teams_for(profile):
+        if namespace in t.namespaces and queue == t.queue_name:
+            return t.cq_name
+    return None
+
+
+def _cohort_loops(p: Platform, profile: str | None = None) -> list[list[str]]:
+    """Cohort parent cycles (cohort -> cohortParent) among the queue entries of one profile's
+    cluster, or of every profile (each loop once)."""
+    out: list[list[str]] = []
+    for name in [profile] if profile else sorted(p.profiles):
+        parents = {q.cohort: q.cohort_parent for q in p.queues if name in q.profiles and q.cohort and q.cohort_parent}
+        out += [loop for loop in supply.find_cycles(parents) if loop not in out]
+    return out
+
+
+def cohort_cycles(p: Platform) -> list[Problem]:
+    """A cohort whose parent chain comes back to itself in one cluster: one line per cycle
+    (Kueue would schedule nothing under it)."""
+    out = []
+    for loop in _cohort_loops(p):
+        i = next(i for i, q in enumerate(p.queues) if q.cohort == loop[0] and q.cohort_parent)
+        out.append(Problem(f"queues[{i}].cohortParent", supply.cycle_message(loop)))
     return out
 
 
@@ -425,7 +520,8 @@ def teams(p: Platform) -> list[Problem]:
         cqs.add(t.cq_name)
         for j, n in enumerate(t.namespaces):
             if n not in ns:
-                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"))
+                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"
+                                                              + errors.hint(n, ns, "declared")))
         if t.preemption.borrow_within_cohort and t.preemption.borrow_within_cohort.policy != "Never" \
                 and t.preemption.reclaim_within_cohort in (None, "Never"):
             out.append(Problem(f"{base}.preemption", "borrowWithinCohort needs reclaimWithinCohort other than Never "
@@ -476,7 +572,7 @@ def _team_share(p: Platform, t, prof: Profile, share, where: str) -> list[Proble
             nominal = teams_mod.resolve(rs.nominal, cap, r)
             if rs.lending_limit is not None and teams_mod.resolve(rs.lending_limit, cap, r) > nominal:
                 out.append(Problem(f"{path}.lendingLimit", f"{rs.lending_limit} is more than the nominal quota "
-                                                           f"{quantity.fmt(r, nominal)}; a team lends at most what "
+                                                           f"{quantity.show(r, nominal)}; a team lends at most what "
                                                            "it holds"))
     return out
 
@@ -496,10 +592,10 @@ def _team_totals(p: Platform) -> list[Problem]:
                          for rr, rs in res.items() if rr == r]
                 total = sum((v for _, v in parts), Decimal(0))
                 if total > capacity_r:
-                    detail = " + ".join(f"{n} {quantity.fmt(r, v)}" for n, v in parts)
+                    detail = " + ".join(f"{n} {quantity.show(r, v)}" for n, v in parts)
                     out.append(Problem("teams", f"on profile {prof.name!r}, flavor {flavor!r}, the teams' nominal "
-                                                f"{r} adds up to {quantity.fmt(r, total)} ({detail}), more than the "
-                                                f"{quantity.fmt(r, capacity_r)} it holds"))
+                                                f"{r} adds up to {quantity.show(r, total)} ({detail}), more than the "
+                                                f"{quantity.show(r, capacity_r)} it holds"))
     return out
 
 
@@ -572,7 +668,7 @@ def gitops(p: Platform) -> list[Problem]:
     if g is None:
         return []
     out = []
-    bad = credentials.in_url(g.repo_url)
+    bad = credentials.in_url(g.repo_url, tokens=False)
     if bad:
         out.append(Problem("gitops.repoURL", bad))
     for name in g.clusters:
@@ -603,38 +699,25 @@ def gitops(p: Platform) -> list[Problem]:
     return out
 
 
-def _strings(node, path: tuple):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _strings(v, path + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _strings(v, path + (i,))
-    elif isinstance(node, str):
-        yield path, node
-
-
 def secrets(p: Platform) -> list[Problem]:
-    """Values that look like credentials never reach the output: a published token format in
-    any field, and credential-shaped arguments and environment values where they are set."""
+    """Credential-shaped arguments and environment values, by their flag or variable name
+    (a published token format in any key or value is credentials.scan's, run on the raw
+    spec by spec.from_dict)."""
     out = []
-    for path, value in _strings(p.model_dump(by_alias=True, exclude_defaults=True), ()):
-        what = credentials.known_token(value)
-        if what and path[:1] != ("gitops",):   # the repository URL has its own check
-            out.append(Problem(format_path(list(path)), f"contains {what}; {credentials.HOW}"))
     for i, w in _workloads(p):
         for j, arg in enumerate(getattr(w, "engine_args", ())):
-            bad = credentials.in_argument(arg)
+            bad = credentials.in_argument(arg, tokens=False)
             if bad:
                 out.append(Problem(f"workloads[{i}].engineArgs[{j}]", bad))
         for key, value in sorted(getattr(w, "engine_env", {}).items()):
-            bad = credentials.in_env(key, value)
+            bad = credentials.in_env(key, value, tokens=False)
             if bad:
                 out.append(Problem(f"workloads[{i}].engineEnv.{key}", bad))
     return out
 
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, tiers, namespaces, profiles, queues, workloads, duplicate_objects, guides, fits_quota, tpu_tiers,
+    pins, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
+    tpu_tiers,
     teams, multikueue, gitops, secrets,
 )

@@ -72,6 +72,11 @@ class WorkloadBase(SpecModel):
             raise ValueError(f"lists {', '.join(dup)} more than once")
         return v
 
+    def companions(self) -> dict[tuple[str, str], tuple[str, Security, int | None]]:
+        """Pods the workload runs beside its queued ones, not through Kueue: (kind, name) ->
+        (field path of their `security`, how they run, the image's own non-root uid if it has one)."""
+        return {}
+
     def images(self) -> list[tuple[tuple, str]]:
         """(field path, image key) of every image the workload uses."""
         return [(("image",), self.image)]
@@ -88,7 +93,7 @@ class WorkloadBase(SpecModel):
                                            "`security: {runAsRoot: true}` (it still runs without privilege escalation "
                                            "or capabilities), or give a runAsUser the image supports"))
         for key, value in sorted(self.pod.env.items()):
-            bad = credentials.in_env(key, value)
+            bad = credentials.in_env(key, value, tokens=False)
             if bad:
                 out.append(Problem(f"pod.env.{key}", bad))
         for key in sorted(self.pod.node_selector):
@@ -108,7 +113,7 @@ class WorkloadBase(SpecModel):
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
         """Skeletons of the queued objects the builder emits (kinds, counts, pod
         requests): what generator/demand.py counts for the fit checks, without cdk8s.
-        A test holds them equal to the built objects' demand."""
+        tests/test_demand_skeletons.py holds them equal to the built objects' demand."""
         return []
 
     def names_of_objects(self) -> list[tuple[str, str]]:
