@@ -33,9 +33,9 @@ from .. import supply
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import show as fmt
-from . import assign, fairorder, model, packer, preempt, queues, quota, releases
+from . import assign, fairorder, model, preempt, queues, quota, releases, tpusetup
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
-from .model import UNLIMITED, ClusterQueue, Owner, Workload
+from .model import ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
 from .results import STATES, Cubes, Plan, Row, StepResult, Usage, snapshot, usage_rows  # noqa: F401 (re-exported)
 from .state import (  # noqa: F401 (re-exported)
@@ -49,10 +49,11 @@ from .state import (  # noqa: F401 (re-exported)
     Entry,
     State,
 )
+from .tpusetup import MAX_CUBES  # noqa: F401 (re-exported)
 
 MAX_CYCLES = 50_000
 MAX_WORKLOADS = 10_000      # Workloads simulated in one plan; more are left out, with a note
-MAX_CUBES = 64             # TPU cubes per reservation
+
 
 class Simulator:
     def __init__(self, cluster: model.Cluster, cubes: int | None = None, cubes_source: str = "--cubes",
@@ -82,90 +83,11 @@ class Simulator:
         # Workloads that lost their quota against their will (preempted, drained, evicted), with
         # who preempted them: what MultiKueue (dispatch.py) reacts to. Read and cleared by it.
         self.evictions: list[tuple[str, str | None]] = []
-        self.reservations = self._reservations(cubes, cubes_source)
-        self.static = self._static_pools()
+        self.reservations = tpusetup.reservations(self.cluster, cubes, cubes_source, self.notes)
+        self.static = tpusetup.static_pools(self.cluster, self.reservations, self.notes)
         self.tree = quota.Tree(self.cluster)
         if self.cluster.config.fair_sharing or any(c.cohort for c in self.cluster.cluster_queues.values()):
             self.notes.append(f"Kueue configuration: {self.cluster.config.source}")
-
-    # ------------------------------------------------------------ setup
-    def _reservations(self, cubes: int | None, cubes_source: str) -> dict[str, packer.Reservation]:
-        """The dynamically sliced TPU flavors: a generation with dynamic slicing, a Kueue
-        Topology, and the ClusterQueue checked by that slicing mode's AdmissionCheck."""
-        out: dict[str, packer.Reservation] = {}
-        problems: list[Problem] = []
-        for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
-            controllers = {self.cluster.admission_checks.get(a) for a in cq.admission_checks}
-            for group in cq.groups:
-                for fq in group.flavors:
-                    rf = self.cluster.flavors.get(fq.flavor)
-                    if rf is None or rf.topology is None or rf.topology not in self.cluster.topologies:
-                        continue
-                    gen = rf.tpu_generation()
-                    if gen is None or gen.dynamic is None or fq.flavor in out \
-                            or gen.dynamic.admission_check_controller not in controllers:
-                        continue
-                    n = self._cubes(cq, fq, gen, cubes, cubes_source, problems)
-                    if n is not None:
-                        out[fq.flavor] = packer.Reservation(gen, n, self.cluster.topologies[rf.topology],
-                                                            f"Topology {rf.topology}")
-        if problems:
-            raise SpecError(self.cluster.source, problems)
-        if cubes is not None and not out:
-            self.notes.append(f"{cubes_source} ignored: no TPU flavor with slice admission in this overlay")
-        return out
-
-    def _cubes(self, cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes: int | None, cubes_source: str,
-               problems: list[Problem]) -> int | None:
-        """How many cubes the reservation behind a flavor has: --cubes, or its quota."""
-        resource, per_cube = gen.resource, gen.dynamic.cube.chips
-        q = fq.resources.get(resource)
-        nominal = q.nominal if q else None
-        if cubes is not None:
-            n = cubes
-            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} ({cubes_source})")
-        elif nominal is None or nominal >= UNLIMITED:
-            problems.append(Problem(
-                f"ClusterQueue/{cq.name}.flavors.{fq.flavor}.{resource}",
-                f"nominalQuota is {'missing' if nominal is None else fmt(resource, nominal)} (unlimited), "
-                "so the reservation's size is unknown: pass --cubes N or set `cubes` in the scenario"))
-            return None
-        else:
-            n = int(nominal // per_cube)
-            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} "
-                              f"({fmt(resource, nominal)} {resource} / {per_cube} chips per cube)")
-            if nominal % per_cube:
-                self.notes.append(f"flavor {fq.flavor}: {resource} quota {fmt(resource, nominal)} is not "
-                                  f"whole cubes; {nominal % per_cube} chips cannot form slices")
-        if n > MAX_CUBES:
-            self.notes.append(f"flavor {fq.flavor}: only the first {MAX_CUBES} of {n} cubes are simulated "
-                              "(slice placement is capped to keep the plan bounded)")
-            n = MAX_CUBES
-        return n
-
-    def _static_pools(self) -> dict[str, packer.StaticPool]:
-        """Flavors of static TPU node pools (accelerator and topology labels), with a note
-        per ClusterQueue on how many slices its quota is."""
-        out: dict[str, packer.StaticPool] = {}
-        for name, rf in sorted(self.cluster.flavors.items()):
-            pool = rf.static_pool() if name not in self.reservations else None
-            if pool is not None:
-                out[name] = pool
-        for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
-            for flavor, resource, q in cq.quotas():
-                pool = out.get(flavor)
-                if pool is None or resource != pool.resource:
-                    continue
-                extra = q.nominal % pool.shape.chips
-                self.notes.append(
-                    f"flavor {flavor}: static TPU node pools, {pool.describe()}: ClusterQueue {cq.name}'s "
-                    f"{fmt(resource, q.nominal)} {resource} = {assign.plural(pool.slices_in(q.nominal), 'slice')}"
-                    + (f" and {extra} chips that make no slice" if extra else ""))
-                m = pool.machine
-                if m is not None and not m.allows(pool.shape):
-                    self.notes.append(f"flavor {flavor}: a {m.name} node pool cannot have topology {pool.shape} "
-                                      f"(it can: {', '.join(s.text for s in m.topologies)})")
-        return out
 
     def rebuild(self) -> None:
         """After a change to queues, cohorts or quotas: the quota tree anew, with the
@@ -346,9 +268,9 @@ class Simulator:
         if problems:
             raise SpecError(self.cluster.source, problems)
         self.events.append(f"applied {what}")
-        self.reservations = {**self._reservations(None, "--cubes"), **self.reservations} \
+        self.reservations = {**tpusetup.reservations(self.cluster, None, "--cubes", self.notes), **self.reservations} \
             if obj.get("kind") == "ClusterQueue" else self.reservations
-        self.static = self._static_pools()
+        self.static = tpusetup.static_pools(self.cluster, self.reservations, self.notes)
         self.rebuild()
         return what or ""
 
