@@ -30,10 +30,9 @@ import copy
 from decimal import Decimal
 
 from .. import supply
-from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import show as fmt
-from . import assign, fairorder, model, preempt, queues, quota, releases, tpusetup
+from . import actions, assign, fairorder, model, preempt, queues, quota, releases, tpusetup
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
@@ -88,6 +87,14 @@ class Simulator:
         self.tree = quota.Tree(self.cluster)
         if self.cluster.config.fair_sharing or any(c.cohort for c in self.cluster.cluster_queues.values()):
             self.notes.append(f"Kueue configuration: {self.cluster.config.source}")
+
+    # Steps that change queue objects (actions.py).
+    set_quota = actions.set_quota
+    set_stop_policy = actions.set_stop_policy
+    set_namespace_labels = actions.set_namespace_labels
+    apply = actions.apply
+    remove_object = actions.remove_object
+    set_check = actions.set_check
 
     def rebuild(self) -> None:
         """After a change to queues, cohorts or quotas: the quota tree anew, with the
@@ -203,114 +210,6 @@ class Simulator:
         st.status, st.reason = FINISHED, why
         self.touched.add(st.key)
         self.events.append(f"{st.key} finished ({why})")
-
-    def set_quota(self, cq_name: str, flavor: str, resource: str, nominal: Decimal | None,
-                  borrowing: Decimal | None | str = "keep", lending: Decimal | None | str = "keep",
-                  cohort: bool = False) -> None:
-        owner = self.cluster.cohorts[cq_name] if cohort else self.cluster.cluster_queues[cq_name]
-        what = "Cohort" if cohort else "ClusterQueue"
-        for group in owner.groups:
-            for fq in group.flavors:
-                if fq.flavor == flavor and resource in fq.resources:
-                    q = fq.resources[resource]
-                    changes = []
-                    if nominal is not None and nominal != q.nominal:
-                        changes.append(f"nominalQuota {fmt(resource, q.nominal)} -> {fmt(resource, nominal)}")
-                        q.nominal = nominal
-                    for label, attr, value in (("borrowingLimit", "borrowing", borrowing),
-                                               ("lendingLimit", "lending", lending)):
-                        if value != "keep" and value != getattr(q, attr):
-                            old = getattr(q, attr)
-                            changes.append(f"{label} {_q(resource, old)} -> {_q(resource, value)}")
-                            setattr(q, attr, value)
-                    self.events.append(f"{what} {cq_name}: {resource} in {flavor}: " + (", ".join(changes) or "unchanged"))
-        self.rebuild()
-        if not cohort:
-            cq = self.cluster.cluster_queues[cq_name]
-            used = sum((st.usage.get((flavor, resource), ZERO) for st in self.states.values()
-                        if st.holds_quota and st.cluster_queue == cq_name), ZERO)
-            now = cq.quota(flavor, resource)
-            if now is not None and used > now.nominal:
-                # Kueue never evicts for a quota cut; admitted Workloads keep running.
-                self.events.append(f"ClusterQueue {cq_name}: {fmt(resource, used)} {resource} already admitted in "
-                                   f"{flavor} stays over the new quota until it finishes")
-
-    def set_stop_policy(self, kind: str, name: str, namespace: str | None, policy: str) -> None:
-        if kind == "ClusterQueue":
-            self.cluster.cluster_queues[name].stop_policy = policy
-            affected = [st for st in self.states.values() if st.cluster_queue == name]
-        else:
-            self.cluster.local_queues[(namespace or "default", name)].stop_policy = policy
-            affected = [st for st in self.states.values()
-                        if st.wl.namespace == namespace and st.wl.queue == name]
-        self.events.append(f"{kind} {namespace + '/' if namespace else ''}{name}: stopPolicy {policy}")
-        for st in affected:
-            # Hold: quota reserved but not admitted is taken back; HoldAndDrain evicts the admitted too
-            # (workload_controller.go reconcileOnClusterQueueActiveState / ...LocalQueue...).
-            if (st.status == RESERVED and policy != "None") or (st.status == ADMITTED and policy == "HoldAndDrain"):
-                self._release(st)
-                st.status, st.evicted = PENDING, True
-                st.reason = f"evicted: the {kind} is stopped ({policy})"
-                self.events.append(f"{st.key} evicted: {kind} {name} is stopped ({policy})")
-                self.evictions.append((st.key, None))
-        self.rebuild()
-
-    def set_namespace_labels(self, namespace: str, labels: dict) -> None:
-        self.cluster.namespaces[namespace] = dict(labels)
-        self.events.append(f"Namespace {namespace}: labels {labels}")
-        self._requeue_all()
-
-    def apply(self, obj: dict) -> str:
-        """Create or replace a queue object (ClusterQueue, Cohort, LocalQueue, ResourceFlavor,
-        AdmissionCheck, Namespace, priority classes, Topology)."""
-        problems: list[Problem] = []
-        what = model.read_object(self.cluster, obj, 0, problems, replace=True)
-        if problems:
-            raise SpecError(self.cluster.source, problems)
-        self.events.append(f"applied {what}")
-        self.reservations = {**tpusetup.reservations(self.cluster, None, "--cubes", self.notes), **self.reservations} \
-            if obj.get("kind") == "ClusterQueue" else self.reservations
-        self.static = tpusetup.static_pools(self.cluster, self.reservations, self.notes)
-        self.rebuild()
-        return what or ""
-
-    def remove_object(self, kind: str, name: str, namespace: str | None = None) -> None:
-        c = self.cluster
-        if kind == "ClusterQueue":
-            held = [st for st in self.states.values() if st.holds_quota and st.cluster_queue == name]
-            if held:
-                # A ClusterQueue with admitted Workloads stays (terminating) until they finish.
-                c.cluster_queues[name].stop_policy = "Hold"
-                self.events.append(f"ClusterQueue {name} is terminating: {len(held)} admitted Workload(s) keep it "
-                                   "until they finish; it admits nothing more")
-            else:
-                c.cluster_queues.pop(name, None)
-                self.events.append(f"ClusterQueue {name} deleted")
-        elif kind == "ResourceFlavor":
-            c.flavors.pop(name, None)
-            self.events.append(f"ResourceFlavor {name} deleted")
-        elif kind == "Cohort":
-            c.cohorts.pop(name, None)
-            self.events.append(f"Cohort {name} deleted")
-        elif kind == "LocalQueue":
-            c.local_queues.pop((namespace or "default", name), None)
-            self.events.append(f"LocalQueue {namespace}/{name} deleted")
-        elif kind == "AdmissionCheck":
-            c.admission_checks.pop(name, None)
-            self.events.append(f"AdmissionCheck {name} deleted")
-        self.rebuild()
-
-    def set_check(self, check: str, state: str, ref: tuple | None = None) -> None:
-        """An admission check's verdict, for one object's Workloads or (ref None) for all."""
-        targets = [st for st in self.states.values() if ref is None or st.wl.owner == ref]
-        if ref is None:
-            self.check_defaults[check] = state
-        for st in targets:
-            st.checks[check] = state
-        self.events.append(f"AdmissionCheck {check}: {state}" + (f" for {ref[0]} {ref[1]}/{ref[2]}" if ref else ""))
-        for st in targets:
-            if st.holds_quota:
-                self._apply_checks(st)
 
     def begin_step(self) -> None:
         self.events = []
