@@ -153,14 +153,17 @@ def release_for(overlay: str, given: str | None) -> tuple[str, str]:
     return prof.kueue.version, f"pinned by {spec.name} for profile {path.name}"
 
 
+def _replay(args, overlay: list[str], scenario_file: str | None, release: str) -> simulate.Plan:
+    if args.group:
+        return plan_group(overlay, scenario_file, release, args.manager_config)
+    return plan(overlay, scenario_file, args.cubes, release)
+
+
 def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str | None,
              shown: tuple[str, str] | None = None) -> int:
     """One plan: the report on stdout (also when an expectation fails), failures on stderr."""
     release, why = release_for(overlay[0], args.kueue_version)
-    if args.group:
-        result = plan_group(overlay, scenario_file, release, args.manager_config)
-    else:
-        result = plan(overlay, scenario_file, args.cubes, release)
+    result = _replay(args, overlay, scenario_file, release)
     modelled = releases.rules(release).release
     result = replace(result, release=release, release_source=why if modelled == release
                      else f"{why}; not modelled, so {modelled}'s rules")
@@ -174,22 +177,30 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures
     if failures and args.update_expectations and scenario_file:
-        from . import expectations
-        n = expectations.rewrite(scenario_file, result)
-        print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
-              "review the change (git diff) and commit it", file=sys.stderr)
-        again = plan_group(overlay, scenario_file, release, args.manager_config) if args.group \
-            else plan(overlay, scenario_file, args.cubes, release)
-        failures = again.failures       # what the rewrite could not say (none, unless a name became ambiguous)
+        failures = _update(args, overlay, scenario_file, release, result)
+    _say_failures(failures, args, result, shown)
+    if failures or (args.strict and any(r.state == "never" for s in result.steps for r in s.rows)):
+        return 1
+    return 0
+
+
+def _update(args, overlay: list[str], scenario_file: str, release: str, result: simulate.Plan) -> list[str]:
+    """--update-expectations: the scenario rewritten from this plan, then planned again; what
+    still fails (nothing, unless a name became ambiguous)."""
+    from . import expectations
+    n = expectations.rewrite(scenario_file, result)
+    print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
+          "review the change (git diff) and commit it", file=sys.stderr)
+    return _replay(args, overlay, scenario_file, release).failures
+
+
+def _say_failures(failures: list[str], args, result: simulate.Plan, shown: tuple[str, str] | None) -> None:
     for f in failures:
         print(f"plan: expectation failed: {f}", file=sys.stderr)
     if failures:
         print(f"plan: {result.scenario}: if the new outcome is intended, accept it with "
               f"`python -m generator plan {_again(args, shown)} --update-expectations`, which rewrites "
               "the scenario's expect: blocks from this plan", file=sys.stderr)
-    if failures or (args.strict and any(r.state == "never" for s in result.steps for r in s.rows)):
-        return 1
-    return 0
 
 
 def _again(args, shown: tuple[str, str] | None) -> str:

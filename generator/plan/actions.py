@@ -25,31 +25,38 @@ def set_quota(sim: Simulator, cq_name: str, flavor: str, resource: str, nominal:
               cohort: bool = False) -> None:
     owner = sim.cluster.cohorts[cq_name] if cohort else sim.cluster.cluster_queues[cq_name]
     what = "Cohort" if cohort else "ClusterQueue"
-    for group in owner.groups:
-        for fq in group.flavors:
-            if fq.flavor == flavor and resource in fq.resources:
-                q = fq.resources[resource]
-                changes = []
-                if nominal is not None and nominal != q.nominal:
-                    changes.append(f"nominalQuota {fmt(resource, q.nominal)} -> {fmt(resource, nominal)}")
-                    q.nominal = nominal
-                for label, attr, value in (("borrowingLimit", "borrowing", borrowing),
-                                           ("lendingLimit", "lending", lending)):
-                    if value != "keep" and value != getattr(q, attr):
-                        old = getattr(q, attr)
-                        changes.append(f"{label} {_q(resource, old)} -> {_q(resource, value)}")
-                        setattr(q, attr, value)
-                sim.events.append(f"{what} {cq_name}: {resource} in {flavor}: " + (", ".join(changes) or "unchanged"))
+    for q in (fq.resources[resource] for group in owner.groups for fq in group.flavors
+              if fq.flavor == flavor and resource in fq.resources):
+        changes = _change(q, resource, nominal, borrowing, lending)
+        sim.events.append(f"{what} {cq_name}: {resource} in {flavor}: " + (", ".join(changes) or "unchanged"))
     sim.rebuild()
     if not cohort:
-        cq = sim.cluster.cluster_queues[cq_name]
-        used = sum((st.usage.get((flavor, resource), ZERO) for st in sim.states.values()
-                    if st.holds_quota and st.cluster_queue == cq_name), ZERO)
-        now = cq.quota(flavor, resource)
-        if now is not None and used > now.nominal:
-            # Kueue never evicts for a quota cut; admitted Workloads keep running.
-            sim.events.append(f"ClusterQueue {cq_name}: {fmt(resource, used)} {resource} already admitted in "
-                               f"{flavor} stays over the new quota until it finishes")
+        _over_quota(sim, cq_name, flavor, resource)
+
+
+def _change(q, resource: str, nominal, borrowing, lending) -> list[str]:
+    """Set a quota's values ("keep": leave it); what changed, in words."""
+    changes = []
+    if nominal is not None and nominal != q.nominal:
+        changes.append(f"nominalQuota {fmt(resource, q.nominal)} -> {fmt(resource, nominal)}")
+        q.nominal = nominal
+    for label, attr, value in (("borrowingLimit", "borrowing", borrowing), ("lendingLimit", "lending", lending)):
+        if value != "keep" and value != getattr(q, attr):
+            changes.append(f"{label} {_q(resource, getattr(q, attr))} -> {_q(resource, value)}")
+            setattr(q, attr, value)
+    return changes
+
+
+def _over_quota(sim: Simulator, cq_name: str, flavor: str, resource: str) -> None:
+    """Kueue never evicts for a quota cut; admitted Workloads keep running: say so."""
+    cq = sim.cluster.cluster_queues[cq_name]
+    used = sum((st.usage.get((flavor, resource), ZERO) for st in sim.states.values()
+                if st.holds_quota and st.cluster_queue == cq_name), ZERO)
+    now = cq.quota(flavor, resource)
+    if now is not None and used > now.nominal:
+        sim.events.append(f"ClusterQueue {cq_name}: {fmt(resource, used)} {resource} already admitted in "
+                          f"{flavor} stays over the new quota until it finishes")
+
 
 def set_stop_policy(sim: Simulator, kind: str, name: str, namespace: str | None, policy: str) -> None:
     if kind == "ClusterQueue":

@@ -18,24 +18,30 @@ def reservations(cluster: model.Cluster, cubes: int | None, cubes_source: str,
     problems: list[Problem] = []
     for cq in sorted(cluster.cluster_queues.values(), key=lambda q: q.name):
         controllers = {cluster.admission_checks.get(a) for a in cq.admission_checks}
-        for group in cq.groups:
-            for fq in group.flavors:
-                rf = cluster.flavors.get(fq.flavor)
-                if rf is None or rf.topology is None or rf.topology not in cluster.topologies:
-                    continue
-                gen = rf.tpu_generation()
-                if gen is None or gen.dynamic is None or fq.flavor in out \
-                        or gen.dynamic.admission_check_controller not in controllers:
-                    continue
-                n = _cubes(notes, cq, fq, gen, cubes, cubes_source, problems)
-                if n is not None:
-                    out[fq.flavor] = packer.Reservation(gen, n, cluster.topologies[rf.topology],
-                                                        f"Topology {rf.topology}")
+        for fq in (fq for group in cq.groups for fq in group.flavors if fq.flavor not in out):
+            rf, gen = _sliced(cluster, fq.flavor, controllers)
+            n = _cubes(notes, cq, fq, gen, cubes, cubes_source, problems) if gen is not None else None
+            if rf is not None and n is not None:
+                out[fq.flavor] = packer.Reservation(gen, n, cluster.topologies[rf.topology],
+                                                    f"Topology {rf.topology}")
     if problems:
         raise SpecError(cluster.source, problems)
     if cubes is not None and not out:
         notes.append(f"{cubes_source} ignored: no TPU flavor with slice admission in this overlay")
     return out
+
+
+def _sliced(cluster: model.Cluster, flavor: str, controllers: set) -> tuple:
+    """(ResourceFlavor, TPU generation) of a dynamically sliced flavor: a Topology that exists,
+    and the slicing mode's AdmissionCheck on the ClusterQueue; else (None, None)."""
+    rf = cluster.flavors.get(flavor)
+    if rf is None or rf.topology is None or rf.topology not in cluster.topologies:
+        return None, None
+    gen = rf.tpu_generation()
+    if gen is None or gen.dynamic is None or gen.dynamic.admission_check_controller not in controllers:
+        return None, None
+    return rf, gen
+
 
 def _cubes(notes: list[str], cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes: int | None, cubes_source: str,
            problems: list[Problem]) -> int | None:
