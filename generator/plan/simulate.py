@@ -242,22 +242,7 @@ class Simulator:
         if cq is None or pre.cluster_queue not in self.tree.cqs:
             st.reason = f"status.admission names ClusterQueue {pre.cluster_queue}, which does not exist"
             return
-        full = tuple(ps.count for ps in st.wl.podsets)
-        a = assign.Assignment(counts=pre.counts if tuple(pre.counts) != full else None)
-        covers_pods = cq.group_of(model.PODS) is not None
-        for ps, flavors, count in zip(st.wl.podsets, pre.flavors, pre.counts, strict=True):
-            req = {r: v * count for r, v in ps.requests.items()}
-            if covers_pods:
-                req[model.PODS] = Decimal(count)
-            psa = assign.PodSetAssignment(ps.name, count, req)
-            for r, amount in req.items():
-                f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
-                if f is None and amount > 0:
-                    g = cq.group_of(r)
-                    f = g.flavors[0].flavor if g and g.flavors else None
-                if f is not None:
-                    psa.flavors[r] = assign.Choice(f, M_FIT, 0)
-            assign._append(a, psa)
+        a = _recorded_assignment(st.wl, cq)
         st.cluster_queue = cq.name
         self._hold(st, cq, a, [])
         if pre.reserved_at is not None:
@@ -332,12 +317,7 @@ class Simulator:
         cq = self.cluster.cluster_queues.get(st.cluster_queue or "")
         if cq is None:
             return
-        flavors = set(st.flavors.values())
-        states = {}
-        for ref in cq.checks:
-            if ref.on_flavors and not flavors & set(ref.on_flavors):
-                continue
-            states[ref.name] = st.checks.get(ref.name, self.check_defaults.get(ref.name, "Ready"))
+        states = self._check_states(st, cq)
         if any(s == "Rejected" for s in states.values()):
             self._release(st)
             st.status, st.reason = NEVER, "rejected by AdmissionCheck " + ", ".join(
@@ -354,7 +334,15 @@ class Simulator:
                 st.checks[n] = "Pending"      # the check's controller starts over on the next reservation
             self.events.append(f"{st.key} evicted: AdmissionCheck {', '.join(retry)} Retry")
             return
-        waiting = tuple(n for n, s in states.items() if s != "Ready")
+        self._admit_or_wait(st, tuple(n for n, s in states.items() if s != "Ready"))
+
+    def _check_states(self, st: State, cq: ClusterQueue) -> dict[str, str]:
+        """The state of each admission check that applies to the Workload's flavors."""
+        flavors = set(st.flavors.values())
+        return {ref.name: st.checks.get(ref.name, self.check_defaults.get(ref.name, "Ready"))
+                for ref in cq.checks if not ref.on_flavors or flavors & set(ref.on_flavors)}
+
+    def _admit_or_wait(self, st: State, waiting: tuple[str, ...]) -> None:
         st.waiting_checks = waiting
         if waiting:
             st.status = RESERVED
@@ -396,16 +384,10 @@ class Simulator:
         if wl.queue is None:
             st.status, st.reason = UNMANAGED, "no kueue.x-k8s.io/queue-name label: Kueue does not manage it"
             return None
-        never = list(wl.problems)
         lq = c.local_queues.get((wl.namespace, wl.queue))
         cq = c.cluster_queues.get(lq.cluster_queue) if lq else None
         st.cluster_queue = cq.name if cq else None
-        if lq is None:
-            never.append(f"LocalQueue {wl.namespace}/{wl.queue} does not exist")
-        elif cq is None:
-            never.append(f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist")
-        elif not selector_matches(cq.namespace_selector, model.namespace_labels(c, wl.namespace)):
-            never.append(f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector")
+        never = list(wl.problems) + self._wiring_problems(wl, lq, cq)
         if never or lq is None or cq is None:
             st.status, st.reason, st.blocked = NEVER, "; ".join(dict.fromkeys(never)), True
             return None
@@ -420,6 +402,16 @@ class Simulator:
         if st.blocked or st.status not in (PENDING, NEVER):
             st.status, st.reason, st.blocked = PENDING, "", False
         return cq
+
+    def _wiring_problems(self, wl: Workload, lq, cq: ClusterQueue | None) -> list[str]:
+        """Why the Workload's queue name leads to no ClusterQueue that takes it."""
+        if lq is None:
+            return [f"LocalQueue {wl.namespace}/{wl.queue} does not exist"]
+        if cq is None:
+            return [f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist"]
+        if not selector_matches(cq.namespace_selector, model.namespace_labels(self.cluster, wl.namespace)):
+            return [f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector"]
+        return []
 
     def _requeue_cohort(self, cq_name: str | None) -> None:
         node = self.tree.cqs.get(cq_name or "")
@@ -761,6 +753,29 @@ class Simulator:
             # The pod is deleted; its ReplicaSet makes a new one that queues as new.
             self.clock += 1
             victim.created = self.clock
+
+def _recorded_assignment(wl: Workload, cq: ClusterQueue) -> assign.Assignment:
+    """The flavors and counts a Workload's status.admission records, as an assignment."""
+    pre = wl.preadmitted
+    assert pre is not None, "called for Workloads with status.admission"
+    full = tuple(ps.count for ps in wl.podsets)
+    a = assign.Assignment(counts=pre.counts if tuple(pre.counts) != full else None)
+    covers_pods = cq.group_of(model.PODS) is not None
+    for ps, flavors, count in zip(wl.podsets, pre.flavors, pre.counts, strict=True):
+        req = {r: v * count for r, v in ps.requests.items()}
+        if covers_pods:
+            req[model.PODS] = Decimal(count)
+        psa = assign.PodSetAssignment(ps.name, count, req)
+        for r, amount in req.items():
+            f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
+            if f is None and amount > 0:
+                g = cq.group_of(r)
+                f = g.flavors[0].flavor if g and g.flavors else None
+            if f is not None:
+                psa.flavors[r] = assign.Choice(f, M_FIT, 0)
+        assign._append(a, psa)
+    return a
+
 
 def _clone(tree: quota.Tree) -> quota.Tree:
     """The quota tree for one cycle's snapshot: its own usage, the same quotas (a cycle
