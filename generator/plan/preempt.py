@@ -231,12 +231,17 @@ def _merged(snap: Snapshot, p: Preemptor, sources: list[tuple[str, Node | None, 
     return heapq.merge(*gens, key=lambda c: rank(c.info))
 
 
-def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
+Sources = list[tuple[str, Node | None, bool]]       # (ClusterQueue, common cohort, hierarchical advantage)
+
+
+def _sources(snap: Snapshot, p: Preemptor) -> tuple[Sources, Sources, Sources]:
+    """Where candidates come from: (hierarchical reclaim, priority-based reclaim, the
+    preemptor's own ClusterQueue)."""
     node = snap.node(p.cq)
     pol = snap.policies[p.cq]
-    same: list[tuple[str, Node | None, bool]] = [(p.cq, None, False)] if pol.within != "Never" else []
-    hier: list[tuple[str, Node | None, bool]] = []
-    prio: list[tuple[str, Node | None, bool]] = []
+    same: Sources = [(p.cq, None, False)] if pol.within != "Never" else []
+    hier: Sources = []
+    prio: Sources = []
     if node.parent is not None and pol.reclaim != "Never":
         advantage, remaining = quota.quantities_fit_in_quota(node, p.usage)
         previous = None
@@ -245,40 +250,54 @@ def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
             fits, remaining = quota.quantities_fit_in_quota(ancestor, remaining)
             advantage = advantage or fits
             previous = ancestor
+    return hier, prio, same
 
-    def candidates(dead: set[str]):
-        # Other queues' first (hierarchical reclaim, then priority-based), then the preemptor's
-        # own; no admitted Workload of the planner is already being evicted (Kueue's first group).
-        return itertools.chain(_merged(snap, p, hier, dead), _merged(snap, p, prio, dead),
-                               _merged(snap, p, same, dead))
+
+def _attempts(snap: Snapshot, p: Preemptor, hier: Sources, prio: Sources) -> list[bool]:
+    """With borrowing allowed, without, or both, in Kueue's order."""
+    node = snap.node(p.cq)
     others = next(itertools.chain(_merged(snap, p, hier, set()), _merged(snap, p, prio, set())), None) is not None
     has_hier = next(iter(_merged(snap, p, hier, set())), None) is not None
-    forbidden = pol.borrow == "Never"
+    forbidden = snap.policies[p.cq].borrow == "Never"
     under_nominal = all(node.usage.get(fr, ZERO) < node.nominal(fr) for fr in p.frs_need)
     if not others or (forbidden and not under_nominal):
-        attempts = [True]
-    elif forbidden and not has_hier:
-        attempts = [False, True]
-    else:
-        attempts = [True, False]
-    for borrow in attempts:
-        targets: list[Target] = []
+        return [True]
+    if forbidden and not has_hier:
+        return [False, True]
+    return [True, False]
+
+
+def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
+    hier, prio, same = _sources(snap, p)
+    for borrow in _attempts(snap, p, hier, prio):
+        # Other queues' first (hierarchical reclaim, then priority-based), then the preemptor's
+        # own; no admitted Workload of the planner is already being evicted (Kueue's first group).
         # A queue (or its cohort up to the common one) found within nominal stays so while
         # candidates are only removed: the rest of its candidates are not valid either.
         dead: set[str] = set()
-        for c in candidates(dead):
-            why = _invalid(snap, p, c, borrow)
-            if why == "within nominal":
-                dead.add(c.info.cq)
-            if why:
-                continue
-            snap.remove(c.info)
-            targets.append(Target(c.info, _reason(c.variant)))
-            if _fits(snap, p, borrow):
-                targets = _fill_back(snap, p, targets, borrow)
-                _restore(snap, targets)
-                return targets
-        _restore(snap, targets)
+        found = _attempt(snap, p, borrow, dead, itertools.chain(
+            _merged(snap, p, hier, dead), _merged(snap, p, prio, dead), _merged(snap, p, same, dead)))
+        if found:
+            return found
+    return []
+
+
+def _attempt(snap: Snapshot, p: Preemptor, borrow: bool, dead: set[str], candidates) -> list[Target]:
+    """Remove candidates in order until the preemptor fits; the targets, or [] (all restored)."""
+    targets: list[Target] = []
+    for c in candidates:
+        why = _invalid(snap, p, c, borrow)
+        if why == "within nominal":
+            dead.add(c.info.cq)
+        if why:
+            continue
+        snap.remove(c.info)
+        targets.append(Target(c.info, _reason(c.variant)))
+        if _fits(snap, p, borrow):
+            targets = _fill_back(snap, p, targets, borrow)
+            _restore(snap, targets)
+            return targets
+    _restore(snap, targets)
     return []
 
 

@@ -71,32 +71,7 @@ STATES = (ADMITTED, RESERVED, "preempted", PENDING, NEVER, UNMANAGED, FINISHED)
 
 
 def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
-    rows = []
-    for st in sim.states.values():
-        wl = st.wl
-        state, detail = st.status, st.reason
-        if st.holds_quota:
-            detail = "admitted to " + ", ".join(st.assignment.flavor_names() if st.assignment else [])
-            if st.status == RESERVED:
-                detail = st.reason + "; " + detail.replace("admitted to", "quota in")
-            if st.assignment and st.assignment.counts:
-                detail += " (partial admission: " + ", ".join(
-                    f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(wl.podsets, st.assignment.counts, strict=True)) + ")"
-            if st.placements:
-                detail += ": " + _placements(st.placements)
-            if st.preempted_by:
-                detail = f"preempted by {', '.join(st.preempted_by)}, then re-admitted; {detail}"
-            elif st.readmitted:
-                detail = "re-admitted; " + detail
-        elif st.preempted_by and st.status == PENDING:
-            state = "preempted"
-            detail = f"by {', '.join(st.preempted_by)}; waiting: {st.reason}" \
-                if not st.reason.startswith("preempted by") else f"by {', '.join(st.preempted_by)}"
-        notes = list(wl.notes) + _unmodelled(st)
-        if notes:
-            detail += " (" + "; ".join(notes) + ")"
-        rows.append(Row(wl.key, wl.owner[0], st.cluster_queue, wl.priority.value, wl.priority.source, state, detail,
-                        {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items()))))
+    rows = [_row(st) for st in sim.states.values()]
     rows.sort(key=lambda r: (STATES.index(r.state), -r.priority, _natural(r.workload)))
     cubes = []
     for flavor, res in sorted(sim.reservations.items()):
@@ -106,6 +81,37 @@ def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
             per.append((res.used(i), res.cube_chips, holders))
         cubes.append(Cubes(flavor, tuple(per)))
     return StepResult(index, title, action, tuple(sim.events), tuple(rows), tuple(usage_rows(sim)), tuple(cubes))
+
+
+def _row(st: State) -> Row:
+    wl = st.wl
+    state, detail = st.status, st.reason
+    if st.holds_quota:
+        detail = _holding(st)
+    elif st.preempted_by and st.status == PENDING:
+        state = "preempted"
+        detail = f"by {', '.join(st.preempted_by)}; waiting: {st.reason}" \
+            if not st.reason.startswith("preempted by") else f"by {', '.join(st.preempted_by)}"
+    notes = list(wl.notes) + _unmodelled(st)
+    if notes:
+        detail += " (" + "; ".join(notes) + ")"
+    return Row(wl.key, wl.owner[0], st.cluster_queue, wl.priority.value, wl.priority.source, state, detail,
+               {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items())))
+
+
+def _holding(st: State) -> str:
+    """The detail of a Workload that holds quota: where, how much of it, and what happened."""
+    detail = "admitted to " + ", ".join(st.assignment.flavor_names() if st.assignment else [])
+    if st.status == RESERVED:
+        detail = st.reason + "; " + detail.replace("admitted to", "quota in")
+    if st.assignment and st.assignment.counts:
+        detail += " (partial admission: " + ", ".join(
+            f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(st.wl.podsets, st.assignment.counts, strict=True)) + ")"
+    if st.placements:
+        detail += ": " + _placements(st.placements)
+    if st.preempted_by:
+        return f"preempted by {', '.join(st.preempted_by)}, then re-admitted; {detail}"
+    return "re-admitted; " + detail if st.readmitted else detail
 
 
 def _natural(name: str) -> tuple:
