@@ -217,10 +217,15 @@ def _md_step(plan: Plan, step: StepResult) -> list[str]:
     if group:
         out += ["", f"Running on: {_where(plan, step)}"]
     out.append("")
-    out += _md_table((["Cluster"] if group else []) + ["ClusterQueue", "Cohort", "Flavor", "Resource", "Used",
-                                                         "Nominal", "Borrowed", "Lent", "Free", "Use"],
-                     [([u.cluster or "-"] if group else []) + [u.cluster_queue, u.cohort or "-"] + _usage_cells(u)
-                      for u in step.usage])
+    return out + _md_usage(plan, step)
+
+
+def _md_usage(plan: Plan, step: StepResult) -> list[str]:
+    group = bool(plan.clusters)
+    out = _md_table((["Cluster"] if group else []) + ["ClusterQueue", "Cohort", "Flavor", "Resource", "Used",
+                                                        "Nominal", "Borrowed", "Lent", "Free", "Use"],
+                    [([u.cluster or "-"] if group else []) + [u.cluster_queue, u.cohort or "-"] + _usage_cells(u)
+                     for u in step.usage])
     lines = [f"- `{cq}`{f' on {c}' if c else ''} {ln}" for c, cq in _queues(plan, step)
              for ln in borrow_lines(step, cq, c)]
     if lines:

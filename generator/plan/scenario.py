@@ -195,32 +195,12 @@ class Step:
 
     def _describe(self) -> str:
         a = self.args
-        if self.kind == "scale":
-            return f"scale {_ref(a['ref'])} to {a['replicas']}"
-        if self.kind == "submit":
-            owners = a["owners"]
-            return f"submit {owners[0].label}" + (f" and {len(owners) - 1} more" if len(owners) > 1 else "")
         if self.kind in ("delete", "finish", "evict"):
             return f"{self.kind} {_ref(a['ref'])}"
         if self.kind in ("workerLost", "workerReconnected"):
             return f"worker {a['worker']} " + ("unreachable" if self.kind == "workerLost" else "reachable again")
-        if self.kind == "quota":
-            parts = [f"{k} {v if v is not None else 'none'}" for k, v in
-                     (("nominalQuota", a.get("nominal")), ("borrowingLimit", a.get("borrowing", "keep")),
-                      ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
-            return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
-        if self.kind == "stopPolicy":
-            ns = f"{a['namespace']}/" if a.get("namespace") else ""
-            return f"set stopPolicy of {a['kind']} {ns}{a['name']} to {a['policy']}"
-        if self.kind == "namespaceLabels":
-            return f"set labels of namespace {a['namespace']} to {a['labels']}"
-        if self.kind == "apply":
-            return "apply " + ", ".join(f"{o['kind']} {o['metadata'].get('name')}" for o in a["objects"])
-        if self.kind == "remove":
-            return f"remove {a['kind']} {a['name']}"
-        if self.kind == "admissionCheck":
-            return f"AdmissionCheck {a['name']} answers {a['state']}" + (f" for {_ref(a['ref'])}" if a.get("ref") else "")
-        return self.kind
+        describe = _DESCRIBE.get(self.kind)
+        return describe(a) if describe else self.kind
 
     def apply(self, sim) -> None:
         a = self.args
@@ -262,6 +242,33 @@ class Step:
 
 def _ref(ref: tuple) -> str:
     return f"{ref[0]} {ref[1]}/{ref[2]}"
+
+
+def _describe_quota(a: dict) -> str:
+    parts = [f"{k} {v if v is not None else 'none'}" for k, v in
+             (("nominalQuota", a.get("nominal")), ("borrowingLimit", a.get("borrowing", "keep")),
+              ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
+    return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
+
+
+def _describe_submit(a: dict) -> str:
+    owners = a["owners"]
+    return f"submit {owners[0].label}" + (f" and {len(owners) - 1} more" if len(owners) > 1 else "")
+
+
+# How each kind of step reads in the report (the ones that name an object or a worker are in Step._describe).
+_DESCRIBE = {
+    "scale": lambda a: f"scale {_ref(a['ref'])} to {a['replicas']}",
+    "submit": _describe_submit,
+    "quota": _describe_quota,
+    "stopPolicy": lambda a: f"set stopPolicy of {a['kind']} "
+                            f"{a['namespace'] + '/' if a.get('namespace') else ''}{a['name']} to {a['policy']}",
+    "namespaceLabels": lambda a: f"set labels of namespace {a['namespace']} to {a['labels']}",
+    "apply": lambda a: "apply " + ", ".join(f"{o['kind']} {o['metadata'].get('name')}" for o in a["objects"]),
+    "remove": lambda a: f"remove {a['kind']} {a['name']}",
+    "admissionCheck": lambda a: f"AdmissionCheck {a['name']} answers {a['state']}"
+                                + (f" for {_ref(a['ref'])}" if a.get("ref") else ""),
+}
 
 
 @dataclass
