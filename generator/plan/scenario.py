@@ -567,25 +567,44 @@ def _path(parts) -> str:
 def _quota(body, path, problems, work: model.Cluster) -> dict | None:
     is_cohort = "cohort" in body
     name = body["cohort"] if is_cohort else body["clusterQueue"]
+    fq = _flavor_quota(body, path, problems, work, is_cohort, name)
+    if fq is None:
+        return None
+    args: dict[str, Any] = {"owner": name, "cohort": is_cohort, "flavor": body["flavor"], "resource": body["resource"]}
+    args.update(_quota_values(body, path, problems))
+    q = fq.resources[body["resource"]]
+    nominal = args.get("nominal", q.nominal)
+    lending = args.get("lending", q.lending)
+    if isinstance(lending, Decimal) and nominal is not None and lending > nominal:
+        problems.append(problem(path + ["lendingLimit"], f"lendingLimit {lending} is above nominalQuota {nominal}"))
+    return args
+
+
+def _flavor_quota(body, path, problems, work: model.Cluster, is_cohort: bool, name: str):
+    """The flavor's quotas of the ClusterQueue or Cohort the step names, or None (a problem said why)."""
+    what = "Cohort" if is_cohort else "ClusterQueue"
     table = work.cohorts if is_cohort else work.cluster_queues
     if name not in table:
         problems.append(problem(path + ["cohort" if is_cohort else "clusterQueue"],
-                                _unknown("Cohort" if is_cohort else "ClusterQueue", name, table)
-                                + (" in the overlay" if not is_cohort else "")))
+                                _unknown(what, name, table) + (" in the overlay" if not is_cohort else "")))
         return None
     owner = table[name]
-    flavors = [f.flavor for g in owner.groups for f in g.flavors]
-    if body["flavor"] not in flavors:
-        problems.append(problem(path + ["flavor"], f"{'Cohort' if is_cohort else 'ClusterQueue'} {name} has no flavor "
+    fq = next((f for g in owner.groups for f in g.flavors if f.flavor == body["flavor"]), None)
+    if fq is None:
+        flavors = [f.flavor for g in owner.groups for f in g.flavors]
+        problems.append(problem(path + ["flavor"], f"{what} {name} has no flavor "
                                 f"{body['flavor']!r} (known: {', '.join(flavors) or 'none'})"))
         return None
-    fq = next(f for g in owner.groups for f in g.flavors if f.flavor == body["flavor"])
     if body["resource"] not in fq.resources:
-        problems.append(problem(path + ["resource"], f"flavor {body['flavor']} of "
-                                f"{'Cohort' if is_cohort else 'ClusterQueue'} {name} has no quota for "
+        problems.append(problem(path + ["resource"], f"flavor {body['flavor']} of {what} {name} has no quota for "
                                 f"{body['resource']!r} (known: {', '.join(fq.resources)})"))
         return None
-    args: dict[str, Any] = {"owner": name, "cohort": is_cohort, "flavor": body["flavor"], "resource": body["resource"]}
+    return fq
+
+
+def _quota_values(body, path, problems) -> dict[str, Any]:
+    """nominal / borrowing / lending from the step (None: remove the limit)."""
+    args: dict[str, Any] = {}
     for key, arg in (("nominalQuota", "nominal"), ("borrowingLimit", "borrowing"), ("lendingLimit", "lending")):
         if key not in body:
             continue
@@ -597,11 +616,6 @@ def _quota(body, path, problems, work: model.Cluster) -> dict | None:
         value = model.quantity(body[key], lambda m, key=key: problems.append(problem(path + [key], m)))
         if value is not None:
             args[arg] = value
-    q = fq.resources[body["resource"]]
-    nominal = args.get("nominal", q.nominal)
-    lending = args.get("lending", q.lending)
-    if isinstance(lending, Decimal) and nominal is not None and lending > nominal:
-        problems.append(problem(path + ["lendingLimit"], f"lendingLimit {lending} is above nominalQuota {nominal}"))
     return args
 
 
@@ -648,41 +662,10 @@ def _resolve(ref: dict, pool: dict, path: list, problems: list, what: str = "in 
 def _submitted(s: dict, available: dict, live: dict, path: list, problems: list, work: model.Cluster,
                base_dir: Path) -> list[model.Owner]:
     if "manifest" in s or "file" in s:
-        objs = _objects(s, path, problems, base_dir)
-        count = s.get("count", 1)
-        out = []
-        for j, obj in enumerate(objs):
-            if obj.get("kind") not in model.OWNER_KINDS:
-                problems.append(problem(path + (["manifest"] if "manifest" in s else ["file"]),
-                                        f"{obj.get('kind')!r} is not a workload kind "
-                                        f"(allowed: {', '.join(model.OWNER_KINDS)})"))
-                continue
-            meta = obj["metadata"]
-            if count > 1 and meta.get("name"):
-                problems.append(problem(path + ["count"], f"count {count} needs objects with metadata.generateName "
-                                        f"and no name; {obj['kind']} {meta.get('name')} has a name"))
-                continue
-            for _ in range(count):
-                sub: list[Problem] = []
-                taken = {o.name for o in list(work.owners) + list(live.values())}
-                o = copy.deepcopy(obj)
-                if not o["metadata"].get("name") and isinstance(o["metadata"].get("generateName"), str):
-                    n = 1
-                    while f"{o['metadata']['generateName']}{n}" in taken:
-                        n += 1
-                    o["metadata"]["name"] = f"{o['metadata']['generateName']}{n}"
-                model.read_object(work, o, j, sub)
-                if sub:
-                    problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
-                    break
-                owner = work.owners[-1]
-                if owner.ref in live or (owner.ref in available and "manifest" in s):
-                    problems.append(problem(path + ["manifest", "metadata", "name"] if "manifest" in s else path,
-                                            f"{owner.kind} {owner.namespace}/{owner.name} already exists; "
-                                            "pick another name or delete it first"))
-                    break
-                live[owner.ref] = owner
-                out.append(owner)
+        out: list[model.Owner] = []
+        for j, obj in enumerate(_objects(s, path, problems, base_dir)):
+            if _submittable(s, obj, path, problems):
+                out += _copies(s, obj, j, available, live, path, problems, work)
         return out
     owner = _resolve(s, available, path, problems)
     if owner and owner.ref in live:
@@ -690,3 +673,47 @@ def _submitted(s: dict, available: dict, live: dict, path: list, problems: list,
                                 "(list the others in `initial` to hold it back)"))
         return []
     return [owner] if owner else []
+
+
+def _submittable(s: dict, obj: dict, path: list, problems: list) -> bool:
+    """A workload kind, and with `count` > 1 named by metadata.generateName."""
+    if obj.get("kind") not in model.OWNER_KINDS:
+        problems.append(problem(path + (["manifest"] if "manifest" in s else ["file"]),
+                                f"{obj.get('kind')!r} is not a workload kind (allowed: {', '.join(model.OWNER_KINDS)})"))
+        return False
+    count, meta = s.get("count", 1), obj["metadata"]
+    if count > 1 and meta.get("name"):
+        problems.append(problem(path + ["count"], f"count {count} needs objects with metadata.generateName "
+                                f"and no name; {obj['kind']} {meta.get('name')} has a name"))
+        return False
+    return True
+
+
+def _copies(s: dict, obj: dict, j: int, available: dict, live: dict, path: list, problems: list,
+            work: model.Cluster) -> list[model.Owner]:
+    """`count` copies of one object, each named from generateName (the first free suffix)."""
+    out = []
+    taken = {o.name for o in list(work.owners) + list(live.values())}
+    for _ in range(s.get("count", 1)):
+        sub: list[Problem] = []
+        o = copy.deepcopy(obj)
+        prefix = o["metadata"].get("generateName")
+        if not o["metadata"].get("name") and isinstance(prefix, str):
+            n = 1
+            while f"{prefix}{n}" in taken:
+                n += 1
+            o["metadata"]["name"] = f"{prefix}{n}"
+        model.read_object(work, o, j, sub)
+        if sub:
+            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
+            break
+        owner = work.owners[-1]
+        if owner.ref in live or (owner.ref in available and "manifest" in s):
+            problems.append(problem(path + ["manifest", "metadata", "name"] if "manifest" in s else path,
+                                    f"{owner.kind} {owner.namespace}/{owner.name} already exists; "
+                                    "pick another name or delete it first"))
+            break
+        live[owner.ref] = owner
+        taken.add(owner.name)
+        out.append(owner)
+    return out
