@@ -331,22 +331,28 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>",
     clusters = _Clusters(views, manager, workers is not None)
     _initial(raw.get("initial", "all"), sc, clusters, problems)
     for i, s in enumerate(raw["steps"]):
-        kind = next(k for k in STEP_KINDS if k in s)
-        path = ["steps", i, kind]
-        at = clusters.which(s.get("cluster"), ["steps", i, "cluster"], problems)
-        if at == _UNKNOWN:
-            continue
-        if kind in GROUP_KINDS:
-            args = clusters.worker(s[kind], path, problems)
-        else:
-            v = views[at]
-            copies = views[None].live if at is not None else {}
-            args = _STEP_READERS[kind](s[kind], _Ctx(path, problems, v.work, v.available, v.live, base_dir, copies))
-        if args is not None:
-            sc.steps.append(Step(s["title"], kind, args, _expect(s.get("expect")), at))
+        step = _step(i, s, clusters, problems, base_dir)
+        if step is not None:
+            sc.steps.append(step)
     if problems:
         raise SpecError(source, problems)
     return sc
+
+
+def _step(i: int, s: dict, clusters: _Clusters, problems: list, base_dir: Path) -> Step | None:
+    """One step checked against the objects as the steps before it left them (None: a problem said why)."""
+    kind = next(k for k in STEP_KINDS if k in s)
+    path = ["steps", i, kind]
+    at = clusters.which(s.get("cluster"), ["steps", i, "cluster"], problems)
+    if at == _UNKNOWN:
+        return None
+    if kind in GROUP_KINDS:
+        args = clusters.worker(s[kind], path, problems)
+    else:
+        v = clusters.views[at]
+        copies = clusters.views[None].live if at is not None else {}
+        args = _STEP_READERS[kind](s[kind], _Ctx(path, problems, v.work, v.available, v.live, base_dir, copies))
+    return Step(s["title"], kind, args, _expect(s.get("expect")), at) if args is not None else None
 
 
 @dataclass
