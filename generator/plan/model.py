@@ -553,11 +553,8 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     if not isinstance(kind, str) or not isinstance(meta, dict):
         problems.append(Problem(f"[{i}]", "not a Kubernetes object (needs kind and metadata)"))
         return None
+    o, meta = _named(c, o, kind, meta)
     name = meta.get("name")
-    if not name and kind in OWNER_KINDS and isinstance(meta.get("generateName"), str):
-        name = generated_name(c, meta["generateName"])
-        o = {**o, "metadata": {**meta, "name": name}}
-        meta = o["metadata"]
     if not isinstance(name, str) or not name:
         problems.append(Problem(f"[{i}].metadata.name", f"{kind} has no name"))
         return None
@@ -568,7 +565,22 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     r = Reader(f"{kind}/{name}", problems)
     api = o.get("apiVersion")
     group = api.rpartition("/")[0] if isinstance(api, str) else ""
-    obj = _Obj(c, o, kind, name, ns, group, str(api), r.map(o, "spec", "spec"), r, problems, replace)
+    reader = _reader(kind, group, name)
+    if reader is None:
+        return None
+    reader(_Obj(c, o, kind, name, ns, group, str(api), r.map(o, "spec", "spec"), r, problems, replace))
+    return f"{kind} {name}"
+
+
+def _named(c: Cluster, o: dict, kind: str, meta: dict) -> tuple[dict, dict]:
+    """A workload object with only metadata.generateName gets a name, as the API server gives one."""
+    if not meta.get("name") and kind in OWNER_KINDS and isinstance(meta.get("generateName"), str):
+        o = {**o, "metadata": {**meta, "name": generated_name(c, meta["generateName"])}}
+    return o, o["metadata"]
+
+
+def _reader(kind: str, group: str, name: str):
+    """The function that reads an object of this kind (None: the planner does not read it)."""
     reader = _KUEUE_READERS.get(kind) if group == KUEUE_GROUP else _CORE_READERS.get(kind)
     if reader is None and kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
         reader = _read_configuration
@@ -576,10 +588,7 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
         reader = _read_config_map
     if reader is None and kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
         reader = _read_owner
-    if reader is None:
-        return None
-    reader(obj)
-    return f"{kind} {name}"
+    return reader
 
 
 def _read_cluster_queue(x: _Obj) -> None:
