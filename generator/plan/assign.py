@@ -137,19 +137,7 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
         if covers_pods:
             req[model.PODS] = Decimal(count)
         psa = PodSetAssignment(ps.name, count, req)
-        chosen: dict[str, Choice] | None = {}
-        reasons: list[str] = []
-        for res in sorted(req):
-            if req[res] == 0 and ctx.cq.group_of(res) is None:
-                continue            # zero requests of uncovered resources are ignored (#8079)
-            if chosen is None or res in chosen:
-                continue
-            flavors, why = _find_flavor(ctx, i, ps, req, res, a.usage)
-            if not flavors:
-                chosen, reasons = None, why
-                break
-            chosen.update(flavors)
-            reasons += why
+        chosen, reasons = _pod_set_flavors(ctx, i, ps, req, a.usage)
         psa.flavors = {r: c for r, c in (chosen or {}).items() if r in req}
         psa.reasons = reasons
         _append(a, psa)
@@ -159,6 +147,23 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
         _check_slices(ctx, wl, a)
         tas.check(ctx, wl, a)   # GPU pod sets that must share one GKE block or host
     return a
+
+
+def _pod_set_flavors(ctx: Context, i: int, ps: model.PodSet, req: dict[str, Decimal],
+                     assumed: dict[FR, Decimal]) -> tuple[dict[str, Choice] | None, list[str]]:
+    """A flavor for each resource of one pod set (a resource group's flavor covers all its
+    resources); None with the reasons when one has none."""
+    chosen: dict[str, Choice] = {}
+    reasons: list[str] = []
+    for res in sorted(req):
+        if (req[res] == 0 and ctx.cq.group_of(res) is None) or res in chosen:
+            continue            # zero requests of uncovered resources are ignored (#8079)
+        flavors, why = _find_flavor(ctx, i, ps, req, res, assumed)
+        if not flavors:
+            return None, why
+        chosen.update(flavors)
+        reasons += why
+    return chosen, reasons
 
 
 def _append(a: Assignment, psa: PodSetAssignment) -> None:
@@ -198,17 +203,7 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
         if mismatch:
             reasons.append(mismatch)
             continue
-        choices: dict[str, Choice] = {}
-        rep = (FIT, 0)
-        for r in sorted(requests):
-            fr = (fq.flavor, r)
-            pm, borrow, why = _fits_quota(ctx, fr, assumed.get(fr, ZERO), requests[r])
-            reasons += why
-            if _preferred(rep, (pm, borrow), ctx.cq.fungibility):
-                rep = (pm, borrow)
-            if rep[0] == NOFIT:
-                break
-            choices[r] = Choice(fq.flavor, _mode(pm), borrow)
+        choices, rep = _in_flavor(ctx, fq.flavor, requests, assumed, reasons)
         if not _try_next(rep, ctx.cq.fungibility):
             best, best_mode = choices, rep
             break
@@ -221,6 +216,24 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
     if best_mode[0] == FIT:
         return best, []
     return best, reasons
+
+
+def _in_flavor(ctx: Context, flavor: str, requests: dict[str, Decimal], assumed: dict[FR, Decimal],
+               reasons: list[str]) -> tuple[dict[str, Choice], tuple[int, int]]:
+    """How the requests fit one flavor: a choice per resource, and the worst (mode, borrowing)
+    as the flavor's representative; stops at the first resource that does not fit."""
+    choices: dict[str, Choice] = {}
+    rep = (FIT, 0)
+    for r in sorted(requests):
+        fr = (flavor, r)
+        pm, borrow, why = _fits_quota(ctx, fr, assumed.get(fr, ZERO), requests[r])
+        reasons += why
+        if _preferred(rep, (pm, borrow), ctx.cq.fungibility):
+            rep = (pm, borrow)
+        if rep[0] == NOFIT:
+            break
+        choices[r] = Choice(flavor, _mode(pm), borrow)
+    return choices, rep
 
 
 def _preferred(a: tuple[int, int], b: tuple[int, int], fung: model.Fungibility) -> bool:
