@@ -330,20 +330,9 @@ def _is_borrowing(node: Node, frs) -> bool:
 
 def fair(snap: Snapshot, p: Preemptor, strategies: tuple[str, ...], within_nominal_rule: bool) -> list[Target]:
     node = snap.node(p.cq)
-    pol = snap.policies[p.cq]
-    cands: list[Info] = []
-    if pol.within != "Never":
-        cands += [i for i in snap.workloads.get(p.cq, {}).values()
-                  if satisfies(pol.within, p.priority, p.created, i) and _uses(i, p.frs_need)]
-    if node.parent is not None and pol.reclaim != "Never":
-        for other in node.root().subtree_cqs():
-            if other is node or not _is_borrowing(other, p.frs_need):
-                continue
-            cands += [i for i in snap.workloads.get(other.name, {}).values()
-                      if satisfies(pol.reclaim, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    cands = _fair_candidates(snap, p)
     if not cands:
         return []
-    cands.sort(key=lambda c: order_key(c, p.cq))
     quota.add(node, p.usage)                # shares include the incoming workload
 
     def fits() -> bool:
@@ -362,6 +351,24 @@ def fair(snap: Snapshot, p: Preemptor, strategies: tuple[str, ...], within_nomin
     targets = _fill_back(snap, p, targets, True)
     _restore(snap, targets)
     return targets
+
+
+def _fair_candidates(snap: Snapshot, p: Preemptor) -> list[Info]:
+    """The preemptor's own queue's Workloads its policy allows, and those of the borrowing
+    queues of its cohort tree, in candidate order."""
+    node = snap.node(p.cq)
+    pol = snap.policies[p.cq]
+    cands: list[Info] = []
+    if pol.within != "Never":
+        cands += [i for i in snap.workloads.get(p.cq, {}).values()
+                  if satisfies(pol.within, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    if node.parent is not None and pol.reclaim != "Never":
+        for other in node.root().subtree_cqs():
+            if other is not node and _is_borrowing(other, p.frs_need):
+                cands += [i for i in snap.workloads.get(other.name, {}).values()
+                          if satisfies(pol.reclaim, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    cands.sort(key=lambda c: order_key(c, p.cq))
+    return cands
 
 
 def _strategy(name: str, preemptor_new: quota.DRS, target_old: quota.DRS, target_new: quota.DRS | None) -> bool:
@@ -408,6 +415,18 @@ class _Ordering:
                 yield t
 
     def _next(self, cohort: Node) -> Node | None:
+        best_cq, best_cq_drs = self._best_cq(cohort)
+        best_co, best_co_drs = self._best_cohort(cohort)
+        if best_co is None and best_cq is None:
+            self.pruned_cohorts.add(cohort.name)
+            return None
+        if best_co is not None and quota.compare_drs(best_co_drs, best_cq_drs) >= 0:
+            return self._next(best_co)
+        return best_cq
+
+    def _best_cq(self, cohort: Node) -> tuple[Node | None, quota.DRS]:
+        """The child ClusterQueue with the highest share that still has candidates (ties: the
+        one whose next candidate comes first); those without are pruned."""
         best_cq, best_cq_drs = None, quota.NEGATIVE_DRS
         for cq in cohort.child_cqs:
             if cq.name in self.pruned_cqs:
@@ -420,6 +439,10 @@ class _Ordering:
                     best_cq = cq
             elif quota.compare_drs(d, best_cq_drs) == 1:
                 best_cq, best_cq_drs = cq, d
+        return best_cq, best_cq_drs
+
+    def _best_cohort(self, cohort: Node) -> tuple[Node | None, quota.DRS]:
+        """The child cohort with the highest share that borrows (or leads to the preemptor)."""
         best_co, best_co_drs = None, quota.NEGATIVE_DRS
         for co in cohort.child_cohorts:
             if co.name in self.pruned_cohorts:
@@ -429,12 +452,7 @@ class _Ordering:
                 self.pruned_cohorts.add(co.name)
             elif quota.compare_drs(d, best_co_drs) >= 0:
                 best_co, best_co_drs = co, d
-        if best_co is None and best_cq is None:
-            self.pruned_cohorts.add(cohort.name)
-            return None
-        if best_co is not None and quota.compare_drs(best_co_drs, best_cq_drs) >= 0:
-            return self._next(best_co)
-        return best_cq
+        return best_co, best_co_drs
 
 
 def _almost_lcas(preemptor: Node, target: Node) -> tuple[Node, Node]:
