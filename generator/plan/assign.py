@@ -191,12 +191,26 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
         return {}, [(f"resource {res} unavailable in ClusterQueue {ctx.cq.name} "
                     f"(covered: {', '.join(ctx.cq.covered()) or 'none'})")]
     requests = {r: v for r, v in req.items() if r in group.covered}
-    label_keys = {k for f in group.flavors if f.flavor in ctx.flavors for k in ctx.flavors[f.flavor].node_labels}
     reasons: list[str] = []
+    best, best_mode, attempted = _scan(ctx, group, _next_flavor(ctx, ps_index, res), ps, requests, assumed, reasons)
+    for c in (best or {}).values():
+        c.tried = -1 if attempted == len(group.flavors) - 1 else attempted
+    if best is None:
+        return {}, reasons or [f"no flavor of ClusterQueue {ctx.cq.name} left to try for {res}"]
+    if best_mode[0] == FIT:
+        return best, []
+    return best, reasons
+
+
+def _scan(ctx: Context, group, start: int, ps: model.PodSet, requests: dict[str, Decimal],
+          assumed: dict[FR, Decimal], reasons: list[str]) -> tuple[dict[str, Choice] | None, tuple[int, int], int]:
+    """The group's flavors from `start`, in order, as fungibility says: (the best choices, their
+    mode, the index of the last flavor tried)."""
+    label_keys = {k for f in group.flavors if f.flavor in ctx.flavors for k in ctx.flavors[f.flavor].node_labels}
     best: dict[str, Choice] | None = None
     best_mode = (NOFIT, 1 << 30)
     attempted = -1
-    for idx in range(_next_flavor(ctx, ps_index, res), len(group.flavors)):
+    for idx in range(start, len(group.flavors)):
         attempted = idx
         fq = group.flavors[idx]
         mismatch = _check_flavor(ctx, fq.flavor, ps, label_keys)
@@ -205,17 +219,10 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
             continue
         choices, rep = _in_flavor(ctx, fq.flavor, requests, assumed, reasons)
         if not _try_next(rep, ctx.cq.fungibility):
-            best, best_mode = choices, rep
-            break
+            return choices, rep, attempted
         if _preferred(rep, best_mode, ctx.cq.fungibility):
             best, best_mode = choices, rep
-    for c in (best or {}).values():
-        c.tried = -1 if attempted == len(group.flavors) - 1 else attempted
-    if best is None:
-        return {}, reasons or [f"no flavor of ClusterQueue {ctx.cq.name} left to try for {res}"]
-    if best_mode[0] == FIT:
-        return best, []
-    return best, reasons
+    return best, best_mode, attempted
 
 
 def _in_flavor(ctx: Context, flavor: str, requests: dict[str, Decimal], assumed: dict[FR, Decimal],

@@ -899,16 +899,17 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     if not isinstance(adm, dict) or not isinstance(adm.get("clusterQueue"), str):
         return None
     assigned = {a.get("name"): a for a in adm.get("podSetAssignments") or [] if isinstance(a, dict)}
-    flavors, counts = [], []
-    for ps in podsets:
-        a = assigned.get(ps.name) or {}
-        fl = _mapping(a.get("flavors"))
-        flavors.append({str(k): str(v) for k, v in fl.items()})
-        n = a.get("count")
-        counts.append(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= ps.count else ps.count)
+    flavors = [{str(k): str(v) for k, v in _mapping((assigned.get(ps.name) or {}).get("flavors")).items()}
+               for ps in podsets]
+    counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
     reserved = next((c.get("lastTransitionTime") for c in status.get("conditions") or []
                      if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
     return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(reserved))
+
+
+def _recorded_count(n: Any, most: int) -> int:
+    """A pod set's recorded count when it is one (0..its pods), else all its pods."""
+    return n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= most else most
 
 
 def timestamp(value: Any) -> float | None:
