@@ -902,9 +902,13 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     flavors = [{str(k): str(v) for k, v in _mapping((assigned.get(ps.name) or {}).get("flavors")).items()}
                for ps in podsets]
     counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
-    reserved = next((c.get("lastTransitionTime") for c in status.get("conditions") or []
-                     if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(reserved))
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)))
+
+
+def _reserved_at(status: dict) -> Any:
+    """When the QuotaReserved condition became true, as recorded."""
+    return next((c.get("lastTransitionTime") for c in status.get("conditions") or []
+                 if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
 
 
 def _recorded_count(n: Any, most: int) -> int:
