@@ -117,7 +117,9 @@ def _shown(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and option, built without running anything (docs/reference/cli.md is
+    generated from it: python -m generator.docsgen)."""
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -173,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kueue-version", default="v0.17.4", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
                    help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default v0.17.4)")
     p.set_defaults(func=cmd_plan)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     with _sigint_noted() as sigint:
         try:
             return args.func(args)
