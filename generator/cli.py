@@ -117,10 +117,10 @@ def _shown(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m generator") -> argparse.ArgumentParser:
     """Every command and option, built without running anything (docs/reference/cli.md is
     generated from it: python -m generator.docsgen)."""
-    parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 

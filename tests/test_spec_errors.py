@@ -115,8 +115,8 @@ def test_missing_spec_file(tmp_path, capsys):
 
 
 def test_readme_error_example_is_what_synth_prints(tmp_path, capsys, monkeypatch):
-    # The README's "Changing the platform" shows four mistakes and the exact lines they give.
-    readme = (paths.ROOT / "README.md").read_text()
+    # docs/changing.md ("Changing the platform") shows four mistakes and the exact lines they give.
+    readme = (paths.ROOT / "docs" / "changing.md").read_text()
     block = readme.split("$ python -m generator synth --spec bad.yaml\n", 1)[1].split("```", 1)[0]
     raw = copy.deepcopy(helpers.fixture_raw())
     _profile(raw, "l4-standard")["nodePool"].update({"nodes": -1, "nodez": 3})
