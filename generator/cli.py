@@ -94,6 +94,10 @@ def cmd_plan(args) -> int:
 
 def cmd_diff(args) -> int:
     from . import diff
+    busy = writer.pending(Path(args.out))
+    if busy:   # half switched by a synth that failed: nothing to compare yet
+        print(f"diff: {busy}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         print(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
                        regenerate=not args.no_regenerate, crd_root=args.crd_dir), end="")

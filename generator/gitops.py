@@ -248,7 +248,7 @@ class AppProject:
     description: str
     source_repos: tuple[str, ...]
     destinations: tuple[Destination, ...]
-    cluster_kinds: tuple[tuple[str, str], ...] = ()           # (group, kind) allowed cluster-wide
+    cluster_kinds: tuple[tuple[str, str, str | None], ...] = ()  # (group, kind, name glob or None: any name)
     namespaced_kinds: tuple[tuple[str, str], ...] | None = None  # None: any namespaced kind
     labels: dict = field(default_factory=dict)
     wave: int | None = None
@@ -260,7 +260,8 @@ class AppProject:
             "destinations": [d.body() for d in self.destinations],
         }
         if self.cluster_kinds:
-            spec["clusterResourceWhitelist"] = [{"group": g, "kind": k} for g, k in self.cluster_kinds]
+            spec["clusterResourceWhitelist"] = [{"group": g, "kind": k, **({"name": n} if n else {})}
+                                                for g, k, n in self.cluster_kinds]
         if self.namespaced_kinds is not None:
             spec["namespaceResourceWhitelist"] = [{"group": g, "kind": k} for g, k in self.namespaced_kinds]
         meta: dict = {"name": self.name, "namespace": self.namespace, "labels": dict(self.labels)}
@@ -337,12 +338,57 @@ INSTALL_IGNORES = (
 )
 
 
-def _cluster_kinds(objs: list[dict]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted({(api_group(o["apiVersion"]), o["kind"]) for o in objs if not o["metadata"].get("namespace")}))
+# ---------------------------------------------------------------- project scopes
+# Each AppProject allows exactly what its Applications sync: destinations per cluster and
+# namespace, cluster-scoped objects by name (Argo CD v3 matches `name` in
+# clusterResourceWhitelist; namespaced kinds it matches by group and kind only), plus what the
+# spec's `gitops.allow` adds on purpose. Argo CD checks namespaced objects against the
+# destinations and cluster-scoped ones against the whitelist (controller/sync.go,
+# WithPermissionValidator), and the Application's own destination against the destinations.
+
+@dataclass
+class Scope:
+    namespaces: dict[str, set[str]] = field(default_factory=dict)   # profile -> namespaces
+    cluster: set[tuple[str, str, str | None]] = field(default_factory=set)
+    namespaced: set[tuple[str, str]] = field(default_factory=set)
+
+    def add_objects(self, profile: str, objs: list[dict]) -> None:
+        names = self.namespaces.setdefault(profile, set())
+        for o in objs:
+            gk = (api_group(o["apiVersion"]), o["kind"])
+            ns = o["metadata"].get("namespace")
+            if ns:
+                names.add(ns)
+                self.namespaced.add(gk)
+            else:
+                self.cluster.add((*gk, o["metadata"]["name"]))
+
+    def add_install(self, profile: str, install: versions.InstallScope) -> None:
+        self.namespaces.setdefault(profile, set()).update(install.namespaces)
+        self.cluster.update(install.cluster_resources)
+        self.namespaced.update(install.namespaced_kinds)
+
+    def widen(self, allow) -> None:
+        for names in self.namespaces.values():
+            names.update(allow.namespaces)
+        self.cluster.update((r.group, r.kind, r.name) for r in allow.cluster_resources)
+        self.namespaced.update((r.group, r.kind) for r in allow.namespaced_kinds)
+
+    def destinations(self, clusters: dict[str, Destination]) -> tuple[Destination, ...]:
+        return tuple(Destination(clusters[p].server, clusters[p].name, ns)
+                     for p in sorted(self.namespaces) for ns in sorted(self.namespaces[p]))
+
+    def cluster_kinds(self) -> tuple[tuple[str, str, str | None], ...]:
+        # A name-less entry (from `allow`) covers every name of its kind.
+        wide = {(g, k) for g, k, n in self.cluster if n is None}
+        return tuple(sorted((x for x in self.cluster if x[2] is None or x[:2] not in wide),
+                            key=lambda x: (x[0], x[1], x[2] or "")))
 
 
-def _namespaced_kinds(objs: list[dict]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted({(api_group(o["apiVersion"]), o["kind"]) for o in objs if o["metadata"].get("namespace")}))
+def overlay_namespace(objs: list[dict], fallback: str) -> str:
+    """The Application's destination namespace: Argo CD checks it against the project's
+    destinations, so it is one the overlay uses (every object names its own namespace)."""
+    return min((o["metadata"]["namespace"] for o in objs if o["metadata"].get("namespace")), default=fallback)
 
 
 def build(app, spec, tree: dict[str, str], header: str, emit,
@@ -359,15 +405,18 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
     base = _objects(tree, "base", emitted)
 
     apps: list[Application] = []
-    platform_objs: list[dict] = list(base)
+    overlays, installs = Scope(), Scope()
     for profile, dest in s.clusters.items():
         objs = base + _objects(tree, f"overlays/{profile}", emitted)
-        platform_objs += objs
+        overlays.add_objects(profile, objs)
         for ctl in controller_dirs(tree, profile):
+            install = versions.install_scope(ctl)
+            installs.add_install(profile, install)
             apps.append(Application(
                 name=f"{s.project}-{profile}-{ctl}", namespace=s.namespace, project=installs_project,
                 repo_url=s.repo_url, revision=s.revision, path=f"controllers/{profile}/{ctl}",
-                destination=dest, wave=CONTROLLER_WAVES.get(ctl, APP_WAVE_OTHER_CONTROLLERS),
+                destination=Destination(dest.server, dest.name, install.namespaces[0]),
+                wave=CONTROLLER_WAVES.get(ctl, APP_WAVE_OTHER_CONTROLLERS),
                 # Pruning an install would delete its CRDs and with them every queue and job.
                 prune=False,
                 # Server-side apply: the big CRDs overflow the last-applied annotation.
@@ -381,25 +430,30 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
         apps.append(Application(
             name=f"{s.project}-{profile}", namespace=s.namespace, project=workloads_project,
             repo_url=s.repo_url, revision=s.revision, path=f"overlays/{profile}",
-            destination=dest, wave=APP_WAVE_MANAGER_OVERLAYS if spec.manager_group(profile) else APP_WAVE_OVERLAYS,
+            destination=Destination(dest.server, dest.name, overlay_namespace(objs, spec.namespaces[0].name)),
+            wave=APP_WAVE_MANAGER_OVERLAYS if spec.manager_group(profile) else APP_WAVE_OVERLAYS,
             prune=True,
             sync_options=("RespectIgnoreDifferences=true", "FailOnSharedResource=true"),
             ignore=overlay_ignores(objs),
             labels={**labels, "app.kubernetes.io/component": "overlay", PROFILE_LABEL: profile},
         ))
 
-    destinations = tuple(Destination(d.server, d.name, "*") for d in s.clusters.values())
+    overlays.widen(spec.gitops.allow.overlays)
+    installs.widen(spec.gitops.allow.controllers)
     projects = [
         AppProject(workloads_project, s.namespace,
-                   "Overlays: only the kinds the spec generates.",
-                   (s.repo_url,), destinations,
-                   cluster_kinds=_cluster_kinds(platform_objs), namespaced_kinds=_namespaced_kinds(platform_objs),
-                   labels=labels, wave=APP_WAVE_PROJECTS),
-        AppProject(installs_project, s.namespace,
-                   "Controller installs: CRDs, webhooks and RBAC (cluster-admin level).",
-                   (s.repo_url,), destinations, cluster_kinds=(("*", "*"),),
+                   "Overlays: the namespaces, cluster-scoped objects (by name) and kinds the overlays sync.",
+                   (s.repo_url,), overlays.destinations(s.clusters),
+                   cluster_kinds=overlays.cluster_kinds(), namespaced_kinds=tuple(sorted(overlays.namespaced)),
                    labels=labels, wave=APP_WAVE_PROJECTS),
     ]
+    if installs.namespaces:
+        projects.append(AppProject(
+            installs_project, s.namespace,
+            "Controller installs: what the pinned releases' manifests create (CRDs, webhooks, RBAC, namespaces).",
+            (s.repo_url,), installs.destinations(s.clusters),
+            cluster_kinds=installs.cluster_kinds(), namespaced_kinds=tuple(sorted(installs.namespaced)),
+            labels=labels, wave=APP_WAVE_PROJECTS))
     chart = cdk.chart(app, "argocd/apps")
     for p in projects:
         cdk.custom(chart, p.body(api))

@@ -18,7 +18,8 @@ from .errors import Problem, SpecError
 from .spec import Platform
 from .spec.context import CheckContext
 from .spec.kinds import Workload
-from .spec.pod import PodExtras
+from .spec.kinds.base import ImageContract
+from .spec.pod import PodExtras, Security
 
 SECCOMP = {"type": "RuntimeDefault"}
 
@@ -34,15 +35,16 @@ def _volume_name(path: str) -> str:
     return "writable" + path.replace("/", "-").replace(".", "-").replace("_", "-").lower()
 
 
-def harden(template: dict, w: Workload | None) -> None:
-    """Make one pod template run hardened (see the module docstring)."""
+def harden(template: dict, security: Security | None, contract: ImageContract | None = None,
+           image_uid: int | None = None) -> bool:
+    """Make one pod template run hardened (see the module docstring). `image_uid`: the non-root
+    uid an upstream image runs as. True when the pod runs as non-root."""
     spec = template.setdefault("spec", {})
     pod_sc = spec.setdefault("securityContext", {})
     pod_sc.setdefault("seccompProfile", dict(SECCOMP))
-    contract = w.image_contract if w is not None else None
-    security = w.security if w is not None else None
-    uid = security.run_as_user if security and security.run_as_user else (contract.uid if contract else None)
-    if uid is not None and not (security and security.run_as_root):
+    uid = security.run_as_user if security and security.run_as_user else (contract.uid if contract else image_uid)
+    non_root = uid is not None and not (security and security.run_as_root)
+    if non_root:
         pod_sc.update(runAsUser=uid, runAsGroup=uid, fsGroup=uid, runAsNonRoot=True)
     read_only = security.read_only_root_filesystem if security and security.read_only_root_filesystem is not None \
         else contract is not None
@@ -64,6 +66,7 @@ def harden(template: dict, w: Workload | None) -> None:
             volumes.append({"name": _volume_name(p), "emptyDir": {}})
     if not spec.get("volumes"):
         spec.pop("volumes", None)
+    return non_root
 
 
 def extend(template: dict, w: Workload, where: str) -> list[Problem]:
@@ -138,10 +141,13 @@ def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
     """Harden every pod template in `objs` and add each workload's extras to its queued
     objects (in place). A clash with what the generator sets is a SpecError."""
     owner: dict[tuple[str, str, str], tuple[int, Workload]] = {}
+    companion: dict[tuple[str, str, str], tuple[str, Security, int | None]] = {}
     for w in platform.workloads_for(ctx.profile.name):
         i = platform.index_of(w)
         for o in w.demand_objects(ctx):
             owner[(o["kind"], w.namespace, o["metadata"]["name"])] = (i, w)
+        for (kind, name), (field, security, uid) in w.companions().items():
+            companion[(kind, w.namespace, name)] = (f"workloads[{i}].{field}", security, uid)
     problems: list[Problem] = []
     for obj in objs:
         meta = obj.get("metadata", {})
@@ -152,9 +158,16 @@ def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
             if found:
                 i, w = found
                 problems += extend(template, w, f"workloads[{i}]")
-                harden(template, w)
-            else:
-                harden(template, None)
+                where, security, non_root = f"workloads[{i}].security", w.security, \
+                    harden(template, w.security, w.image_contract)
+            elif key in companion:
+                where, security, uid = companion[key]
+                non_root = harden(template, security, None, uid)
+            else:   # every generated pod belongs to a workload or is one of its companions
+                raise AssertionError(f"pod template of {key} has no owner in the spec")
+            if not non_root and not security.run_as_root:
+                problems.append(Problem(where, "these pods would run as root: say so with `runAsRoot: true` "
+                                               "(the image needs it), or give a runAsUser"))
             template.update(_sorted(dict(template)))
     if problems:
         raise SpecError(platform.source, problems)

@@ -43,3 +43,19 @@ def default(project: str) -> str:
 
 def release(project: str, version: str) -> dict:
     return table()[project]["releases"][version]
+
+
+@dataclass(frozen=True)
+class InstallScope:
+    """What a controller's release manifests create (schemas/versions.yaml `install`): the
+    Argo CD project that syncs the install is allowed exactly this."""
+    namespaces: tuple[str, ...]                            # the first is the controller's own
+    cluster_resources: tuple[tuple[str, str, str], ...]    # (group, kind, name glob)
+    namespaced_kinds: tuple[tuple[str, str], ...]          # (group, kind)
+
+
+def install_scope(project: str) -> InstallScope:
+    s = table()[project]["install"]
+    return InstallScope(tuple(s["namespaces"]),
+                        tuple((r["group"], r["kind"], r["name"]) for r in s["clusterResources"]),
+                        tuple((r["group"], r["kind"]) for r in s["namespacedKinds"]))

@@ -19,7 +19,14 @@ complete, and whoever finds a journal finishes the switch:
 
 A kill before 5 leaves the old tree; after 5, the next synth or check
 replays the journal and the new tree is there, whole. Renames are atomic,
-but files are not fsynced: a power cut is not covered, a killed process is."""
+but files are not fsynced: a power cut is not covered, a killed process is.
+
+A rename that fails during 6 (a folder made immutable, a permission or I/O
+error) undoes the folders already switched, so the old tree is back whole and
+synth says the output is unchanged. If the undo fails too, the journal stays:
+the tree is mid-update, and `check`, `validate` and `diff` say so (never a
+traceback) until the next synth or check finishes the switch forward, or
+undoes it."""
 from __future__ import annotations
 
 import contextlib
@@ -45,6 +52,27 @@ LOCK_WAIT_S = 60.0
 
 class WriteError(Exception):
     """Synth cannot write its output (exit 2); the tree on disk is unchanged."""
+
+
+class MidUpdate(WriteError):
+    """The owned folders are partly switched (some new, some old) and neither finishing
+    nor undoing the switch worked; the journal stays for the next synth or check."""
+
+
+def mid_update_message(root: Path, cause: str = "") -> str:
+    because = f": {cause}" if cause else ""
+    return (f"{root}: the output is mid-update (a synth switched some output folders and not the others){because}; "
+            "fix that, then run synth (or check) again: it finishes the switch, or undoes it")
+
+
+def pending(root: Path) -> str | None:
+    """A one-line message when `root` holds a switch that a synth did not finish, else None.
+    For commands that only read the output (validate, diff): they never finish it themselves."""
+    return mid_update_message(Path(root)) if (Path(root) / JOURNAL).exists() else None
+
+
+def _describe(e: OSError) -> str:
+    return f"cannot replace {e.filename or 'an output folder'}: {e.strerror or e}"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -104,8 +132,37 @@ def _replay(root: Path, journal: dict) -> None:
         os.replace(new, current)
 
 
+def _rollback(root: Path, journal: dict) -> None:
+    """Undo a partial switch: each folder already replaced goes back to staging and its old
+    version comes back from the retired folder (idempotent)."""
+    staging, retired = root / journal["staging"], root / journal["retired"]
+    for top in journal["owned"]:
+        current = root / top
+        if not (staging / top).exists() and current.exists():
+            staging.mkdir(exist_ok=True)
+            os.replace(current, staging / top)
+        if (retired / top).exists() and not current.exists():
+            os.replace(retired / top, current)
+
+
+def _switch(root: Path, journal: dict) -> None:
+    """Finish the switch the journal describes; if a rename fails, undo it. Under the lock.
+    WriteError: undone, the old tree is whole. MidUpdate: neither worked; the journal stays."""
+    try:
+        _replay(root, journal)
+    except OSError as e:
+        cause = _describe(e)
+        try:
+            _rollback(root, journal)
+        except OSError:
+            raise MidUpdate(mid_update_message(root, cause)) from None
+        (root / JOURNAL).unlink()
+        raise WriteError(f"{cause}; the output is unchanged") from None
+    (root / JOURNAL).unlink()
+
+
 def _recover(root: Path) -> None:
-    """Replay a journal left by a killed run and remove its folders. Under the lock."""
+    """Finish (or undo) a switch a killed or failed run left, and remove its folders. Under the lock."""
     journal_path = root / JOURNAL
     if journal_path.exists():
         try:
@@ -113,8 +170,14 @@ def _recover(root: Path) -> None:
         except ValueError:   # cannot happen (written by rename), but never crash on it
             journal = None
         if journal:
-            _replay(root, journal)
-        journal_path.unlink()
+            try:
+                _switch(root, journal)
+            except MidUpdate:
+                raise
+            except WriteError:
+                pass            # undone: the old tree is whole again
+        else:
+            journal_path.unlink()
     for p in _leftovers(root):
         shutil.rmtree(p, ignore_errors=True)
     with contextlib.suppress(FileNotFoundError):
@@ -123,11 +186,14 @@ def _recover(root: Path) -> None:
 
 def settle(root: Path) -> None:
     """Before reading the output: finish a switch that a killed synth left
-    (nothing to do, and no lock taken, in the usual case)."""
+    (nothing to do, and no lock taken, in the usual case). MidUpdate when it cannot."""
     root = Path(root)
     if (root / JOURNAL).exists() or _leftovers(root):
-        with locked(root):
-            _recover(root)
+        try:
+            with locked(root):
+                _recover(root)
+        except OSError as e:
+            raise MidUpdate(mid_update_message(root, _describe(e))) from None
 
 
 # ---------------------------------------------------------------- writing
@@ -216,8 +282,7 @@ def _write_locked(tree: dict[str, str], root: Path, owned: tuple[str, ...]) -> N
             tmp.write_text(json.dumps({"staging": staging.name, "retired": retired.name, "owned": list(owned)}))
             os.replace(tmp, root / JOURNAL)          # the commit point
             committed = True
-            _replay(root, {"staging": staging.name, "retired": retired.name, "owned": list(owned)})
-            (root / JOURNAL).unlink()
+            _switch(root, {"staging": staging.name, "retired": retired.name, "owned": list(owned)})
         if pending:
             raise Interrupted(committed=True)
     except KeyboardInterrupt:

@@ -156,6 +156,10 @@ def expected_differences(profile) -> dict:
             f"{C}[loadgenerator].securityContext.allowPrivilegeEscalation": (ABSENT, False, HARDEN),
             f"{C}[loadgenerator].securityContext.capabilities.drop[0]": (ABSENT, "ALL", HARDEN),
             "spec.template.spec.securityContext.seccompProfile.type": (ABSENT, "RuntimeDefault", HARDEN),
+            # The image's own user (locustio/locust's Dockerfile: useradd locust, USER locust), by
+            # number so that the kubelet can check runAsNonRoot.
+            **{f"spec.template.spec.securityContext.{k}": (ABSENT, v, "runs as the image's user, uid 1000, non-root")
+               for k, v in (("runAsUser", 1000), ("runAsGroup", 1000), ("fsGroup", 1000), ("runAsNonRoot", True))},
         },
         ("loadgenerator.yaml", "Service", "loadgenerator"): {
             "metadata.namespace": (ABSENT, NS, NAMESPACED),

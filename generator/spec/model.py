@@ -243,6 +243,30 @@ class Destination(SpecModel):
         return self
 
 
+class GroupKind(SpecModel):
+    group: str = Field(pattern=r"^[a-z0-9.-]*$", description="API group; \"\" for the core group")
+    kind: str = Field(pattern=r"^[A-Za-z0-9]+$")
+
+
+class ClusterResource(GroupKind):
+    name: str | None = Field(None, pattern=r"^[^\s]+$", description="Object name or glob (Go's filepath.Match, "
+                                                                   "as Argo CD reads it); absent: every name")
+
+
+class ProjectAllowance(SpecModel):
+    """What an Argo CD project may sync beyond what synth computes from the objects it syncs."""
+    namespaces: list[DnsLabel] = Field(default_factory=list, description="Destination namespaces, on every cluster")
+    cluster_resources: list[ClusterResource] = Field(default_factory=list)
+    namespaced_kinds: list[GroupKind] = Field(default_factory=list)
+
+
+class GitOpsAllow(SpecModel):
+    """Widening a project on purpose (for your own layer under custom/, say); synth otherwise allows
+    each project exactly what its Applications sync."""
+    overlays: ProjectAllowance = Field(default_factory=ProjectAllowance)
+    controllers: ProjectAllowance = Field(default_factory=ProjectAllowance)
+
+
 class GitOps(SpecModel):
     """Argo CD settings; synth writes argocd/ from them. Repository credentials live in Argo CD."""
     repo_url: str = Field(alias="repoURL", pattern=r"^(https://|ssh://|git@)[^\s]+$")
@@ -250,6 +274,7 @@ class GitOps(SpecModel):
     argocd_namespace: DnsLabel = "argocd"
     project: DnsLabel | None = None
     clusters: dict[DnsLabel, Destination] = Field(min_length=1)
+    allow: GitOpsAllow = Field(default_factory=GitOpsAllow)
 
 
 # ---------------------------------------------------------------- the platform

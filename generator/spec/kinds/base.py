@@ -72,6 +72,11 @@ class WorkloadBase(SpecModel):
             raise ValueError(f"lists {', '.join(dup)} more than once")
         return v
 
+    def companions(self) -> dict[tuple[str, str], tuple[str, Security, int | None]]:
+        """Pods the workload runs beside its queued ones, not through Kueue: (kind, name) ->
+        (field path of their `security`, how they run, the image's own non-root uid if it has one)."""
+        return {}
+
     def images(self) -> list[tuple[tuple, str]]:
         """(field path, image key) of every image the workload uses."""
         return [(("image",), self.image)]

@@ -11,6 +11,7 @@ from ...errors import Problem
 from .. import hardware
 from ..context import CheckContext
 from ..fields import DnsLabel, PositiveCount, ServiceName, SpecModel
+from ..pod import Security
 from .base import ImageContract, Resources, WorkloadBase, autopilot_requests, container, pod_template
 from .gpu import gpu_checks
 
@@ -49,11 +50,23 @@ class Monitoring(SpecModel):
     timeout: Duration = Field(pattern=_DURATION.pattern)
 
 
+# The tutorial's client-app image (kubernetes-engine-samples ai-ml/t5-model-serving/client-app/Dockerfile,
+# FROM python:3.12.7-alpine) sets no USER, so it runs as root unless told otherwise.
+CLIENT_IMAGE = "fastdash (the tutorial's client-app)"
+# locustio/locust's Dockerfile: `RUN useradd --create-home locust` then `USER locust`, on a Debian
+# Python image where the first account useradd creates gets uid 1000 (UID_MIN in Debian's
+# /etc/login.defs). The kubelet cannot check runAsNonRoot against a user given by name, so the
+# uid is written out.
+LOCUST_UID = 1000
+
+
 class Client(SpecModel):
     """The fastdash web client (Deployment and Service), pointed at this model."""
     name: ServiceName = "fastdash"
     image: DnsLabel
     resources: Resources
+    security: Security = Field(default_factory=Security, description=(
+        "How the client runs. Its image sets no USER (root): declare `runAsRoot: true` or give a `runAsUser`."))
 
 
 class LoadGenerator(SpecModel):
@@ -64,6 +77,8 @@ class LoadGenerator(SpecModel):
     spawn_rate: Annotated[int | float, Field(gt=0)]
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "error"
     resources: Resources
+    security: Security = Field(default_factory=Security, description=(
+        f"How Locust runs; by default as the image's own user, uid {LOCUST_UID}, non-root."))
 
 
 class T5Inference(WorkloadBase):
@@ -109,6 +124,10 @@ class T5Inference(WorkloadBase):
             out.append(Problem("monitoring.timeout", f"{m.timeout} is longer than the scrape interval ({m.interval})"))
         if self.client:
             out += autopilot_requests(self.client.resources, ctx, "client.resources")
+            sec = self.client.security
+            if not sec.run_as_root and sec.run_as_user is None:
+                out.append(Problem("client.security", f"the {CLIENT_IMAGE} image runs as root: say so with "
+                                                      "`security: {runAsRoot: true}`, or give a runAsUser it supports"))
         if self.load_generator:
             out += autopilot_requests(self.load_generator.resources, ctx, "loadGenerator.resources")
         return out
@@ -120,6 +139,15 @@ class T5Inference(WorkloadBase):
         return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": self.name},
                  "spec": {"replicas": self.autoscaling.max_replicas,
                           "template": pod_template(container(self.resources.requests(), gpu))}}]
+
+    def companions(self) -> dict[tuple[str, str], tuple[str, Security, int | None]]:
+        out: dict[tuple[str, str], tuple[str, Security, int | None]] = {}
+        if self.client:
+            out[("Deployment", self.client.name)] = ("client.security", self.client.security, None)
+        if self.load_generator:
+            out[("Deployment", self.load_generator.name)] = ("loadGenerator.security", self.load_generator.security,
+                                                             LOCUST_UID)
+        return out
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         out = [("Deployment", self.name), ("Service", self.service), ("PodMonitoring", self.name),
