@@ -132,7 +132,7 @@ def _allowed(node: dict) -> str:
         if "enum" in alt:
             parts.append(", ".join(f"`{v}`" for v in alt["enum"]))
         if "pattern" in alt:
-            parts.append(f"pattern `{alt['pattern']}`")
+            parts.append(f"pattern {_code(alt['pattern'])}")
         for key, word in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
             if key in alt:
                 parts.append(f"{word} {alt[key]}")
@@ -156,6 +156,18 @@ def _fields_table(node: dict, defs: dict) -> str:
         rows.append(f"| `{key}` | {_cell(_type(sub, defs))} | {'yes' if key in required else ''} | {_cell(default)} "
                     f"| {_cell(_allowed(sub))} | {_cell(description)} |")
     return "\n".join(rows) + "\n"
+
+
+_ENTITIES = {c: f"&#{ord(c)};" for c in "|\\`*_[]<>&"}
+
+
+def _code(text: str) -> str:
+    """Code in a table cell. A `|` would end the cell on GitHub even inside backticks (and
+    stay a literal backslash-pipe on MkDocs once escaped), so such text is an HTML code
+    element with every character Markdown could act on written as an entity."""
+    if "|" not in text:
+        return f"`{text}`"
+    return "<code>" + "".join(_ENTITIES.get(c, c) for c in text) + "</code>"
 
 
 def _cell(text: str) -> str:
@@ -232,7 +244,7 @@ def _options_table(parser: argparse.ArgumentParser) -> str:
     for a in _arguments(parser):
         names = ", ".join(f"`{s}`" for s in a.option_strings) or f"`{_metavar(a)}`"
         if a.choices:
-            value = " \\| ".join(f"`{c}`" for c in a.choices)
+            value = ", ".join(f"`{c}`" for c in a.choices)
         elif a.nargs == 0 or not a.option_strings:
             value = ""
         else:
