@@ -258,21 +258,20 @@ def _options_table(parser: argparse.ArgumentParser) -> str:
 
 
 def _default(a: argparse.Action) -> str:
-    """The default as the page shows it: paths under the checkout relative to it
-    (the page must not depend on where the checkout or the working directory is)."""
+    """The default as the page shows it. A path under the checkout (absolute, or relative
+    with `..` because the working directory is elsewhere) is shown relative to the checkout:
+    the page must not depend on where the checkout or the working directory is."""
     d = a.default
     if d is None or d is False or d == [] or d == argparse.SUPPRESS or a.nargs == 0:
         return ""
     text = str(d)
     path = Path(text)
-    resolved = path if path.is_absolute() else Path.cwd() / path
-    try:
-        rel = resolved.resolve().relative_to(paths.ROOT)
-        if str(rel) == ".":
-            return "the repository"
-        text = str(rel)
-    except ValueError:
-        pass
+    if path.is_absolute() or text.startswith(".."):
+        try:
+            rel = (Path.cwd() / path).resolve().relative_to(paths.ROOT)
+        except ValueError:
+            return f"`{text}`"
+        return "the repository" if str(rel) == "." else f"`{rel}`"
     return f"`{text}`"
 
 
