@@ -11,7 +11,6 @@ import cdk8s_plus_33.k8s as k8s
 
 from . import apiscope, cdk, controllers, core, gitops, paths, podpolicy, queues, yamlio
 from .spec import Platform, Profile
-from .spec.kinds import KINDS
 from .spec.multikueue import DISPATCHERS
 from .workloads import BUILDERS
 from .workloads.common import BuildContext
@@ -90,8 +89,8 @@ def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
 
 
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:
-    frameworks = {f for w in workloads for f in KINDS[w.kind].frameworks}
-    needed = {c for w in workloads for c in KINDS[w.kind].controllers}
+    frameworks = {f for w in workloads for f in w.frameworks}   # a kind may need them per workload
+    needed = {c for w in workloads for c in w.controllers}
     # MultiKueue: the manager and its workers enable every dispatched integration (the
     # manager builds an adapter per enabled one), and install JobSet where JobSets travel.
     groups = [g for g in spec.multi_kueue if profile.name == g.manager or profile.name in g.worker_profiles]
@@ -102,7 +101,7 @@ def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, h
     root = f"controllers/{profile.name}"
     chart = cdk.chart(app, f"{root}/kueue")
     controllers.kueue_config_map(chart, profile, frameworks, spec.kueue.fair_sharing,
-                                 DISPATCHERS[group.dispatcher] if group else None)
+                                 DISPATCHERS[group.dispatcher] if group else None, spec.kueue.wait_for_pods_ready)
     (patch,) = cdk.manifests(chart)
     patch_file = "kueue-manager-config.yaml"
     tree[f"{root}/kueue/{patch_file}"] = header + yamlio.dump(patch)

@@ -20,6 +20,8 @@ from tests.test_validate_corpus import run as validate_run
 EXAMPLES = paths.ROOT / "examples"
 H100_L4 = EXAMPLES / "h100-l4-spot.yaml"
 V6E = EXAMPLES / "tpu-v6e.yaml"
+VLLM_GATEWAY = EXAMPLES / "h100-vllm-gateway.yaml"
+SAMPLES = helpers.REFERENCE / "kubernetes-engine-samples" / "ai-ml"
 
 
 def _raw(path: Path) -> dict:
@@ -32,7 +34,7 @@ def built(tmp_path_factory) -> dict[str, list[dict]]:
     out = {}
     for path in sorted(EXAMPLES.glob("*.yaml")):
         root = tmp_path_factory.mktemp(path.stem)
-        s = helpers.synth_into(root, _raw(path))
+        s = helpers.synth_into(root, _raw(path), str(path))
         for profile in s.profiles:
             out[profile] = helpers.kustomize(root / "overlays" / profile)
     return out
@@ -117,6 +119,8 @@ def test_v6e_static_slices(built):
 @pytest.mark.parametrize("profile, admitted", [
     ("gpu-cluster", {"ml/llama-serving#1": "h100", "ml/finetune-spot": "l4-spot"}),
     ("v6e-cluster", {"research/jax-4x4": "v6e-4x4"}),
+    # The HPA target has no spec.replicas: plan starts it at the API server's default, 1.
+    ("h100-cluster", {"serving/llama-vllm#1": "h100", "serving/finetune-low": "h100"}),
 ])
 def test_plan_admits_each_workload_on_its_pool(built, profile, admitted):
     cluster = model.build(profile, built[profile])
@@ -125,6 +129,60 @@ def test_plan_admits_each_workload_on_its_pool(built, profile, admitted):
     assert {w: r.state for w, r in rows.items()} == {w: "admitted" for w in admitted}
     for w, flavor in admitted.items():
         assert flavor in rows[w].detail
+
+
+def test_vllm_behind_the_gateway_autoscales_on_the_samples_metric(built):
+    objs = built["h100-cluster"]
+    deploy = _one(objs, "Deployment", "llama-vllm")
+    assert "replicas" not in deploy["spec"]   # the HPA owns them
+    pod = deploy["spec"]["template"]
+    (server,) = pod["spec"]["containers"]
+    assert server["image"] == "docker.io/vllm/vllm-openai:v0.10.0"
+    assert "--tensor-parallel-size=1" in server["args"]
+    assert server["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    # GKE's multi-host vLLM HPA sample: the metric, its type and the target kind.
+    (sample_metric,) = yamlio.load_all((SAMPLES / "llm-multihost-gpus" / "vllm-hpa.yaml").read_text())[0]["spec"][
+        "metrics"]
+    hpa = _one(objs, "HorizontalPodAutoscaler", "llama-vllm")
+    (metric,) = hpa["spec"]["metrics"]
+    assert metric["pods"]["metric"] == sample_metric["pods"]["metric"]
+    assert metric["pods"]["target"]["type"] == "AverageValue" and metric["pods"]["target"]["averageValue"] == "5"
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "llama-vllm"}
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 12)
+    # Managed Prometheus scrapes the port and path GKE's vLLM sample on port 8000 does.
+    (sample_pm,) = yamlio.load_all((SAMPLES / "vllm-tpu" / "vllm_pod_monitor.yaml").read_text())
+    pm = _one(objs, "PodMonitoring", "llama-vllm")
+    assert pm["spec"]["endpoints"] == [{k: sample_pm["spec"]["endpoints"][0][k] for k in ("port", "path", "interval")}]
+    assert pm["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    # The gateway: route -> pool -> the server's pods on its port, the EPP by name.
+    pool = _one(objs, "InferencePool", "llama-vllm")
+    assert pool["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    assert pool["spec"]["targetPorts"] == [{"number": server["ports"][0]["containerPort"]}]
+    assert pool["spec"]["endpointPickerRef"]["name"] == "llama-vllm-epp"
+    route = _one(objs, "HTTPRoute", "llama-vllm-route")
+    assert route["spec"]["parentRefs"] == [{"name": "inference-gateway"}]
+    assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == "llama-vllm"
+    assert _one(objs, "Gateway", "inference-gateway")["spec"]["gatewayClassName"] == "gke-l7-regional-internal-managed"
+
+
+def test_vllm_scale_up_to_the_hpa_maximum_preempts_fine_tuning(built):
+    """Worked out by hand: 2 x a3-highgpu-8g = 16 H100s. Fine-tuning holds 8; up to 8 server
+    pods (1 H100 each) run beside it (16 of 16). The ninth needs a GPU only preemption frees: the
+    Job (low) goes, and all 12 server pods run on 12 H100s."""
+    cluster = model.build("h100-cluster", built["h100-cluster"])
+    sc = scenario.from_dict({
+        "initial": [{"kind": "Deployment", "namespace": "serving", "name": "llama-vllm"},
+                    {"kind": "Job", "namespace": "serving", "name": "finetune-low"}],
+        "steps": [{"title": "8 replicas", "scale": {"kind": "Deployment", "namespace": "serving",
+                                                    "name": "llama-vllm", "replicas": 8}},
+                  {"title": "12 replicas", "scale": {"kind": "Deployment", "namespace": "serving",
+                                                     "name": "llama-vllm", "replicas": 12}}],
+    }, cluster)
+    plan = simulate.run(cluster, sc)
+    states = [{r.workload: r.state for r in step.rows} for step in plan.steps]
+    server = [f"serving/llama-vllm#{i}" for i in range(1, 13)]
+    assert states[1] == {**{w: "admitted" for w in server[:8]}, "serving/finetune-low": "admitted"}
+    assert states[2] == {**{w: "admitted" for w in server}, "serving/finetune-low": "preempted"}
 
 
 # ---------------------------------------------------------------- what the spec refuses on these clusters

@@ -29,28 +29,28 @@ class PodMonitoring:
     name: str
     namespace: str
     selector: dict
-    port: str
+    port: str | int
     interval: str
-    timeout: str
+    timeout: str | None = None     # None: Managed Prometheus's default (the interval)
     path: str = "/metrics"
     labels: dict | None = None
 
     def body(self) -> dict:
         # The CRD's CEL rule (timeout <= interval) is not evaluated by the
         # schema validator, so the builder enforces it.
-        if duration_ms(self.timeout) > duration_ms(self.interval):
+        if self.timeout is not None and duration_ms(self.timeout) > duration_ms(self.interval):
             raise ValueError(f"PodMonitoring {self.name}: timeout {self.timeout} exceeds interval {self.interval}")
         metadata: dict = {"name": self.name, "namespace": self.namespace}
         if self.labels:
             metadata["labels"] = dict(self.labels)
+        endpoint = {"port": self.port, "path": self.path, "timeout": self.timeout, "interval": self.interval}
         return {
             "apiVersion": versions.table()["managedPrometheus"]["api"],
             "kind": "PodMonitoring",
             "metadata": metadata,
             "spec": {
                 "selector": {"matchLabels": dict(self.selector)},
-                "endpoints": [{"port": self.port, "path": self.path,
-                               "timeout": self.timeout, "interval": self.interval}],
+                "endpoints": [{k: v for k, v in endpoint.items() if v is not None}],
             },
         }
 
@@ -59,17 +59,26 @@ def queue_latency_hpa(chart, name: str, namespace: str, deployment: str,
                       min_replicas: int, max_replicas: int, target) -> k8s.KubeHorizontalPodAutoscalerV2:
     """HPA on the per-pod average of the queue-latency counter's rate. The
     target Deployment must not set spec.replicas (the HPA owns it)."""
+    return pods_metric_hpa(chart, name, namespace, ("apps/v1", "Deployment", deployment),
+                           min_replicas, max_replicas, HPA_METRIC, target)
+
+
+def pods_metric_hpa(chart, name: str, namespace: str, scale_target: tuple[str, str, str],
+                    min_replicas: int, max_replicas: int, metric: str, target) -> k8s.KubeHorizontalPodAutoscalerV2:
+    """HPA on the per-pod average (AverageValue) of a metric the Custom Metrics Stackdriver
+    Adapter serves; scale_target is (apiVersion, kind, name), whose replicas the HPA owns."""
+    api_version, kind, target_name = scale_target
     return k8s.KubeHorizontalPodAutoscalerV2(
         chart, f"HorizontalPodAutoscaler.{namespace}.{name}",
         metadata=core.meta(name, namespace),
         spec=k8s.HorizontalPodAutoscalerSpecV2(
-            scale_target_ref=k8s.CrossVersionObjectReferenceV2(api_version="apps/v1", kind="Deployment", name=deployment),
+            scale_target_ref=k8s.CrossVersionObjectReferenceV2(api_version=api_version, kind=kind, name=target_name),
             min_replicas=min_replicas,
             max_replicas=max_replicas,
             metrics=[k8s.MetricSpecV2(
                 type="Pods",
                 pods=k8s.PodsMetricSourceV2(
-                    metric=k8s.MetricIdentifierV2(name=HPA_METRIC),
+                    metric=k8s.MetricIdentifierV2(name=metric),
                     target=k8s.MetricTargetV2(type="AverageValue", average_value=k8s.Quantity.from_string(str(target))),
                 ),
             )],
