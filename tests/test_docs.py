@@ -169,7 +169,7 @@ def test_the_guard_notices_a_test_reading_the_shipped_files():
 # These files read the shipped spec once (validate's default --spec, in process and in
 # subprocesses, and the committed overlay as --context).
 SUBSET = ("tests/test_spec_errors.py", "tests/test_validate_cli.py", "tests/test_validate_robust.py",
-          "tests/test_multikueue_validate.py", "tests/test_bench.py", "tests/test_docs.py")
+          "tests/test_multikueue_validate.py", "tests/test_bench.py", "tests/test_limits.py", "tests/test_docs.py")
 
 
 @pytest.mark.slow   # a part of the suite, again, in a copy
