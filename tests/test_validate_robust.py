@@ -257,7 +257,9 @@ def test_tpu_generations_come_from_the_catalog(capsys, tmp_path, accelerator, kn
     toleration GKE adds to pods requesting google.com/tpu is not asked for; an unknown value is a note."""
     text = JOB.replace("      restartPolicy: Never", "      restartPolicy: Never\n      nodeSelector:\n"
                        f"        cloud.google.com/gke-tpu-accelerator: {accelerator}")
-    text = text.replace('cpu: "1", memory: 1Gi', 'cpu: "1", memory: 1Gi, google.com/tpu: "4"')
+    # An extended resource's request needs an equal limit (the API server's ValidateResourceRequirements).
+    text = text.replace('{requests: {cpu: "1", memory: 1Gi}}',
+                        '{requests: {cpu: "1", memory: 1Gi, google.com/tpu: "4"}, limits: {google.com/tpu: "4"}}')
     code, out, _ = validate(capsys, str(write(tmp_path, "tpu.yaml", text)))
     assert code == 0 and ("TP003 info" in out) is not known and "TP004" not in out, out
 

@@ -14,7 +14,10 @@ k8s.io/apiserver/pkg/cel/library (urls.go, ip.go, format.go) and cel-go's
 strings extension: `isURL`, `isIP`, `split`, `substring`,
 `format.dns1123Label().validate`. Other library functions are not used by the
 pinned CRDs and not provided: a rule that calls one reports that it could not
-be evaluated (a warning), never a violation.
+be evaluated (a warning), never a violation. An evaluation error the API server
+meets as well (a missing map key, an index out of bounds, a division by zero, a
+runtime overload mismatch) is an error, worded as the server words it: the server
+turns it into an Invalid field error and rejects the object.
 
 Transition rules (those that read `oldSelf`) compare an update with the stored
 object; `validate` sees no stored object and skips them. `transition_violations`
@@ -65,6 +68,7 @@ class Violation:
     message: str         # the rule's message (or messageExpression), else "failed rule: <rule>"
     rule: str            # the CEL source
     evaluated: bool = True   # False: the rule could not be evaluated (message says why)
+    rejected: bool = False   # an evaluation error the API server meets too: it rejects the object
 
     @property
     def field(self) -> str:
@@ -231,6 +235,9 @@ def _run(rule: Rule, ctx, path: tuple) -> Violation | None:
     try:
         ok = rule.program.execute(ctx)
     except Exception as e:   # the engine raises ValueError/TypeError/RuntimeError/KeyError
+        server = _server_error(e, rule)
+        if server is not None:   # the API server fails the rule the same way and rejects the object
+            return Violation(path + rule.field_path, server, rule.source, evaluated=False, rejected=True)
         return Violation(path + rule.field_path, f"rule could not be evaluated ({type(e).__name__}: {e})",
                          rule.source, evaluated=False)
     if ok is True:
@@ -245,6 +252,34 @@ def _run(rule: Rule, ctx, path: tuple) -> Violation | None:
     if ok is not False:
         return Violation(path + rule.field_path, f"rule did not return a bool ({ok!r})", rule.source, evaluated=False)
     return Violation(path + rule.field_path, message or f"failed rule: {rule.source}", rule.source)
+
+
+def _rule_error_string(rule: Rule) -> str:
+    """apiextensions-apiserver pkg/apiserver/schema/cel/validation.go ruleErrorString: the
+    rule's message if it has one, else its source."""
+    return rule.message.strip() if rule.message else rule.source.strip()
+
+
+def _server_error(e: Exception, rule: Rule) -> str | None:
+    """The API server's field error text for a CEL evaluation error, where the engine's
+    error is one the server meets too (validation.go, Validator.validateExpressions: "no
+    such key", "index out of bounds", "division by zero" become Invalid "<err> evaluating
+    rule: <rule>"; a runtime "no such overload" its own sentence). None for errors of this
+    engine only (a library function it lacks): those stay "could not be evaluated"."""
+    if isinstance(e, KeyError):
+        err = f"no such key: {e.args[0] if e.args else ''}"
+    elif isinstance(e, IndexError):
+        err = str(e) if str(e).startswith("index out of bounds") else f"index out of bounds: {e}"
+    elif isinstance(e, ZeroDivisionError):
+        err = "division by zero"
+    elif isinstance(e, OverflowError):
+        err = "integer overflow"
+    elif isinstance(e, TypeError) and str(e).lower().startswith("no such overload"):
+        return (f"'no such overload': call arguments did not match a supported operator, function or macro "
+                f"signature for rule: {_rule_error_string(rule)}")
+    else:
+        return None
+    return f"{err} evaluating rule: {_rule_error_string(rule)}"
 
 
 def _context(variables: dict):

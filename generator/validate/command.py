@@ -38,6 +38,11 @@ def register(sub) -> None:
                "  A worker also sees what the manager dispatches to it (its Services may select those pods); its\n"
                "  Kueue Configuration and JobSet install come from its input or controllers/NAME beside\n"
                "  overlays/NAME. With no PATH, the spec's multiKueue groups are checked this way too.\n"
+               "Directories:\n"
+               "  A directory with a kustomization is built by kustomize: one stream. A plain directory of YAML\n"
+               "  files is checked file by file, each with the other files' objects as context (references across\n"
+               "  files resolve; alternative example files may define the same names). --one-stream checks it as\n"
+               "  one stream, where a name defined twice is a duplicate (IN003).\n"
                "Rules: --disable RULE and --enable RULE (ids like PD002 or families like PD; comma-separated or\n"
                "  repeated), a .validate.yaml in the working directory or the repository (disable, enable,\n"
                "  severity), and `# validate: ignore=RULE reason` inside an object's YAML.")
@@ -59,6 +64,9 @@ def register(sub) -> None:
     p.add_argument("--multikueue", action="store_true",
                    help="the inputs are one MultiKueue group (the manager and its workers, PATH or NAME=PATH): "
                         "also check them against each other (see below)")
+    p.add_argument("--one-stream", action="store_true",
+                   help="check a directory of YAML files (no kustomization) as one stream: a name defined in two "
+                        "files is a duplicate (IN003). Default: one stream per file, the other files as context")
     p.add_argument("--disable", action="append", default=[], metavar="RULE", help="turn rules off (ids or families)")
     p.add_argument("--enable", action="append", default=[], metavar="RULE",
                    help="turn rules on that the config file turns off")
@@ -86,7 +94,8 @@ def options(args):
                    out=args.out, crd_dir=args.crd_dir, kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
                    namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
-                   enable=_split(args.enable), disable=_split(args.disable), multikueue=args.multikueue)
+                   enable=_split(args.enable), disable=_split(args.disable), multikueue=args.multikueue,
+                   one_stream=getattr(args, "one_stream", False))
 
 
 def _split(values: list[str]) -> list[str]:
