@@ -88,7 +88,7 @@ def test_huge_quantity_is_a_finding_not_a_crash(capsys, tmp_path):
     pod = write(tmp_path, "cpu.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n"
                 "  containers:\n  - name: c\n    image: x:1\n    resources: {requests: {cpu: 1e999999999, memory: 1Gi}}\n")
     code, out, _ = validate(capsys, str(pod))
-    assert code == 1 and "requests.cpu: SC001 error: '1e999999999' is larger than Kubernetes can count" in out
+    assert code == 1 and "requests.cpu: SC001 error: '1e999999999' is larger than Kueue can count" in out
 
 
 def test_admission_check_parameters_kind_is_an_re2_pattern(capsys, tmp_path):

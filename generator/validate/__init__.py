@@ -351,9 +351,9 @@ def validate(opts: Options) -> Report:
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
     names, paths = _inputs(opts, out)
-    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.default_root()
+    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
     if not crd_root.is_dir():
-        raise UsageError(f"{crd_root}: no CRD directory; run `make crds` (CRD_DIR=...) or pass --crd-dir")
+        raise UsageError(f"{crd_root}: no CRD directory; run `gke-ml-platform crds` (or set CRD_DIR) or pass --crd-dir")
 
     targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
     pending: list = []
@@ -474,7 +474,12 @@ def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
         paths = sorted(str(d) for d in overlays.iterdir() if d.is_dir() and loader.is_kustomization(d)) \
             if overlays.is_dir() else []
         if not paths:
-            raise UsageError(f"no overlays under {overlays}; run `make synth` or name the inputs")
+            if not opts.spec_explicit and not Path(opts.spec).exists():   # outside any platform repository
+                raise UsageError(f"no {opts.spec} in {Path.cwd()} or any folder above it, and no inputs named: run "
+                                 "inside a platform repository (gke-ml-platform init DIR makes one) or name the "
+                                 "overlays or YAML files to check")
+            raise UsageError(f"no overlays under {overlays}; run synth (gke-ml-platform synth, or make synth here) "
+                             "or name the inputs")
     if paths.count("-") > 1:
         raise UsageError("stdin (-) can be read once")
     return names, paths
