@@ -83,20 +83,38 @@ def _validate(target: Path, args: list[str], crd_dir: Path):
     return validate(opts)
 
 
-def run_variant(v: dict, reference: Path, crd_dir: Path, work: Path) -> dict:
-    """{caught, new (errors and warnings the edit adds), crash} for one variant."""
-    from generator.validate.context import UsageError
-
+def _prepare_case(v: dict, reference: Path, work: Path) -> tuple[Path, Path]:
+    """Copy the variant's file (or its whole tutorial folder) under work; (what to validate, the file to edit)."""
     src = reference / v["file"]
     folder = reference / v["folder"] if v.get("folder") else None
     case = work / v["id"]
     if folder is not None:
         shutil.copytree(folder, case / folder.name)
-        target, edited = case / folder.name, case / folder.name / src.relative_to(folder)
-    else:
-        case.mkdir(parents=True)
-        target = edited = case / src.name
-        shutil.copyfile(src, edited)
+        return case / folder.name, case / folder.name / src.relative_to(folder)
+    case.mkdir(parents=True)
+    edited = case / src.name
+    shutil.copyfile(src, edited)
+    return edited, edited
+
+
+def _score(v: dict, findings: list, base: set[tuple]) -> dict:
+    """Judge the findings the edit added against the variant's expected finding."""
+    crash = next((f.message for f in findings if f.rule == "IE001"), None)
+    new = [f for f in findings if _key(f) not in base and f.severity in ("error", "warning")]
+    want = v["expect"]
+    hits = [f for f in new if f.rule == want["rule"] and f.path == want.get("path", f.path)]
+    # Findings the bug causes elsewhere, classified right by hand with the reason (`also_right`).
+    also = [f for f in new if f not in hits and f.rule in (v.get("also_right") or {})]
+    return {"caught": bool(hits), "new": new, "right": len(hits) + len(also), "expected": len(hits),
+            "crash": crash, "message": hits[0].message if hits else ""}
+
+
+def run_variant(v: dict, reference: Path, crd_dir: Path, work: Path) -> dict:
+    """{caught, new (errors and warnings the edit adds), crash} for one variant."""
+    from generator.validate.context import UsageError
+
+    src = reference / v["file"]
+    target, edited = _prepare_case(v, reference, work)
     args = list(v.get("args") or [])
     try:
         base = {_key(f) for f in _validate(target, args, crd_dir).findings}
@@ -104,14 +122,7 @@ def run_variant(v: dict, reference: Path, crd_dir: Path, work: Path) -> dict:
         report = _validate(target, args, crd_dir)
     except UsageError as e:
         return {"caught": False, "new": [], "crash": f"exit 2: {e}"}
-    crash = next((f.message for f in report.findings if f.rule == "IE001"), None)
-    new = [f for f in report.findings if _key(f) not in base and f.severity in ("error", "warning")]
-    want = v["expect"]
-    hits = [f for f in new if f.rule == want["rule"] and f.path == want.get("path", f.path)]
-    # Findings the bug causes elsewhere, classified right by hand with the reason (`also_right`).
-    also = [f for f in new if f not in hits and f.rule in (v.get("also_right") or {})]
-    return {"caught": bool(hits), "new": new, "right": len(hits) + len(also), "expected": len(hits),
-            "crash": crash, "message": hits[0].message if hits else ""}
+    return _score(v, report.findings, base)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -102,7 +102,7 @@ def _injected(model, o):
     (Kueue adds a flavor's nodeLabels to the pods' nodeSelector). (True, None) when it does,
     (False, None) when the queue resolves and none does, (None, what is missing) when the queue
     does not resolve, (False, None) when the object is not queued."""
-    from .kueue import KUEUE, QUEUE_LABEL, _labelled, resolve_queue
+    from .kueue import QUEUE_LABEL, _labelled, resolve_queue
 
     queue = next((v for obj, _, v in _labelled(model, QUEUE_LABEL) if obj is o), None)
     if not isinstance(queue, str) or not queue:
@@ -111,12 +111,19 @@ def _injected(model, o):
     if cq is None:
         return None, f"LocalQueue {queue!r} in namespace {o.namespace!r}" if lq is None else \
             f"the ClusterQueue of LocalQueue {queue!r}"
+    return _has_tpu_flavor(model, cq), None
+
+
+def _has_tpu_flavor(model, cq) -> bool:
+    """Whether one of the ClusterQueue's ResourceFlavors has the TPU accelerator among its nodeLabels."""
+    from .kueue import KUEUE
+
     for group in cq.spec.get("resourceGroups") or []:
         for flavor in (group or {}).get("flavors") or []:
             rf = model.get(KUEUE, "ResourceFlavor", (flavor or {}).get("name"))
             if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
-                return True, None
-    return False, None
+                return True
+    return False
 
 
 @rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector (and neither a GKE compute class nor its Kueue "
