@@ -75,48 +75,59 @@ def _collect_paths(node: dict, path: str, defs: dict, used: dict, chain: tuple) 
         if name not in chain:
             _collect_paths(defs[name], path, defs, used, (*chain, name))
         return
-    mapping = (node.get("discriminator") or {}).get("mapping")
-    if mapping:
-        for kind, ref in mapping.items():
-            _collect_paths({"$ref": ref}, f"{path}[kind={kind}]", defs, used, chain)
+    for sub, sub_path in _children(node, path):
+        _collect_paths(sub, sub_path, defs, used, chain)
+
+
+def _mapping(node: dict) -> dict:
+    """A discriminated union's kind -> $ref (workloads), or {}."""
+    return (node.get("discriminator") or {}).get("mapping") or {}
+
+
+def _children(node: dict, path: str) -> Iterator[tuple[dict, str]]:
+    """The nodes under node, with their spec paths."""
+    if _mapping(node):
+        yield from (({"$ref": ref}, f"{path}[kind={kind}]") for kind, ref in _mapping(node).items())
         return
     if node.get("anyOf") or node.get("oneOf"):
-        for alt in _variants(node):
-            _collect_paths(alt, path, defs, used, chain)
+        yield from ((alt, path) for alt in _variants(node))
         return
     for key, sub in (node.get("properties") or {}).items():
-        _collect_paths(sub, f"{path}.{key}" if path else key, defs, used, chain)
-    for sub in (node.get("patternProperties") or {}).values():
-        _collect_paths(sub, f"{path}.<name>", defs, used, chain)
-    if isinstance(node.get("additionalProperties"), dict):
-        _collect_paths(node["additionalProperties"], f"{path}.<name>", defs, used, chain)
-    if isinstance(node.get("items"), dict):
-        items = node["items"]
-        if (items.get("discriminator") or {}).get("mapping"):
-            _collect_paths(items, path, defs, used, chain)
-        else:
-            _collect_paths(items, f"{path}[]", defs, used, chain)
+        yield sub, f"{path}.{key}" if path else key
+    for sub in _map_values(node):
+        yield sub, f"{path}.<name>"
+    items = node.get("items")
+    if isinstance(items, dict):
+        yield items, path if _mapping(items) else f"{path}[]"
+
+
+def _map_values(node: dict) -> list[dict]:
+    """The value schemas of a map (patternProperties, or additionalProperties as a schema)."""
+    extra = node.get("additionalProperties")
+    return list((node.get("patternProperties") or {}).values()) + ([extra] if isinstance(extra, dict) else [])
 
 
 def _type(node: dict, defs: dict) -> str:
     name = _ref_name(node)
     if name:
         return f"[{name}](#{name.lower()})"
-    mapping = (node.get("discriminator") or {}).get("mapping")
-    if mapping:
+    if _mapping(node):
         return "one of " + ", ".join(f"[{r.rsplit('/', 1)[1]}](#{r.rsplit('/', 1)[1].lower()}) (kind `{k}`)"
-                                     for k, r in mapping.items())
+                                     for k, r in _mapping(node).items())
     alts = node.get("anyOf") or node.get("oneOf")
     if alts:
         kinds = [_type(a, defs) for a in alts if a.get("type") != "null"]
         text = " or ".join(dict.fromkeys(kinds))
         return text + (" or null" if any(a.get("type") == "null" for a in alts) else "")
+    return _plain_type(node, defs)
+
+
+def _plain_type(node: dict, defs: dict) -> str:
     t = node.get("type")
     if t == "array":
         return f"list of {_type(node.get('items') or {}, defs)}"
-    if t == "object" and (node.get("patternProperties") or isinstance(node.get("additionalProperties"), dict)):
-        values = list((node.get("patternProperties") or {}).values()) or [node["additionalProperties"]]
-        return f"map of {_type(values[0], defs)}"
+    if t == "object" and _map_values(node):
+        return f"map of {_type(_map_values(node)[0], defs)}"
     if isinstance(t, list):
         return " or ".join(t)
     if "const" in node:
@@ -124,27 +135,31 @@ def _type(node: dict, defs: dict) -> str:
     return t or "any"
 
 
+_BOUNDS = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"),
+           ("minLength", "length ≥"), ("maxLength", "length ≤"), ("minItems", "items ≥"), ("maxItems", "items ≤"),
+           ("minProperties", "entries ≥"))
+
+
 def _allowed(node: dict) -> str:
     parts: list[str] = []
     for alt in _variants(node) if (node.get("anyOf") or node.get("oneOf")) else [node]:
-        if "const" in alt:
-            parts.append(f"`{json.dumps(alt['const'])}`")
-        if "enum" in alt:
-            parts.append(", ".join(f"`{v}`" for v in alt["enum"]))
-        if "pattern" in alt:
-            parts.append(f"pattern {_code(alt['pattern'])}")
-        for key, word in (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<")):
-            if key in alt:
-                parts.append(f"{word} {alt[key]}")
-        for key, word in (("minLength", "length ≥"), ("maxLength", "length ≤"), ("minItems", "items ≥"),
-                          ("maxItems", "items ≤"), ("minProperties", "entries ≥")):
-            if key in alt:
-                parts.append(f"{word} {alt[key]}")
-        for sub in (alt.get("patternProperties") or {}):
-            parts.append(f"keys match `{sub}`")
+        parts += _constraints(alt)
     if "enum" in node and not any("enum" in a for a in _variants(node) if a is not node):
         parts.append(", ".join(f"`{v}`" for v in node["enum"]))
     return "; ".join(dict.fromkeys(parts))
+
+
+def _constraints(alt: dict) -> list[str]:
+    parts = []
+    if "const" in alt:
+        parts.append(f"`{json.dumps(alt['const'])}`")
+    if "enum" in alt:
+        parts.append(", ".join(f"`{v}`" for v in alt["enum"]))
+    if "pattern" in alt:
+        parts.append(f"pattern {_code(alt['pattern'])}")
+    parts += [f"{word} {alt[key]}" for key, word in _BOUNDS if key in alt]
+    parts += [f"keys match `{sub}`" for sub in (alt.get("patternProperties") or {})]
+    return parts
 
 
 def _fields_table(node: dict, defs: dict) -> str:
