@@ -386,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             from . import validate_bench
             biggest = max(cases, key=lambda c: c.workloads)
             print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
-            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps)) + "\n"
+            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
+                                                   biggest.spec)) + "\n"
         from . import plan_bench
         print("bench: plan as the number of Jobs grows", file=sys.stderr)
         plan_sizes = (100, 300) if args.quick else plan_bench.SIZES
