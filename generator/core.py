@@ -3,7 +3,7 @@ structs). Only typed structs reach jsii for core kinds: a plain dict inside a
 typed prop would lose snake_case or unknown keys silently."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
+from . import k8s
 
 from . import catalog
 from .spec import Profile

@@ -481,7 +481,7 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
 def _install(app, tree: dict[str, str], s: Settings, header: str) -> None:
     """argocd/install: the pinned Argo CD release in the chosen namespace, plus
     the Application health check (a ConfigMap patch)."""
-    import cdk8s_plus_33.k8s as k8s
+    from . import k8s
 
     from . import core
 

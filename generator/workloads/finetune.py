@@ -8,7 +8,7 @@ the bucket.
 would make Argo CD fight Kueue."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
+from .. import k8s
 
 from .. import core, kueue
 from ..spec.kinds import Finetune

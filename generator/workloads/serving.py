@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 
-import cdk8s_plus_33.k8s as k8s
+from .. import k8s
 
 from .. import catalog, core, embed, gateway, kueue, versions
 from ..catalog import labels as L

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cdk8s_plus_33.k8s as k8s
+from .. import k8s
 
 from .. import core, versions
 from ..spec.kinds.t5 import duration_ms

@@ -10,7 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-import cdk8s_plus_33.k8s as k8s
+from .. import k8s
 
 from .. import core, paths
 from ..spec.kinds.t5 import Client, LoadGenerator, T5Model

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shlex
 
-import cdk8s_plus_33.k8s as k8s
+from .. import k8s
 
 from .. import catalog, core, embed, gateway, kueue, tpu, versions
 from ..spec.kinds import TpuPdServing
