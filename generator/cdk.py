@@ -14,10 +14,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import render
-from .k8s import ApiObject
+from .kube import ApiObject
+
+if TYPE_CHECKING:   # the builders pass charts where cdk8s-plus-33's signatures take a construct scope
+    from constructs import Construct as _Scope
+else:
+    _Scope = object
 
 _META_KEYS = ("name", "namespace", "labels", "annotations")
 
@@ -50,7 +55,7 @@ class App:
         self.charts: set[str] = set()
 
 
-class Chart:
+class Chart(_Scope):
     """The objects of one output directory, in the order they were added (cdk8s'
     order too: no object depends on another)."""
 

@@ -10,7 +10,7 @@ from typing import Any
 import cdk8s
 import cdk8s_plus_33.k8s as real
 
-from . import k8s
+from . import kube as k8s
 
 _app = cdk8s.App(outdir=os.devnull)   # never synthesized: only to_json() is used
 _ids = itertools.count()

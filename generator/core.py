@@ -3,9 +3,7 @@ structs). Only typed structs reach jsii for core kinds: a plain dict inside a
 typed prop would lose snake_case or unknown keys silently."""
 from __future__ import annotations
 
-from . import k8s
-
-from . import catalog
+from . import catalog, k8s
 from .spec import Profile
 
 

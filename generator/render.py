@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .k8s import ApiObject, Struct, _Value, json_name
+from .kube import ApiObject, Struct, _Value, json_name
 
 _ARRAY_INDEX_LIMIT = 2 ** 32 - 1
 
@@ -79,9 +79,10 @@ def _mapping(d: dict, filter_empty: bool) -> dict | None:
 
 
 def plain(value: Any) -> Any:
-    """A JSON value after a trip through Node: key order kept but for integer-like keys."""
+    """A JSON value after a trip through jsii and Node: key order kept but for integer-like
+    keys, null map values dropped (jsii leaves them out)."""
     if isinstance(value, dict):
-        return {k: plain(value[k]) for k in _js_order(list(value), sort=False)}
+        return {k: plain(value[k]) for k in _js_order(list(value), sort=False) if value[k] is not None}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if type(value) is float:
@@ -110,6 +111,6 @@ def custom_object(body: dict, meta_keys: tuple[str, ...]) -> dict:
     out: dict[str, Any] = {"apiVersion": body["apiVersion"], "kind": body["kind"],
                            "metadata": metadata({k: meta[k] for k in meta_keys if k in meta})}
     for key, value in body.items():
-        if key not in ("apiVersion", "kind", "metadata"):
+        if key not in ("apiVersion", "kind", "metadata") and value is not None:
             out[key] = plain(value)
     return out
