@@ -123,7 +123,8 @@ class _VersionAction(argparse.Action):
     a twentieth of a second of start-up."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(message=f"{parser.prog} {_version()}\n")
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def _shown(path: Path) -> str:
