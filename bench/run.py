@@ -328,10 +328,11 @@ def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, loa
                   "| phase | seconds | share |", "|---|---:|---:|"]
         for name, s in split["phases"]:
             lines.append(f"| {name} | {s:.2f} | {100 * s / split['total_s']:.0f}% |")
-        lines += ["", "jsii requests to Node (count, seconds including the wait for Node's answer):", "",
-                  "| request | count | seconds |", "|---|---:|---:|"]
-        for name, n, s in split["jsii"][:10]:
-            lines.append(f"| {name} | {n} | {s:.2f} |")
+        if split["jsii"]:
+            lines += ["", "jsii requests to Node (count, seconds including the wait for Node's answer):", "",
+                      "| request | count | seconds |", "|---|---:|---:|"]
+            for name, n, s in split["jsii"][:10]:
+                lines.append(f"| {name} | {n} | {s:.2f} |")
         if split.get("cprofile"):
             lines += ["", "cProfile of the build step, most own time:", "",
                       "| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]

@@ -79,7 +79,7 @@ def cmd_check(args) -> int:
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
     if problems:
-        from .diff import stale   # the diff package costs a fifth of a passing check's start-up
+        from .diff import stale  # the diff package costs a fifth of a passing check's start-up
         # The same words as `generator diff`: the first thing a reader sees.
         print(f"check: {stale.HEADLINE} (or generated files were edited by hand); {stale.REMEDY}:",
               file=sys.stderr)
