@@ -13,7 +13,8 @@ KUEUE_CONFIGMAP = kueue.CONFIG_MAP
 KUEUE_CONFIG_KEY = kueue.CONFIG_KEY
 
 
-def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None, dispatcher: str | None = None) -> dict:
+def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None, dispatcher: str | None = None,
+                        profile_wait=None) -> dict:
     """The manager Configuration: upstream defaults for the pinned release, with
     only the integrations the profile's workloads need and system namespaces
     left alone. The metrics address stays the one the upstream metrics Service
@@ -45,6 +46,10 @@ def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=Non
         # from Kueue v0.13; v0.12 always nominates every worker, and its strict config loader
         # refuses the field).
         config["multiKueue"] = {"dispatcherName": dispatcher}
+    if profile_wait is not None:
+        # apis/config v1beta1 WaitForPodsReady has `enable`; v1beta2 (Kueue v0.15+) dropped it
+        # and requires `timeout` (configuration_types.go at v0.12.3 and v0.17.4).
+        config["waitForPodsReady"] = profile_wait.body(not release.is_v1beta2)
     if fair_sharing is not None:
         # v1beta1 (Kueue v0.12) switches it on with `enable`; from v1beta2 the block's
         # presence does (apis/config configuration_types.go; cmd/kueue/main.go).
@@ -54,11 +59,12 @@ def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=Non
 
 
 def kueue_config_map(chart, profile: Profile, frameworks: set[str], fair_sharing=None,
-                     dispatcher: str | None = None) -> None:
+                     dispatcher: str | None = None, wait_for_pods_ready=None) -> None:
     k8s.KubeConfigMap(
         chart, f"ConfigMap.{KUEUE_NAMESPACE}.{KUEUE_CONFIGMAP}",
         metadata=core.meta(KUEUE_CONFIGMAP, KUEUE_NAMESPACE),
-        data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks, fair_sharing, dispatcher))},
+        data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks, fair_sharing, dispatcher,
+                                                                  wait_for_pods_ready))},
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from . import capacity, catalog, tpu
+from . import capacity, catalog, tas, tpu
 from .catalog import labels as L
 
 if TYPE_CHECKING:   # the spec checks import this module
@@ -29,6 +29,7 @@ class Flavor:
     flex_start: bool = False
     topology: str | None = None
     pool: NodePool | None = field(default=None, compare=False)
+    annotations: tuple[tuple[str, str], ...] = ()
 
 
 def flavor_name(spec: Platform, profile: Profile, pool: NodePool | None) -> str:
@@ -49,8 +50,17 @@ def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) 
         # TAS and Kueue cannot see tolerations GKE adds to pods: put the TPU one on the flavor.
         tolerations = (L.TPU_TAINT.toleration(),)
     labels[L.MACHINE_TYPE_LABEL] = m.name
+    if pool.name and (pool.reservation or any(p.reservation and p.machine_type == pool.machine_type
+                                              for p in pools if p is not pool)):
+        # A reserved pool, and any pool of the same machine type beside one, is told apart by
+        # its node pool name, as GKE's flex-start with queued provisioning page selects its
+        # "reservation" flavor (cloud.google.com/gke-nodepool: reservation-nodepool).
+        labels[L.NODE_POOL_LABEL] = pool.name
     if pool.capacity == "flex-start":
         labels[L.FLEX_START_LABEL] = L.FLEX_START_VALUE
+        # Queued-provisioning nodes carry the cloud.google.com/gke-queued NoSchedule taint; Kueue
+        # adds a flavor's tolerations to the pods it admits on it (catalog: QUEUED_TAINT).
+        tolerations = (*tolerations, L.QUEUED_TAINT.toleration())
     elif pool.capacity == "spot":
         # GKE labels Spot nodes cloud.google.com/gke-provisioning=spot (and gke-spot=true);
         # the provisioning label, as the kueue-cohort tutorial's flavors select it.
@@ -75,11 +85,40 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
         accel = catalog.accelerator(str(profile.accelerator))
         return [Flavor(flavor_name(spec, profile, None), accel.node_labels(), capacity.budget_quota(profile))]
     out = []
-    for pool, quota in capacity.pool_sources(profile):
+    for pool, quota in _reserved_first(capacity.pool_sources(profile)):
         m = catalog.machine(pool.machine_type)
         node_labels, tolerations = _pool_labels(pool, m, profile.pools)
+        topology: str | None = None
+        annotations: tuple[tuple[str, str], ...] = ()
+        if pool.topology_aware is not None and isinstance(m.device, catalog.GpuFamily):
+            # TAS cannot see the GPU toleration GKE's webhook adds to pods: the flavor carries it
+            # (Kueue's site/static/examples/tas/sample-gpu-queues.yaml).
+            topology, tolerations = tas.TOPOLOGY_NAME, (*tolerations, L.GPU_TAINT.toleration())
+            if pool.topology_aware.nodes_per_block:
+                annotations = ((tas.NODES_PER_BLOCK_ANNOTATION, str(pool.topology_aware.nodes_per_block)),)
         out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
-                          flex_start=pool.capacity == "flex-start", pool=pool))
+                          flex_start=pool.capacity == "flex-start", topology=topology, pool=pool,
+                          annotations=annotations))
+    return out
+
+
+def _reserved_first(sources: list) -> list:
+    """Pools in spec order, except that a pool consuming a reservation moves ahead of the
+    first other pool of its accelerator (or machine family), so Kueue tries the reservation
+    before on-demand, Spot or flex-start capacity of the same device (GKE's queued
+    provisioning page: "first we try reservation")."""
+    def device(pool) -> str:
+        m = catalog.machine(pool.machine_type)
+        return m.accelerator or m.name
+
+    out: list = []
+    for pool, quota in sources:
+        if pool.reservation:
+            first = next((i for i, (p, _) in enumerate(out) if device(p) == device(pool) and not p.reservation),
+                         len(out))
+            out.insert(first, (pool, quota))
+        else:
+            out.append((pool, quota))
     return out
 
 

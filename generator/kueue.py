@@ -90,7 +90,8 @@ class ClusterQueue:
 
 
 def resource_flavor(kueue: KueueRelease, name: str, node_labels: dict | None = None,
-                    topology: str | None = None, tolerations: list | None = None) -> dict:
+                    topology: str | None = None, tolerations: list | None = None,
+                    annotations: dict | None = None) -> dict:
     spec: dict = {}
     if node_labels:
         spec["nodeLabels"] = dict(node_labels)
@@ -98,7 +99,10 @@ def resource_flavor(kueue: KueueRelease, name: str, node_labels: dict | None = N
         spec["tolerations"] = list(tolerations)
     if topology:
         spec["topologyName"] = topology
-    return _obj(kueue.api, "ResourceFlavor", name, None, spec=spec or None)
+    obj = _obj(kueue.api, "ResourceFlavor", name, None, spec=spec or None)
+    if annotations:
+        obj["metadata"]["annotations"] = dict(annotations)
+    return obj
 
 
 def local_queue(kueue: KueueRelease, namespace: str, name: str, cluster_queue: str) -> dict:

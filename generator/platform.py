@@ -99,7 +99,7 @@ def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, h
     root = f"controllers/{profile.name}"
     chart = cdk.chart(app, f"{root}/kueue")
     controllers.kueue_config_map(chart, profile, frameworks, spec.kueue.fair_sharing,
-                                 DISPATCHERS[group.dispatcher] if group else None)
+                                 DISPATCHERS[group.dispatcher] if group else None, spec.kueue.wait_for_pods_ready)
     (patch,) = cdk.manifests(chart)
     patch_file = "kueue-manager-config.yaml"
     tree[f"{root}/kueue/{patch_file}"] = header + yamlio.dump(patch)

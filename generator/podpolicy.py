@@ -46,6 +46,8 @@ def harden(template: dict, security: Security | None, contract: ImageContract | 
     non_root = uid is not None and not (security and security.run_as_root)
     if non_root:
         pod_sc.update(runAsUser=uid, runAsGroup=uid, fsGroup=uid, runAsNonRoot=True)
+    elif pod_sc.get("runAsNonRoot") is True and isinstance(pod_sc.get("runAsUser"), int) and pod_sc["runAsUser"] > 0:
+        non_root = True   # a team's own manifest (kind `manifest`) that says so itself
     read_only = security.read_only_root_filesystem if security and security.read_only_root_filesystem is not None \
         else contract is not None
     writable = contract.writable if (contract and read_only) else ()

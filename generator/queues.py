@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from . import capacity, catalog, kueue, multikueue, quantity, tpu
+from . import capacity, catalog, kueue, multikueue, quantity, tas, tpu
 from .flavors import TOPOLOGY_NAME, Flavor, flavors
 from .spec import Profile, teams as teams_spec
 
@@ -61,9 +61,11 @@ def queue_objects(ctx) -> None:
         ctx.add_custom(kueue.admission_check(k, PROVISIONING_CHECK, kueue.PROVISIONING_CONTROLLER, {
             "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
         checks.append(kueue.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex)))
+    if any(f.topology == tas.TOPOLOGY_NAME for f in fs):
+        ctx.add_custom(kueue.topology(k, tas.TOPOLOGY_NAME, list(tas.LEVELS)))
     for f in fs:
         ctx.add_custom(kueue.resource_flavor(k, f.name, node_labels=f.node_labels, topology=f.topology,
-                                            tolerations=list(f.tolerations)))
+                                            tolerations=list(f.tolerations), annotations=dict(f.annotations)))
     for body in cluster_queues(spec, profile, fs, tuple(checks)):
         ctx.add_custom(body)
     for lq in q.local_queues:

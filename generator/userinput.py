@@ -32,6 +32,23 @@ def load_mapping(path: str | Path, what: str) -> dict:
     return raw
 
 
+def load_objects(path: str | Path, what: str) -> list[dict]:
+    """The Kubernetes objects of a user's manifest file (one or more YAML documents, each a
+    mapping), through the same bounded reader; any failure is a SpecError naming the file."""
+    source = str(path)
+    try:
+        docs = yamlio.load_user_all(yamlio.read_text(path))
+    except OSError as e:
+        raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror or e}")]) from None
+    except yamlio.InputError as e:
+        raise SpecError(source, [Problem("", str(e))]) from None
+    bad = [Problem(f"document {i + 1}", f"a {what} holds Kubernetes objects (YAML mappings)")
+           for i, d in enumerate(docs) if not isinstance(d, dict)]
+    if bad or not docs:
+        raise SpecError(source, bad or [Problem("", f"the {what} holds no object")])
+    return docs
+
+
 def _schema(err: jsonschema.ValidationError) -> Mapping[str, Any]:
     """The (sub)schema that failed: a mapping in the spec's schema (JSON Schema also allows true/false)."""
     return err.schema if isinstance(err.schema, Mapping) else {}

@@ -17,9 +17,12 @@ Limits are checked on the composed node graph, before anything is built.
 Dumping is deterministic and uses the C emitter when present."""
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Hashable, Iterator
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -124,6 +127,54 @@ def _children(node: yaml.Node) -> list:
     return []
 
 
+def _prescan(text: str) -> None:
+    """Refuse an alias bomb while it is read, before anything is composed: one streaming
+    pass over the parser's events, counting what each alias expands to. Composing first
+    (and _bounds after) would build the whole node graph of a 10 MiB file before saying no.
+    Per document at most MAX_NODES values; per stream at most MAX_NODES added by aliases
+    (a stream of documents that each stay under the limit is still a bomb)."""
+    loader = _StrictLoader(text)
+    sizes: dict[str, int] = {}
+    frames: list[list] = []            # open collections: [anchor, expanded size so far]
+    total = aliased = 0
+
+    def done(size: int, anchor, mark) -> None:
+        nonlocal total
+        if anchor is not None:
+            sizes[anchor] = size
+        if frames:
+            frames[-1][1] += size
+        if total > MAX_NODES or aliased > MAX_NODES:
+            raise LimitError(None, None, f"aliases expand to more than {MAX_NODES:,} values", mark)
+
+    try:
+        while loader.check_event():
+            e = loader.get_event()
+            mark: Any = getattr(e, "start_mark", None)   # the C parser's marks are typed apart from the pure-Python ones
+            if isinstance(e, yaml.DocumentStartEvent):
+                sizes, total = {}, 0
+            elif isinstance(e, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                if len(frames) >= MAX_DEPTH:
+                    raise LimitError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
+                frames.append([e.anchor, 1])
+                total += 1
+            elif isinstance(e, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, size = frames.pop()
+                done(size, anchor, e.start_mark)
+            elif isinstance(e, yaml.ScalarEvent):
+                total += 1
+                done(1, e.anchor, e.start_mark)
+            elif isinstance(e, yaml.AliasEvent):
+                if any(f[0] == e.anchor for f in frames):
+                    raise LimitError(None, None, "an alias refers to a value that contains it", mark)
+                size = sizes.get(e.anchor or "", 1)   # an unknown alias: the composer says so
+                total += size
+                aliased += size
+                done(size, None, e.start_mark)
+    finally:
+        loader.dispose()
+
+
 def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
     """(document, first line, last line) of each document of a text from outside the
     project, one at a time, duplicate keys refused and within the limits above (lines count
@@ -131,6 +182,8 @@ def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
     limit) at the first bad document; the documents before it have been yielded."""
     if len(text) > MAX_BYTES:
         raise LimitError(None, None, f"the input is over {MAX_BYTES // 2**20} MiB")
+    if "&" in text and "*" in text:   # no anchor, no alias: nothing to expand
+        _prescan(text)
     loader = _StrictLoader(text)
     try:
         while loader.check_node():
@@ -159,9 +212,23 @@ def decode(data: bytes) -> str:
                          f"save the file as UTF-8") from None
 
 
+def not_regular(path: str | Path) -> str | None:
+    """Why `path` is not a regular file to read (a FIFO or a device would block or never
+    end: refused before it is opened), or None. OSError when it cannot be looked at."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) \
+        else "a device or socket"
+    return f"{kind}, not a regular file; give a file (or - for standard input)"
+
+
 def read_text(path: str | Path) -> str:
     """A file's text; OSError when it cannot be read, InputError when it is too
     large or not UTF-8. Reads at most one byte past the limit."""
+    problem = not_regular(path)
+    if problem:
+        raise InputError(problem)
     with open(path, "rb") as f:
         return decode(f.read(MAX_BYTES + 1))
 

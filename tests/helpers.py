@@ -139,12 +139,23 @@ def generated() -> Path:
     return out
 
 
+def example_raw(path: Path) -> dict:
+    """An example spec as a dict, with the files its workloads name (kind `manifest`) made
+    absolute: a test renders it under another name than its own path."""
+    raw = yamlio.load_user(path.read_text())
+    for w in raw.get("workloads") or []:
+        if isinstance(w, dict) and isinstance(w.get("file"), str):
+            w["file"] = str((path.parent / w["file"]).resolve())
+    return raw
+
+
 def render(raw: dict) -> dict[str, str]:
     return platform.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
 
 
-def synth_into(directory: Path, raw: dict) -> specmod.Spec:
-    s = specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml")
+def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
+    """`source` is where the spec says it comes from: files it names are read beside it."""
+    s = specmod.from_dict(copy.deepcopy(raw), source)
     writer.write_tree(platform.build(s), directory, paths.OUTPUT_DIRS)
     return s
 

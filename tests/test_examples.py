@@ -34,7 +34,7 @@ def built(tmp_path_factory) -> dict[str, list[dict]]:
     out = {}
     for path in sorted(EXAMPLES.glob("*.yaml")):
         root = tmp_path_factory.mktemp(path.stem)
-        s = helpers.synth_into(root, _raw(path))
+        s = helpers.synth_into(root, _raw(path), str(path))
         for profile in s.profiles:
             out[profile] = helpers.kustomize(root / "overlays" / profile)
     return out

@@ -22,7 +22,7 @@ SOURCES = ["fixture"] + [p.stem for p in EXAMPLES]
 def _raw(source: str) -> dict:
     if source == "fixture":
         return helpers.fixture_raw()
-    raw = yamlio.load_user((helpers.ROOT / "examples" / f"{source}.yaml").read_text())
+    raw = helpers.example_raw(helpers.ROOT / "examples" / f"{source}.yaml")
     # Examples without a gitops block get one: every example's projects are checked.
     raw.setdefault("gitops", {"repoURL": "https://git.example.com/platform.git", "targetRevision": "main",
                               "clusters": {p: {"name": p} for p in raw["profiles"]}})

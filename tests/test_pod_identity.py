@@ -17,7 +17,7 @@ SOURCES = ["fixture"] + [p.stem for p in EXAMPLES]
 def _raw(source: str) -> dict:
     if source == "fixture":
         return helpers.fixture_raw()
-    return yamlio.load_user((helpers.ROOT / "examples" / f"{source}.yaml").read_text())
+    return helpers.example_raw(helpers.ROOT / "examples" / f"{source}.yaml")
 
 
 def _declared_root(raw: dict) -> set[str]:

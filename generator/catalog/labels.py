@@ -42,6 +42,16 @@ MACHINE_FAMILY_LABEL = "cloud.google.com/machine-family"
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 HOSTNAME_LABEL = "kubernetes.io/hostname"   # Kubernetes well-known label
 
+# -- topology labels (Kueue TAS)
+# GKE labels nodes of compact-placement pools with their place in the data centre; xpk's Kueue
+# Topology for GKE lists them outermost first, then kubernetes.io/hostname
+# (AI-Hypercomputer/xpk src/xpk/templates/kueue_gke_default_topology.yaml.j2, in
+# ../shared/reference/xpk). cluster-toolkit's notes: A4 and A3 Ultra get them by default, A3 Mega
+# and A3 High with a compact placement policy.
+TOPOLOGY_BLOCK_LABEL = "cloud.google.com/gce-topology-block"
+TOPOLOGY_SUBBLOCK_LABEL = "cloud.google.com/gce-topology-subblock"
+TOPOLOGY_HOST_LABEL = "cloud.google.com/gce-topology-host"
+
 # -- capacity labels
 # GKE: About node pool auto-creation: "Add a node selector for the
 # cloud.google.com/gke-spot=true or the cloud.google.com/gke-provisioning=spot node labels."
@@ -70,5 +80,9 @@ TPU_TAINT = Taint(TPU_RESOURCE, None, "NoSchedule")
 # cloud.google.com/gke-spot="true" node label with the NoSchedule effect".
 SPOT_TAINT = Taint(SPOT_LABEL, SPOT_VALUE, "NoSchedule")
 # kubernetes-engine-samples ai-ml/gke-ray/tpu/dws/rayjob-tpu-v6e-dws.yaml tolerates
-# cloud.google.com/gke-queued (operator Exists, effect NoSchedule) on queued-provisioning nodes.
+# cloud.google.com/gke-queued (operator Exists, effect NoSchedule) on queued-provisioning nodes;
+# GKE's flex-start TPU node pool body lists the taint (key cloud.google.com/gke-queued, value
+# "true", NO_SCHEDULE), and cluster-toolkit's DWS flex-start + queued provisioning notes say
+# workloads need "toleration for cloud.google.com/gke-queued:NoSchedule". The generator puts it
+# on flex-start flavors, so every pod Kueue admits there tolerates it.
 QUEUED_TAINT = Taint("cloud.google.com/gke-queued", None, "NoSchedule")

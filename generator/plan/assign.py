@@ -29,7 +29,7 @@ from decimal import Decimal
 from ..catalog import TpuShape
 from ..labels import node_matches, untolerated_taint
 from ..quantity import fmt
-from . import model, packer, quota
+from . import model, packer, quota, tas
 from .quota import FR, ZERO
 
 # Granular modes, worst to best (flavorassigner.go preemptionMode).
@@ -119,6 +119,9 @@ class Context:
     oracle: Callable[[FR, Decimal], tuple[int, int]]
     last_tried: list[dict[str, int]] | None = None
     static: dict[str, packer.StaticPool] = field(default_factory=dict)
+    # Workloads holding quota, with their flavors, in admission order: the GKE blocks they
+    # occupy (plan/tas.py). None: an empty cluster.
+    tas_held: list[tuple[model.Workload, dict[str, str]]] | None = None
 
 
 def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = None) -> Assignment:
@@ -150,6 +153,7 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
             return a
     if a.mode() != M_NOFIT:
         _check_slices(ctx, wl, a)
+        tas.check(ctx, wl, a)   # GPU pod sets that must share one GKE block or host
     return a
 
 

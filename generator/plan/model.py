@@ -32,7 +32,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, overload
 
-from .. import catalog, demand, yamlio
+from .. import catalog, demand, tas, yamlio
 from ..errors import Problem, SpecError
 from ..quantity import parse
 from . import packer
@@ -174,6 +174,7 @@ class ResourceFlavor:
     node_taints: tuple[dict, ...] = ()
     tolerations: tuple[dict, ...] = ()
     topology: str | None = None
+    nodes_per_block: int | None = None    # the generator's annotation on topology-aware GPU flavors (plan/tas.py)
 
     def tpu_generation(self) -> catalog.TpuGeneration | None:
         """The TPU generation whose accelerator label the flavor selects (the catalog's)."""
@@ -606,7 +607,14 @@ def _read_flavor(x: _Obj) -> None:
     tols = r.list(spec, "tolerations", "spec.tolerations")
     topo = r.str(spec, "topologyName", "spec.topologyName")
     x.c.flavors[x.name] = ResourceFlavor(x.name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
-                                         tuple(t for t in tols if isinstance(t, dict)), topo)
+                                         tuple(t for t in tols if isinstance(t, dict)), topo, _nodes_per_block(x.o))
+
+
+def _nodes_per_block(obj: dict) -> int | None:
+    meta = obj.get("metadata")
+    notes = meta.get("annotations") if isinstance(meta, dict) else None
+    value = notes.get(tas.NODES_PER_BLOCK_ANNOTATION) if isinstance(notes, dict) else None
+    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else None
 
 
 def _read_topology(x: _Obj) -> None:

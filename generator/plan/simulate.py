@@ -674,8 +674,13 @@ class Simulator:
                 snap.add(t.info)
             return (assign.PREEMPT if any(t.info.cq == cq.name for t in found) else assign.RECLAIM), borrow
         last = st.last_tried if st.last_generation == self.generation.get(cq.name, 0) else None
+        held = None
+        if any(rf.nodes_per_block for rf in self.cluster.flavors.values()):   # GKE blocks (plan/tas.py)
+            held = [(s.wl, s.flavors) for s in sorted((s for s in self.states.values()
+                                                       if s.holds_quota and s.key != st.key),
+                                                      key=lambda s: (s.admitted_at or 0, s.key))]
         return assign.Context(cq, node, self.cluster.flavors, cfg.fair_sharing, snap.reservations,
-                              oracle, last, self.static)
+                              oracle, last, self.static, held)
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.cluster.config

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import userinput
+from .. import limits, userinput
 from ..errors import Problem, SpecError
 from . import checks, problems
+from .kinds.manifest import Manifest
 from .model import NodePool, Platform, Profile, Queue
 
 Spec = Platform   # the name the builders and tests use
@@ -21,16 +22,29 @@ def load(path: str | Path) -> Platform:
 
 
 def from_dict(raw: dict, source: str = "<spec>") -> Platform:
+    over = limits.check_spec(raw)   # counts first: the model and checks never see a spec that would take minutes
+    if over:
+        raise SpecError(source, over)
     try:
         platform = Platform.model_validate(raw)
     except ValidationError as e:
         found = problems.translate(e, Platform)
         raise SpecError(source, found + _cross_checks_despite(raw, e)) from None
     platform._source = source
-    found = checks.check(platform)
+    found = _read_manifests(platform, source) + checks.check(platform)
     if found:
         raise SpecError(source, found)
     return platform
+
+
+def _read_manifests(platform: Platform, source: str) -> list[Problem]:
+    """Teams' own manifests (kind `manifest`), read relative to the spec file."""
+    base = Path(source).parent if not source.startswith("<") else Path(".")
+    out = []
+    for i, w in enumerate(platform.workloads):
+        if isinstance(w, Manifest):
+            out += [Problem(f"workloads[{i}].{p.path}", p.message) for p in w.read(base)]
+    return out
 
 
 def _cross_checks_despite(raw: dict, error: ValidationError) -> list[Problem]:

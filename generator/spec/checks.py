@@ -109,6 +109,12 @@ def _profile(prof: Profile) -> list[Problem]:
             out.append(Problem("", "Autopilot profiles need `budget` (cpu, memory, nvidia.com/gpu, ephemeral-storage)"))
         if prof.accelerator is None:
             out.append(Problem("", "Autopilot profiles name the `accelerator` their budget buys"))
+        elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "kind", None) == "tpu":
+            # An Autopilot budget is CPU, memory and nvidia.com/gpu: its ClusterQueue and flavor
+            # would not cover google.com/tpu nor select a TPU topology. Refused, not half-made.
+            out.append(Problem("accelerator", f"{prof.accelerator} is a TPU: this generator runs TPUs on GKE "
+                                              "Standard node pools (nodePools with a topology) or a TPU7x "
+                                              "reservation (`tpu`), not on Autopilot"))
         elif getattr(catalog.ACCELERATORS.get(prof.accelerator), "autopilot", None) is False:
             offered = sorted(d.accelerator for d in catalog.DEVICES.values() if d.autopilot)
             out.append(Problem("accelerator", f"Autopilot does not offer {prof.accelerator} (it offers "
@@ -143,11 +149,26 @@ def _standard(prof: Profile) -> list[Problem]:
                                            "Kueue ResourceFlavor's name)"))
         if pool.name is not None and pool.name in names[:i]:
             out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
-    kinds = [(pool.machine_type, pool.capacity, pool.topology) for pool in prof.pools]
+    for i, pool in enumerate(prof.pools):
+        where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
+        m = hardware.machine(pool)
+        if pool.topology_aware is not None and m is not None and not isinstance(m.device, catalog.GpuFamily):
+            out.append(Problem(f"{where}.topologyAware", f"{m.name} is not a GPU machine type: topology-aware "
+                                                         "placement here is for GPU pools (TPU slices are placed "
+                                                         "by their topology)"))
+        elif pool.topology_aware is not None and prof._kueue is not None and not prof.kueue.is_v1beta2:
+            out.append(Problem(f"{where}.topologyAware", f"topology-aware scheduling is on by default from Kueue "
+                                                         f"v0.14 (beta feature gate); this profile runs "
+                                                         f"{prof.kueue.version}"))
+        if pool.reservation and pool.name is None:
+            out.append(Problem(f"{where}.name", f"a pool consuming reservation {pool.reservation!r} is named: its "
+                                                "flavor selects its nodes by node pool name "
+                                                "(cloud.google.com/gke-nodepool)"))
+    kinds = [(pool.machine_type, pool.capacity, pool.topology, pool.reservation) for pool in prof.pools]
     for i, k in enumerate(kinds):
         if k in kinds[:i]:
             out.append(Problem(f"nodePools[{i}]", f"looks the same to Kueue as nodePools[{kinds.index(k)}] (same "
-                                                  "machine type, capacity and topology): their nodes carry the same "
+                                                  "machine type, capacity, topology and reservation): their nodes carry the same "
                                                   "labels, so one flavor could not be told from the other; make them "
                                                   "one pool with the nodes of both"))
     return out

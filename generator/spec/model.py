@@ -42,11 +42,37 @@ class KueueFairSharing(SpecModel):
         description="Kueue's default order (apis/config configuration_types.go).")
 
 
+class RequeuingStrategy(SpecModel):
+    """Kueue's waitForPodsReady.requeuingStrategy (apis/config configuration_types.go)."""
+    timestamp: Literal["Eviction", "Creation"] | None = None
+    backoff_limit_count: Count | None = Field(None, description="Requeues before the workload is deactivated; "
+                                                                "unset: requeue forever.")
+    backoff_base_seconds: Count | None = Field(None, description="Base of the exponential backoff (Kueue: 60).")
+    backoff_max_seconds: Count | None = Field(None, description="Longest backoff (Kueue: 3600).")
+
+
+class WaitForPodsReady(SpecModel):
+    """Kueue's waitForPodsReady: an admitted workload whose pods are not all ready within
+    `timeout` is evicted and requeued with backoff, so a half-started gang frees its quota."""
+    timeout: str = Field(pattern=r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$",
+                         description="Go duration, e.g. 10m.")
+    block_admission: bool | None = None
+    recovery_timeout: str | None = Field(None, pattern=r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$")
+    requeuing_strategy: RequeuingStrategy | None = None
+
+    def body(self, v1beta1: bool) -> dict:
+        """The Configuration block; v1beta1 (Kueue v0.12) switches it on with `enable`."""
+        out = self.model_dump(by_alias=True, exclude_none=True)
+        return {"enable": True, **out} if v1beta1 else out
+
+
 class KueuePin(SpecModel):
     version: Version = Field(default_factory=lambda: versions.default("kueue"),
                              description="Kueue release the clusters run; decides the API versions emitted.")
     fair_sharing: KueueFairSharing | None = Field(None, description="Turn on fair sharing between the ClusterQueues "
                                                                     "of a cohort (teams' fairSharing.weight).")
+    wait_for_pods_ready: WaitForPodsReady | None = Field(None, description="All pods ready within a timeout, or "
+                                                                           "evict and requeue with backoff.")
 
 
 class JobSetPin(SpecModel):
@@ -92,6 +118,14 @@ class Tier(SpecModel):
 
 # ---------------------------------------------------------------- profiles (clusters)
 
+class TopologyAware(SpecModel):
+    """Topology-aware scheduling on a GPU pool. GKE labels the nodes with their block,
+    sub-block and host when the pool uses compact placement (A4 and A3 Ultra: by default)."""
+    nodes_per_block: PositiveCount | None = Field(None, description="Nodes of this pool in each block (as the "
+                                                                     "reservation or placement gives them); the "
+                                                                     "fit checks and plan pack by it.")
+
+
 class NodePool(SpecModel):
     """A GKE Standard node pool: what the ClusterQueue quota of its flavor is sized from."""
     name: DnsSubdomain | None = Field(None, description="Pool name; also its Kueue ResourceFlavor's name. "
@@ -106,6 +140,9 @@ class NodePool(SpecModel):
     reservation: DnsSubdomain | None = Field(None, description="Compute Engine reservation the pool consumes.")
     topology: str | None = Field(None, pattern=r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$",
                                  description="TPU pools: the slice topology the pool was created with, e.g. 4x4.")
+    topology_aware: TopologyAware | None = Field(None, description="GPU pools whose nodes carry GKE's "
+                                                                   "cloud.google.com/gce-topology-* labels: Kueue "
+                                                                   "places workloads by block, sub-block and host.")
 
 
 class Budget(SpecModel):

@@ -121,12 +121,18 @@ def is_kustomization(path: Path) -> bool:
 def _read(path: Path, stream: Stream, source: str) -> str | None:
     """The file's text; a file that is not UTF-8 text is a finding, one that cannot be read ends the run."""
     try:
-        data = path.read_bytes()
+        odd = yamlio.not_regular(path)
+        if odd is None:
+            with open(path, "rb") as f:
+                data = f.read(yamlio.MAX_BYTES + 1)   # a larger file is refused below without reading it all
     except OSError as e:
         raise UsageError(f"{path}: cannot read ({e.strerror})") from None
+    if odd is not None:
+        stream.problems.append(InputProblem("IN001", source, Problem("", odd), len(stream.docs)))
+        return None
     if len(data) > yamlio.MAX_BYTES:
         stream.problems.append(InputProblem("IN001", source, Problem(
-            "", f"{len(data) // 2**20} MiB, over the {yamlio.MAX_BYTES // 2**20} MiB limit for one file"),
+            "", f"over the {yamlio.MAX_BYTES // 2**20} MiB limit for one file"),
             len(stream.docs)))
         return None
     try:
@@ -172,6 +178,8 @@ class Pending:
             self.kind = "kustomize" if is_kustomization(path) else "dir"
         elif path.is_file():
             self.kind = "file"
+        elif path.exists():   # a FIFO or device: refused before it is opened
+            raise UsageError(f"{arg}: {yamlio.not_regular(path)}")
         else:
             raise UsageError(f"{arg}: no such file or directory")
         if self.kind == "kustomize":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import finetune, t5, tgi, tpu_jobset, tpu_pd_serving
+from . import finetune, manifest, t5, tgi, tpu_jobset, tpu_pd_serving, training
 from .common import BuildContext
 from .serving import build as build_serving
 
@@ -17,4 +17,6 @@ BUILDERS: dict[str, Callable[[BuildContext, Any], None]] = {   # each takes the 
     "tpu-jobset": tpu_jobset.build,
     "tpu-pd-serving": tpu_pd_serving.build,
     "serving": build_serving,
+    "training": training.build,
+    "manifest": manifest.build,
 }

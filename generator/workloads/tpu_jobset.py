@@ -44,13 +44,35 @@ def slice_env(shape: tpu.Slice) -> dict[str, str]:
     }
 
 
+def slice_placement(accel_name: str, shape: tpu.Slice, dynamic: bool) -> tuple[dict, dict, list[k8s.Toleration]]:
+    """Pod-template annotations, node selector and tolerations of one slice's pods."""
+    selector = core.accelerator_selector(accel_name)
+    annotations: dict = {}
+    if dynamic:
+        # The shape on the pod template only: the slice controller's webhook
+        # and Kueue TAS read it there (kueue#4122).
+        annotations[tpu.dynamic(shape.generation).slice_topology_annotation] = shape.text
+    else:
+        selector[L.TPU_TOPOLOGY_LABEL] = shape.text
+    toleration = catalog.labels.TPU_TAINT.toleration()
+    return annotations, selector, [k8s.Toleration(key=toleration["key"], operator=toleration["operator"],
+                                                  effect=toleration["effect"])]
+
+
+def jobset_metadata(ctx: BuildContext, w, one_job_per_pool: bool) -> dict:
+    """Name, queue and priority labels, and (static TPU pools) one Job per node pool."""
+    return {"name": w.name, "namespace": w.namespace, "labels": {
+        kueue.QUEUE_LABEL: w.queue,
+        kueue.PRIORITY_LABEL: ctx.spec.workload_priority_class(w.priority),
+    }, **({"annotations": {EXCLUSIVE_TOPOLOGY: L.NODE_POOL_LABEL}} if one_job_per_pool else {})}
+
+
 def build(ctx: BuildContext, w: TpuJobset) -> None:
     profile = ctx.profile
     accel_name = ctx.accelerator(w)
     shape = slice_of(w, ctx.checks)
     assert shape is not None, "checked by the spec checks"
     dynamic = profile.tpu is not None
-    ns, name = w.namespace, w.name
     container = k8s.Container(
         name=CONTAINER,
         image=ctx.image(w.image),
@@ -58,23 +80,14 @@ def build(ctx: BuildContext, w: TpuJobset) -> None:
         resources=core.container_resources(profile, w.resources.requests(),
                                            core.accelerator_request(accel_name, shape.tpus_per_pod)),
     )
-    selector = core.accelerator_selector(accel_name)
-    if dynamic:
-        # The shape on the pod template only: the slice controller's webhook
-        # and Kueue TAS read it there (kueue#4122).
-        mode = tpu.dynamic(shape.generation)
-        metadata = k8s.ObjectMeta(annotations={mode.slice_topology_annotation: shape.text})
-    else:
-        metadata = None
-        selector[L.TPU_TOPOLOGY_LABEL] = shape.text
-    toleration = catalog.labels.TPU_TAINT.toleration()
+    annotations, selector, tolerations = slice_placement(accel_name, shape, dynamic)
+    metadata = k8s.ObjectMeta(annotations=annotations) if annotations else None
     pod = k8s.PodTemplateSpec(
         metadata=metadata,
         spec=k8s.PodSpec(
             containers=[container],
             node_selector=selector,
-            tolerations=[k8s.Toleration(key=toleration["key"], operator=toleration["operator"],
-                                        effect=toleration["effect"])],
+            tolerations=tolerations,
             restart_policy="Never",
         ),
     )
@@ -89,10 +102,7 @@ def build(ctx: BuildContext, w: TpuJobset) -> None:
     body = {
         "apiVersion": versions.release("jobset", ctx.spec.jobset.version)["api"],
         "kind": "JobSet",
-        "metadata": {"name": name, "namespace": ns, "labels": {
-            kueue.QUEUE_LABEL: w.queue,
-            kueue.PRIORITY_LABEL: ctx.spec.workload_priority_class(w.priority),
-        }, **({} if dynamic else {"annotations": {EXCLUSIVE_TOPOLOGY: L.NODE_POOL_LABEL}})},
+        "metadata": jobset_metadata(ctx, w, not dynamic),
         "spec": {"replicatedJobs": [{
             "name": w.replicated_job_name,
             "replicas": w.slices,

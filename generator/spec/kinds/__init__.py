@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from .base import WorkloadBase
 from .finetune import Finetune
+from .manifest import Manifest
 from .serving import Serving
 from .t5 import T5Inference
 from .tgi import Tgi
 from .tpu_jobset import TpuJobset
 from .tpu_pd_serving import TpuPdServing
+from .training import Training
 
 KINDS: dict[str, type[WorkloadBase]] = {
     "tgi": Tgi,
@@ -19,7 +21,10 @@ KINDS: dict[str, type[WorkloadBase]] = {
     "tpu-jobset": TpuJobset,
     "tpu-pd-serving": TpuPdServing,
     "serving": Serving,
+    "training": Training,
+    "manifest": Manifest,
 }
-Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Serving
+Workload = Tgi | Finetune | T5Inference | TpuJobset | TpuPdServing | Serving | Training | Manifest
 
-__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing"]
+__all__ = ["KINDS", "Workload", "WorkloadBase", "Tgi", "Finetune", "T5Inference", "TpuJobset", "TpuPdServing", "Training",
+           "Manifest"]

@@ -50,6 +50,8 @@ def target(w, ctx: CheckContext) -> TpuTarget | None:
         return None
     generation = catalog.tpu_generation(accel)
     if p.tpu is not None:
+        if generation.dynamic is None:
+            return None   # the profile checks refuse dynamic slicing of this generation
         r = p.tpu.reservation
         return TpuTarget(generation, p.tpu.slicing,
                          reservation=tpu.reservation(generation, r.cubes, r.cpu_per_vm, r.memory_per_vm))
