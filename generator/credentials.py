@@ -1,30 +1,75 @@
-"""What looks like a credential. Used by the spec checks (nothing that looks
-like one reaches the output: the spec refuses it and says how to reference a
-Secret) and by the validator's secret rules. Findings never repeat the value."""
+"""What looks like a credential: the one check every value and every key of the
+spec goes through (`scan`), that synth's last guard and the validator's SE rules
+run on the emitted objects too. Nothing that looks like one reaches Git: the
+spec refuses it and says how to reference a Secret. Findings never repeat the
+value (`redact` removes any that a message would quote).
+
+Only published formats are refused: a token kind's own prefix and shape, as its
+vendor documents it or a public secret-scanning ruleset (gitleaks) encodes it.
+Entropy alone never refuses: a git commit SHA (a model revision), an image
+digest (sha256:...), a UUID are long random-looking strings and are not secrets.
+docs/credentials.md lists each format with its source."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # Names of env vars that hold credentials: a TOKEN, PASSWORD, SECRET or KEY word
 # (HF_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY), not TOKENIZER or MONKEY.
 SECRET_NAME = re.compile(r"(^|_)(TOKENS?|PASSWORDS?|PASSWD|PWD|SECRETS?|KEYS?|APIKEY|CREDENTIALS?)(_|$)")
 
-# Published token formats, each with where its prefix is documented:
-KNOWN_TOKENS = (
-    # Hugging Face User Access Tokens start with "hf_" (huggingface.co/docs/hub/security-tokens).
-    ("a Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{20,}")),
-    # GitHub token prefixes ghp_/gho_/ghu_/ghs_/ghr_ and github_pat_
-    # (github.blog, "Behind GitHub's new authentication token formats", 2021).
-    ("a GitHub token", re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    # AWS access key IDs: AKIA/ASIA + 16 upper-case letters or digits (AWS IAM user guide, "Access key IDs").
-    ("an AWS access key", re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")),
-    # Google API keys start with "AIza" (cloud.google.com/docs/authentication/api-keys).
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    # PEM private keys (RFC 7468), e.g. a service account key file pasted in.
-    ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+_GITLEAKS = "https://github.com/gitleaks/gitleaks/blob/master/cmd/generate/config/rules/"
+
+# (what, pattern). Each pattern's source is in the comment above it; gitleaks rules are
+# under _GITLEAKS. Patterns search inside a value (a token inside a URL, an argument,
+# an embedded config file), bounded by non-token characters so a longer word is not cut.
+KNOWN_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Hugging Face User Access Tokens start with "hf_" (huggingface.co/docs/hub/security-tokens;
+    # gitleaks huggingface.go: hf_ + 34 letters). 20+ letters or digits here, the shorter
+    # tokens of older accounts included.
+    ("a Hugging Face token", re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}")),
+    # GitHub: ghp_ (personal), gho_ (OAuth), ghu_ (user-to-server), ghs_ (server-to-server),
+    # ghr_ (refresh) + 36 base62 characters, and fine-grained github_pat_ tokens
+    # (github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/; gitleaks github.go).
+    ("a GitHub token", re.compile(r"(?<![A-Za-z0-9])(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    # GitLab personal (glpat-) and pipeline trigger (glptt-) tokens
+    # (docs.gitlab.com/ee/security/token_overview.html#token-prefixes; gitleaks gitlab.go: glpat-[0-9a-zA-Z_-]{20}).
+    ("a GitLab token", re.compile(r"(?<![A-Za-z0-9])gl(pat|ptt)-[0-9A-Za-z_-]{20,}")),
+    # AWS access key IDs: AKIA (long-term), ASIA (STS), ABIA, ACCA + 16 upper-case letters or digits
+    # (docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids; gitleaks aws.go).
+    ("an AWS access key", re.compile(r"(?<![A-Z0-9])(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
+    # An AWS secret access key (40 characters of [A-Za-z0-9/+=], gitleaks aws_secret.go) next to
+    # the name it is given in the AWS CLI's files and variables (aws_secret_access_key,
+    # docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html): a 40-character string
+    # alone is not refused (a git SHA is 40 hex characters).
+    ("an AWS secret access key", re.compile(
+        r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])")),
+    # A Google Cloud service account key file: JSON with "type": "service_account" and a
+    # "private_key" (cloud.google.com/iam/docs/keys-create-delete, the key file's format).
+    ("a Google service account key", re.compile(r"\"type\"\s*:\s*\"service_account\"")),
+    # Google API keys: AIza + 35 characters (cloud.google.com/docs/authentication/api-keys; gitleaks gcp.go).
+    ("a Google API key", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
+    # Slack tokens: xoxb- (bot), xoxp- (user), xoxa-/xoxr- (workspace access/refresh), xoxs-, xoxe-,
+    # and app-level xapp- tokens (api.slack.com/authentication/token-types; gitleaks slack.go).
+    ("a Slack token", re.compile(r"(?<![A-Za-z0-9])(xox[abeoprs]-[0-9A-Za-z-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})")),
+    # JSON Web Tokens: three base64url parts, the first two JSON objects, so both start
+    # "ey" (base64 of '{"') (RFC 7519, section 3; gitleaks jwt.go).
+    ("a JSON Web Token", re.compile(r"(?<![A-Za-z0-9_-])ey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}")),
+    # OAuth 2.0 bearer tokens: the Authorization request header field "Bearer <token>" (RFC 6750,
+    # section 2.1) and the access_token URI query parameter (RFC 6750, section 2.3).
+    ("a bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{16,}=*")),
+    ("a bearer token in a URL", re.compile(r"(?i)[?&#](access_?token|private_token|api_?key|token)=[^&#\s]{8,}")),
+    # A password in a URL's userinfo, scheme://user:password@host (RFC 3986, section 3.2.1:
+    # "Use of the format user:password in the userinfo field is deprecated").
+    ("credentials in a URL (user:password@)", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@")),
+    # PEM private keys (RFC 7468, section 10 and 11), e.g. a service account key file pasted in.
+    # The whole block is matched, so `redact` removes the key material too.
+    ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)"
+                                 r"(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)")),
 )
 
-# user:password@ or token@ in a URL's authority.
+# token@ or user:password@ in a URL's authority (the Argo CD repository URL: Argo CD holds
+# the repository credentials; any userinfo but ssh's user name carries one).
 _URL_CREDENTIALS = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]+@", re.IGNORECASE)
 _URL_QUERY_SECRET = re.compile(r"[?&](access_?token|token|password|passwd|secret|key|api_?key|private_token)=",
                                re.IGNORECASE)
@@ -42,7 +87,8 @@ def looks_like_token(value: str, stand_ins_allowed: bool = False) -> bool:
     stand_ins_allowed (the validator, on manifests nobody here wrote): generated
     credentials mix letters and digits, so a value without both ("nvapi-NVKEY",
     "my-secret-here") is a stand-in a tutorial asks you to replace, not a finding.
-    The spec allows none: a credential-named value there is a Secret reference."""
+    The spec allows none: a credential-named value there is a Secret reference.
+    Used only where a name says the value is a credential (an env var, a flag)."""
     v = value.strip()
     if len(v) < 8 or any(ch.isspace() for ch in v):
         return False
@@ -53,15 +99,65 @@ def looks_like_token(value: str, stand_ins_allowed: bool = False) -> bool:
     return not stand_ins_allowed or (any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v))
 
 
+def _scoped(pattern: str) -> str:
+    return f"(?i:{pattern[4:]})" if pattern.startswith("(?i)") else f"(?:{pattern})"
+
+
+# All formats in one expression: one search tells most values apart (the spec has hundreds).
+_ANY = re.compile("|".join(_scoped(p.pattern) for _, p in KNOWN_TOKENS))
+
+
 def known_token(value: str) -> str | None:
     """The kind of credential a value contains, when it has a published token format."""
+    if not _ANY.search(value):
+        return None
     for what, pattern in KNOWN_TOKENS:
         if pattern.search(value):
             return what
     return None
 
 
-def in_url(url: str) -> str | None:
+def redact(text: str) -> str:
+    """text with every credential of a published format replaced by <redacted>: for
+    messages that quote what the user wrote."""
+    for _, pattern in KNOWN_TOKENS:
+        text = pattern.sub("<redacted>", text)
+    return text
+
+
+def _service_account(node: dict) -> bool:
+    """A service account key file read into a mapping (`type: service_account` with `private_key`)."""
+    return node.get("type") == "service_account" and "private_key" in node
+
+
+def scan(tree, path: tuple = ()) -> Iterator[tuple[tuple, str]]:
+    """(path, what is wrong) for every key and every string value under `tree` that
+    carries a credential. A key's problem is reported at its mapping's path, by
+    position, so the key itself is never printed."""
+    if isinstance(tree, dict):
+        if _service_account(tree):
+            yield path, "is a Google service account key (type service_account with a private_key)"
+        for n, (key, value) in enumerate(tree.items(), 1):
+            what = known_token(key) if isinstance(key, str) else None
+            if what:
+                yield path, f"key #{n} of this mapping contains {what} (not shown); keys reach the output as written; {HOW}"
+                yield from scan(value, path + (f"<key #{n}>",))
+            else:
+                yield from scan(value, path + (key,))
+    elif isinstance(tree, list):
+        for i, value in enumerate(tree):
+            yield from scan(value, path + (i,))
+    elif isinstance(tree, str):
+        what = known_token(tree)
+        if what:
+            yield path, f"contains {what} (not shown); {HOW}"
+
+
+def in_url(url: str, tokens: bool = True) -> str | None:
+    """A credential in a repository URL. tokens=False: only what `scan` does not already
+    find in any value (a user name or token before '@', a credential-named query parameter)."""
+    if not tokens and known_token(url):
+        return None
     m = _URL_CREDENTIALS.match(url)
     # ssh://git@host is a user name, not a credential; anything else before '@' is.
     if m and not (url.lower().startswith("ssh://") and ":" not in url[6:m.end(0)]):
@@ -69,24 +165,27 @@ def in_url(url: str) -> str | None:
                 "Secret) and keep the URL plain")
     if _URL_QUERY_SECRET.search(url):
         return "carries a credential in its query string; keep the URL plain and give the credential to Argo CD"
-    what = known_token(url)
+    what = known_token(url) if tokens else None
     return f"contains {what}; keep the URL plain" if what else None
 
 
-def in_argument(arg: str) -> str | None:
-    """A command-line word that passes a credential (`--hf-token=hf_...`)."""
+def in_argument(arg: str, tokens: bool = True) -> str | None:
+    """A command-line word that passes a credential (`--hf-token=hf_...`). tokens=False:
+    only the flag-named case, which `scan` cannot know."""
     flag, eq, value = arg.partition("=")
-    if _SECRET_FLAG.match(flag + eq) and eq and value and not _REFERENCE.match(value):
+    if _SECRET_FLAG.match(flag + eq) and eq and value and not _REFERENCE.match(value) \
+            and not (tokens is False and known_token(arg)):
         return f"{flag} passes a credential on the command line; {HOW} and read it from the environment"
-    what = known_token(arg)
+    what = known_token(arg) if tokens else None
     return f"contains {what}; {HOW}" if what else None
 
 
-def in_env(name: str, value: str) -> str | None:
-    """An environment variable whose literal value is a credential."""
-    if _REFERENCE.match(value.strip()):
+def in_env(name: str, value: str, tokens: bool = True) -> str | None:
+    """An environment variable whose literal value is a credential. tokens=False: only the
+    name-based case (a published format anywhere is `scan`'s)."""
+    if _REFERENCE.match(value.strip()) or (not tokens and known_token(value)):
         return None
     if SECRET_NAME.search(name.upper()) and looks_like_token(value):
         return f"{name} looks like a credential; {HOW} (valueFrom.secretKeyRef)"
-    what = known_token(value)
+    what = known_token(value) if tokens else None
     return f"contains {what}; {HOW}" if what else None

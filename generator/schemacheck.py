@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from referencing import Registry, Resource
 
 from . import quantity, yamlio
 from .demand import MAX_QUANTITY
+from .errors import Problem
 from .paths import cache_dir
 
 _RE2_OPTIONS = re2.Options()
@@ -79,10 +79,8 @@ _CoreValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
 _CrdValidator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
 
 
-@dataclass(frozen=True)
-class SchemaError:
-    path: str
-    message: str
+# A schema error is a Problem (a field path and what is wrong): one type for both (docs/errors.md).
+SchemaError = Problem
 
 
 def _core_dir(k8s_minor: str) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import yamlio
-from .errors import Problem, SpecError, format_path
+from .errors import Problem, SpecError, format_path, hint, show
 
 if TYPE_CHECKING:   # jsonschema is imported where it is used: loading the spec needs none of it
     import jsonschema
@@ -22,14 +22,19 @@ def load_mapping(path: str | Path, what: str) -> dict:
     except OSError as e:
         raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror or e}")]) from None
     except yamlio.InputError as e:
-        raise SpecError(source, [Problem("", str(e))]) from None
+        raise SpecError(source, [_input_problem(e)]) from None
     try:
         raw = yamlio.load_user(text)
     except yamlio.InputError as e:
-        raise SpecError(source, [Problem("", str(e))]) from None
+        raise SpecError(source, [_input_problem(e)]) from None
     if not isinstance(raw, dict):
         raise SpecError(source, [Problem("", f"the {what} must be a YAML mapping")])
     return raw
+
+
+def _input_problem(e: yamlio.InputError) -> Problem:
+    """A file that is not YAML within the limits: FILE:LINE:COLUMN: <root>: what is wrong."""
+    return Problem("", e.message, e.line, e.column)
 
 
 def load_objects(path: str | Path, what: str) -> list[dict]:
@@ -41,7 +46,7 @@ def load_objects(path: str | Path, what: str) -> list[dict]:
     except OSError as e:
         raise SpecError(source, [Problem("", f"cannot read the {what}: {e.strerror or e}")]) from None
     except yamlio.InputError as e:
-        raise SpecError(source, [Problem("", str(e))]) from None
+        raise SpecError(source, [_input_problem(e)]) from None
     bad = [Problem(f"document {i + 1}", f"a {what} holds Kubernetes objects (YAML mappings)")
            for i, d in enumerate(docs) if not isinstance(d, dict)]
     if bad or not docs:
@@ -70,7 +75,7 @@ def schema_problem(err: jsonschema.ValidationError) -> Problem:
         if allowed:
             msg += f" (allowed: {', '.join(allowed)})"
     elif best.validator == "enum":
-        msg = f"{best.instance!r} is not allowed (allowed: {', '.join(map(str, _schema(best)['enum']))})"
+        msg = f"{show(best.instance)} is not allowed" + hint(best.instance, map(str, _schema(best)["enum"]), "allowed")
     elif best.validator == "pattern":
         msg = f"{best.instance!r} does not match the required format {best.validator_value}"
     return Problem(format_path(list(best.absolute_path)), msg)

@@ -17,7 +17,9 @@ Limits are checked on the composed node graph, before anything is built.
 Dumping is deterministic and uses the C emitter when present."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Hashable, Iterator
@@ -288,3 +290,108 @@ def dump(obj) -> str:
 def dump_all(objs) -> str:
     return yaml.dump_all(objs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                          allow_unicode=True, width=4096)
+
+
+# ---------------------------------------------------------------- positions, for error messages
+
+def document_nodes(source: str, raw=None) -> yaml.Node | None:
+    """The node graph of the user's file `source` (marks: line and column of each value),
+    composed again only when an error is reported; else the nodes of `raw` (no marks); else None."""
+    try:
+        text = read_text(source) if Path(source).is_file() else None
+    except (OSError, ValueError):
+        text = None
+    if text is not None:
+        try:
+            if "&" in text and "*" in text:
+                _prescan(text)   # the same bounds as the first read: an alias bomb is not composed
+            loader = _StrictLoader(text)
+            try:
+                node = loader.get_single_node()
+            finally:
+                loader.dispose()
+            if node is not None:
+                _bounds(node)
+                return node
+        except (yaml.YAMLError, RecursionError):
+            pass
+    if raw is None:
+        return None
+    try:
+        return yaml.representer.SafeRepresenter().represent_data(raw)
+    except (yaml.YAMLError, RecursionError, TypeError):
+        return None
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+_QUOTED = re.compile(r"\[(\"(?:[^\"\\]|\\.)*\"|'[^']*')\]")
+
+
+def _named(seq: yaml.SequenceNode, i: int):
+    """Item i of a list by its `name`, when it has one no other item has."""
+    def name(node):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == "name" and isinstance(v, yaml.ScalarNode) and v.value:
+                    return v.value
+        return None
+    mine = name(seq.value[i])
+    if mine is None or sum(name(n) == mine for n in seq.value) > 1:
+        return i
+    from .credentials import known_token
+    from .errors import Named
+    return i if known_token(mine) else Named(mine)
+
+
+def _step(node: yaml.Node, rest: str):
+    """(part, child node, key node or None, rest) one path element down, or None."""
+    if isinstance(node, yaml.SequenceNode):
+        m = _INDEX.match(rest)
+        if m and int(m.group(1)) < len(node.value):
+            i = int(m.group(1))
+            return _named(node, i), node.value[i], None, rest[m.end():]
+        m = _QUOTED.match(rest)
+        if m:
+            name = json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)[1:-1]
+            for i, item in enumerate(node.value):
+                if isinstance(item, yaml.MappingNode) and any(
+                        k.value == "name" and getattr(v, "value", None) == name for k, v in item.value):
+                    return _named(node, i), item, None, rest[m.end():]
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    m = _QUOTED.match(rest)
+    if m:
+        key = json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)[1:-1]
+        candidates = [(k, v, rest[m.end():]) for k, v in node.value if str(k.value) == key]
+    else:
+        plain = rest[1:] if rest.startswith(".") else rest
+        candidates = [(k, v, plain[len(str(k.value)):]) for k, v in node.value
+                      if isinstance(k, yaml.ScalarNode) and plain.startswith(str(k.value))
+                      and plain[len(str(k.value)):][:1] in ("", ".", "[")]
+    if not candidates:
+        return None
+    k, v, tail = max(candidates, key=lambda c: len(str(c[0].value)))
+    return str(k.value), v, k, tail
+
+
+def locate(root: yaml.Node, path: str) -> tuple[str, tuple[int, int] | None]:
+    """(the path rewritten by the one path writer, with list items by name, and the 1-based
+    line and column of the deepest part of it the document has) for a path as written by a
+    check. A mapping entry's position is its key's; what the document lacks is kept as written."""
+    from .errors import format_path
+    parts: list = []
+    mark = None
+    node, rest = root, path
+    while rest:
+        step = _step(node, rest)
+        if step is None:
+            break
+        part, node, key, rest = step
+        parts.append(part)
+        m = (key or node).start_mark
+        mark = (m.line + 1, m.column + 1) if m is not None else None
+    if not parts:
+        return path, None
+    tail = rest if not rest or rest.startswith(("[", ".")) else "." + rest
+    return format_path(parts) + tail, mark

@@ -133,7 +133,7 @@ def test_a_gpu_workload_is_refused_on_a_cpu_only_profile():
     # The CPU pool is no accelerator: the GPU workload has nothing to run on.
     with pytest.raises(SpecError) as err:
         spec.from_dict(_raw(copy.deepcopy(ON_DEMAND_AND_SPOT), [FINETUNE]), "cpu.yaml")
-    assert str(err.value) == "cpu.yaml: workloads[0].profiles[0]: a finetune workload runs on GPUs; profile " \
+    assert str(err.value) == "cpu.yaml: workloads['ft'].profiles[0]: a finetune workload runs on GPUs; profile " \
                              "'cpu-cluster' has none"
 
 

@@ -56,7 +56,7 @@ def test_a_mapping_of_30000_labels_is_refused(tmp_path):
     spec = helpers.write_spec(tmp_path / "labels.yaml", raw)
     r = _run("synth", "--spec", spec, "--out", tmp_path / "out")
     assert r.returncode == 2
-    assert "namespaces[0].labels: 30,000 entries, over the limit of 1,000" in _one_problem_line(r.stderr)
+    assert "namespaces['llm'].labels: 30,000 entries, over the limit of 1,000" in _one_problem_line(r.stderr)
 
 
 def _alias_bomb(size: int) -> str:

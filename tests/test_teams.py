@@ -139,7 +139,8 @@ def _problems(raw) -> list[str]:
     (lambda r: r["queues"][0].pop("cohort"),
      "teams[0].profiles.shared: profile 'shared' is shared by teams; give its queue entry a `cohort` (queues[0].cohort)"),
     (lambda r: r["teams"][0].__setitem__("namespaces", ["team-c"]),
-     "teams[0].namespaces[0]: namespace 'team-c' is not declared in namespaces"),
+     "teams[0].namespaces[0]: namespace 'team-c' is not declared in namespaces; did you mean 'team-b'? "
+     "(declared: team-a, team-b, team-b-batch)"),
     (lambda r: r["teams"][0]["profiles"]["shared"]["quotas"]["on-demand"].__setitem__("memory", "101%"),
      "teams[0].profiles.shared.quotas.on-demand.memory.nominal: '101%' is not a percentage from 0% to 100%"),
 ])

@@ -131,7 +131,7 @@ def test_spec_refuses_a_required_block_that_can_never_hold_the_job():
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, str(TAS))
     (line,) = str(e.value).splitlines()
-    assert "workloads[0].placement: 9 pods of 8 GPU(s) must share one block" in line
+    assert "workloads['pretrain'].placement: 9 pods of 8 GPU(s) must share one block" in line
     w["placement"]["mode"] = "preferred"
     spec.from_dict(raw, str(TAS))
 
@@ -262,18 +262,18 @@ def test_manifest_problems_are_one_line_each(tmp_path):
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, source)
     (line,) = str(e.value).splitlines()
-    assert "workloads[0].file: job.yaml: document 1 is a RayJob: KubeRay's CRDs are not pinned" in line
+    assert "workloads['llama-ft'].file: job.yaml: document 1 is a RayJob: KubeRay's CRDs are not pinned" in line
     raw, source = _team(tmp_path, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: other}\n"
                                   "spec: {template: {spec: {containers: [{name: c, image: i:1, resources: "
                                   "{requests: {nvidia.com/gpu: '1'}}}]}}}\n")
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, source)
-    assert "workloads[0].namespace: file job.yaml Job/j is in namespace 'other', the entry says 'team-a'" \
+    assert "workloads['llama-ft'].namespace: file job.yaml Job/j is in namespace 'other', the entry says 'team-a'" \
         in str(e.value)
     raw["workloads"][0]["file"] = "missing.yaml"
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, source)
-    assert "workloads[0].file: missing.yaml: cannot read the manifest" in str(e.value)
+    assert "workloads['llama-ft'].file: missing.yaml: cannot read the manifest" in str(e.value)
 
 
 def test_manifest_demand_is_checked_against_the_queue(tmp_path):
@@ -317,7 +317,7 @@ def test_jax_training_on_static_tpu_slices_is_placed_like_a_tpu_jobset():
     ({"launcher": "torchrun", "tpu": {"shape": "4x4"}, "nodes": None, "gpusPerNode": None},
      "TPU slices run JAX programs"),
     ({"module": "x", "script": None}, "runs a script: give `script`, not `module`"),
-    ({"security": {}}, "workloads[0].security: the training image is yours"),
+    ({"security": {}}, "workloads['pretrain'].security: the training image is yours"),
     ({"gpusPerNode": None}, "GPU training gives both `nodes` and `gpusPerNode`"),
 ])
 def test_training_refusals_are_one_line(change, expected):
@@ -374,7 +374,7 @@ def test_training_on_tpu7x_sub_slices_checks_the_slice_names_as_tpu_jobset_does(
     raw["workloads"].append(w)
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, "test-spec.yaml")
-    assert f"workloads[{len(raw['workloads']) - 1}].name:" in str(e.value)
+    assert f"workloads[{w['name']!r}].name:" in str(e.value)
     w["name"] = "train"
     files = helpers.render(raw)
     (text,) = [t for p, t in files.items() if p.endswith(f"/jobset_{lq['namespace']}_train.yaml")]

@@ -148,7 +148,7 @@ def test_bad_spec_exits_2(capsys, tmp_path):
     spec = tmp_path / "platform.yaml"
     spec.write_text("name: [unclosed\n")
     code, _, err = validate(capsys, *CRDS, "--spec", str(spec), str(CORPUS / "KQ001" / "good.yaml"))
-    assert code == 2 and err.startswith(f"validate: {spec}: <root>: not valid YAML")
+    assert code == 2 and helpers.without_positions(err).startswith(f"validate: {spec}: <root>: not valid YAML")
 
 
 def test_spec_with_problems_stops_validate_with_synths_lines(capsys, tmp_path):
@@ -160,10 +160,9 @@ def test_spec_with_problems_stops_validate_with_synths_lines(capsys, tmp_path):
     spec.write_text(yamlio.dump(raw))
     code, out, err = validate(capsys, *CRDS, "--spec", str(spec), str(CORPUS / "KQ001" / "good.yaml"))
     assert code == 2
-    assert f"validate: {spec}: profiles.l4-standard.nodePool.nodes: -1 is too small: the least allowed is 1" \
-        in err.splitlines()
-    assert any(line.startswith(f"validate: {spec}: kueue.version: ") and "v0.99.0" in line
-               for line in err.splitlines()), err
+    lines = helpers.without_positions(err).splitlines()
+    assert f"validate: {spec}: profiles.l4-standard.nodePool.nodes: -1 is too small: the least allowed is 1" in lines
+    assert any(line.startswith(f"validate: {spec}: kueue.version: ") and "v0.99.0" in line for line in lines), err
 
 
 def _crd_copy(tmp_path) -> Path:

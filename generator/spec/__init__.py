@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import limits, userinput
-from ..errors import Problem, SpecError
+from .. import credentials, limits, userinput
+from ..errors import Problem, SpecError, format_path
 from . import checks, problems
 from .kinds.manifest import Manifest
 from .model import NodePool, Platform, Profile, Queue
@@ -25,16 +25,22 @@ def from_dict(raw: dict, source: str = "<spec>") -> Platform:
     over = limits.check_spec(raw)   # counts first: the model and checks never see a spec that would take minutes
     if over:
         raise SpecError(source, over)
+    leaked = credential_problems(raw)   # every key and value, whatever else is wrong
     try:
         platform = Platform.model_validate(raw)
     except ValidationError as e:
         found = problems.translate(e, Platform)
-        raise SpecError(source, found + _cross_checks_despite(raw, e)) from None
+        raise SpecError(source, leaked + found + _cross_checks_despite(raw, e), raw) from None
     platform._source = source
     found = _read_manifests(platform, source) + checks.check(platform)
-    if found:
-        raise SpecError(source, found)
+    if found or leaked:
+        raise SpecError(source, leaked + found, raw)
     return platform
+
+
+def credential_problems(raw) -> list[Problem]:
+    """A credential of a published format in any key or value of the spec (generator/credentials.py)."""
+    return [Problem(format_path(path), what) for path, what in credentials.scan(raw)]
 
 
 def _read_manifests(platform: Platform, source: str) -> list[Problem]:
@@ -44,6 +50,17 @@ def _read_manifests(platform: Platform, source: str) -> list[Problem]:
     for i, w in enumerate(platform.workloads):
         if isinstance(w, Manifest):
             out += [Problem(f"workloads[{i}].{p.path}", p.message) for p in w.read(base)]
+            out += _manifest_credentials(i, w)
+    return out
+
+
+def _manifest_credentials(i: int, w: Manifest) -> list[Problem]:
+    """The files the spec points at go through the same credential check as the spec."""
+    out = []
+    for n, obj in enumerate(w.objects, 1):
+        where = f"{w.file}: document {n} ({obj.get('kind')}/{(obj.get('metadata') or {}).get('name')})"
+        out += [Problem(f"workloads[{i}].file", f"{where}: {format_path(list(path)) or '<root>'}: {what}")
+                for path, what in credentials.scan(obj)]
     return out
 
 
@@ -51,16 +68,20 @@ def _cross_checks_despite(raw: dict, error: ValidationError) -> list[Problem]:
     """Cross-check problems that hold whatever the invalid values are: found with two
     different valid stand-ins for them (see problems.salvage)."""
     runs = []
+    dropped: set[str] = set()
     for variant in (0, 1):
         fixed = problems.salvage(raw, error, Platform, variant)
         if fixed is None:
             return []
+        dropped |= {format_path(list(d)) for d in fixed.dropped}
         try:
-            runs.append(set(checks.check(Platform.model_validate(fixed))))
+            found = checks.check(Platform.model_validate(fixed.raw))
         except (ValidationError, KeyError, ValueError, TypeError, ArithmeticError):
             return []
+        runs.append({fixed.restore(p) for p in found})
     bad_paths = {p.path for p in problems.translate(error, Platform)}
-    return sorted(p for p in runs[0] & runs[1] if p.path not in bad_paths)
+    return sorted(p for p in runs[0] & runs[1] if p.path not in bad_paths
+                  and not any(p.path == d or p.path.startswith((d + ".", d + "[")) for d in dropped))
 
 
 __all__ = ["Platform", "Spec", "Profile", "NodePool", "Queue", "load", "from_dict", "SpecError"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from .. import capacity, catalog, credentials, demand, flavors, quantity, tpu, versions
+from .. import capacity, catalog, credentials, demand, errors, flavors, quantity, tpu, versions
 from ..errors import Problem, format_path
 from . import hardware, teams as teams_mod
 from .context import CheckContext
@@ -23,7 +23,7 @@ MAX_APP_NAME = 63
 
 
 def _known(kind: str, value: str, choices) -> str:
-    return f"unknown {kind} {value!r} (known: {', '.join(sorted(choices)) or 'none'})"
+    return errors.unknown(kind, value, choices)
 
 
 def check(p: Platform) -> list[Problem]:
@@ -235,7 +235,8 @@ def queues(p: Platform) -> list[Problem]:
         for j, lq in enumerate(q.local_queues):
             if lq.namespace not in ns:
                 out.append(Problem(f"queues[{i}].localQueues[{j}].namespace",
-                                   f"namespace {lq.namespace!r} is not declared in namespaces"))
+                                   f"namespace {lq.namespace!r} is not declared in namespaces"
+                                   + errors.hint(lq.namespace, ns, "declared")))
         names = [(lq.namespace, lq.name) for lq in q.local_queues]
         for j, key in enumerate(names):
             if key in names[:j]:
@@ -282,12 +283,12 @@ def workloads(p: Platform) -> list[Problem]:
             out.append(Problem(f"{base}.name", f"workload {w.name!r} appears twice in namespace {w.namespace!r}"))
         seen.add((w.namespace, w.name))
         if w.namespace not in ns:
-            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces "
-                                                    f"(declared: {', '.join(sorted(ns))})"))
+            out.append(Problem(f"{base}.namespace", f"namespace {w.namespace!r} is not declared in namespaces"
+                                                    + errors.hint(w.namespace, ns, "declared")))
         out += [Problem(f"{base}.{x.path}", x.message) for x in w.check_pod()]
         for path, key in w.images():
             if key not in p.images:
-                out.append(Problem(format_path([base, *path]), _known("image", key, p.images)))
+                out.append(Problem(f"{base}.{format_path(list(path))}", _known("image", key, p.images)))
         tier = p.priority_tiers.get(w.priority)
         if tier is None:
             out.append(Problem(f"{base}.priority", _known("priority tier", w.priority, p.priority_tiers)))
@@ -298,6 +299,8 @@ def workloads(p: Platform) -> list[Problem]:
             if prof not in p.profiles:
                 out.append(Problem(f"{base}.profiles[{j}]", _known("profile", prof, p.profiles)))
                 continue
+            if _unknown_machines(p.profiles[prof]):
+                continue   # reported on the profile; what runs there cannot be told
             out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
     return out
 
@@ -309,9 +312,10 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
     if bad:
         return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
     out = []
-    if (w.namespace, w.queue) not in p.local_queues_for(prof.name):
+    if (w.namespace, w.queue) not in p.local_queues_for(prof.name) and w.namespace in {n.name for n in p.namespaces}:
+        there = [q for ns, q in p.local_queues_for(prof.name) if ns == w.namespace]
         out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
-                                            f"profile {prof.name!r}"))
+                                            f"profile {prof.name!r}" + errors.hint(w.queue, there, "it has", "it has none")))
     missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
     if missing:
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
@@ -332,7 +336,9 @@ def duplicate_objects(p: Platform) -> list[Problem]:
         for prof in w.profiles:
             for kind, name in w.names_of_objects():
                 key = (prof, kind, w.namespace, name)
-                if key in owner and owner[key] != i:
+                j = owner.get(key, i)
+                # The same workload twice is one problem, its duplicated name (workloads()).
+                if j != i and (p.workloads[j].namespace, p.workloads[j].name) != (w.namespace, w.name):
                     clashes.setdefault((i, owner[key], f"{kind}/{w.namespace}/{name}"), []).append(prof)
                 owner.setdefault(key, i)
     return [Problem(f"workloads[{i}]", f"{p.workloads[i].name!r} would create {obj}, which workloads[{j}] also "
@@ -446,7 +452,8 @@ def teams(p: Platform) -> list[Problem]:
         cqs.add(t.cq_name)
         for j, n in enumerate(t.namespaces):
             if n not in ns:
-                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"))
+                out.append(Problem(f"{base}.namespaces[{j}]", f"namespace {n!r} is not declared in namespaces"
+                                                              + errors.hint(n, ns, "declared")))
         if t.preemption.borrow_within_cohort and t.preemption.borrow_within_cohort.policy != "Never" \
                 and t.preemption.reclaim_within_cohort in (None, "Never"):
             out.append(Problem(f"{base}.preemption", "borrowWithinCohort needs reclaimWithinCohort other than Never "
@@ -593,7 +600,7 @@ def gitops(p: Platform) -> list[Problem]:
     if g is None:
         return []
     out = []
-    bad = credentials.in_url(g.repo_url)
+    bad = credentials.in_url(g.repo_url, tokens=False)
     if bad:
         out.append(Problem("gitops.repoURL", bad))
     for name in g.clusters:
@@ -624,32 +631,18 @@ def gitops(p: Platform) -> list[Problem]:
     return out
 
 
-def _strings(node, path: tuple):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _strings(v, path + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _strings(v, path + (i,))
-    elif isinstance(node, str):
-        yield path, node
-
-
 def secrets(p: Platform) -> list[Problem]:
-    """Values that look like credentials never reach the output: a published token format in
-    any field, and credential-shaped arguments and environment values where they are set."""
+    """Credential-shaped arguments and environment values, by their flag or variable name
+    (a published token format in any key or value is credentials.scan's, run on the raw
+    spec by spec.from_dict)."""
     out = []
-    for path, value in _strings(p.model_dump(by_alias=True, exclude_defaults=True), ()):
-        what = credentials.known_token(value)
-        if what and path[:1] != ("gitops",):   # the repository URL has its own check
-            out.append(Problem(format_path(list(path)), f"contains {what}; {credentials.HOW}"))
     for i, w in _workloads(p):
         for j, arg in enumerate(getattr(w, "engine_args", ())):
-            bad = credentials.in_argument(arg)
+            bad = credentials.in_argument(arg, tokens=False)
             if bad:
                 out.append(Problem(f"workloads[{i}].engineArgs[{j}]", bad))
         for key, value in sorted(getattr(w, "engine_env", {}).items()):
-            bad = credentials.in_env(key, value)
+            bad = credentials.in_env(key, value, tokens=False)
             if bad:
                 out.append(Problem(f"workloads[{i}].engineEnv.{key}", bad))
     return out

@@ -10,15 +10,16 @@ times do not depend on the bad values and are reported with them."""
 from __future__ import annotations
 
 import copy
-import difflib
+import re
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, Union
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from ..errors import Problem, format_path
+from ..errors import Problem, format_path, hint, show, unknown
 from . import fields
 from .kinds import t5
 
@@ -124,9 +125,7 @@ def _alias(path: list[Any], root: type[BaseModel]) -> str:
 
 # ---------------------------------------------------------------- messages
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+_show = show
 
 
 def _message(err: ErrorDetails, parent: Any) -> str:
@@ -135,12 +134,11 @@ def _message(err: ErrorDetails, parent: Any) -> str:
     if kind == "missing":
         return "is required but missing"
     if kind == "extra_forbidden":
-        key = str(err["loc"][-1])
-        allowed = _keys(parent)
-        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        return f"unknown field {key!r}{hint} (allowed: {', '.join(allowed)})"
+        return unknown("field", str(err["loc"][-1]), _keys(parent), listed="allowed")
     if kind == "literal_error":
+        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        if allowed and isinstance(value, str):
+            return f"{_show(value)} is not allowed" + hint(value, allowed, "allowed")
         return f"{_show(value)} is not allowed (allowed: {ctx.get('expected', '').replace(chr(39), '')})"
     if kind in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
@@ -163,7 +161,7 @@ def _message(err: ErrorDetails, parent: Any) -> str:
         tags = ctx.get("expected_tags", "").replace("'", "")
         if kind == "union_tag_not_found":
             return f"needs `kind` (one of: {tags})"
-        return f"unknown kind {ctx.get('tag')!r} (known: {tags})"
+        return unknown("kind", ctx.get("tag"), tags.split(", "))
     if kind == "value_error":
         return str(ctx.get("error", err["msg"]))
     if kind in _TYPE_WORDS:
@@ -200,7 +198,7 @@ def _stand_in(tp: Any, err: ErrorDetails, variant: int) -> tuple[bool, Any]:
             candidates: list[Any] = [bound + step]
             break
     else:
-        candidates = [s for s in (_SAMPLES[variant:] + _SAMPLES[:variant])] + [1 + variant, True]
+        candidates = [s for s in (_SAMPLES[variant:] + _SAMPLES[:variant])] + [1 + variant, True, [], {}]
     if tp is None:
         return False, None
     adapter = TypeAdapter(tp)
@@ -230,9 +228,12 @@ def _set(raw: Any, loc: tuple, value: Any, delete: bool = False) -> bool:
     return True
 
 
-def salvage(raw: dict, error: ValidationError, root: type[BaseModel], variant: int) -> dict | None:
-    """A copy of raw with every invalid value replaced by a valid stand-in, or None."""
+def salvage(raw: dict, error: ValidationError, root: type[BaseModel], variant: int) -> Salvaged | None:
+    """A copy of raw with every invalid value replaced by a valid stand-in, or None. A list
+    item with a value no stand-in replaces (an unknown workload kind, a mapping given as a
+    string) is left out, and Salvaged.restore puts the cross-checks' paths back."""
     fixed = copy.deepcopy(raw)
+    dropped: set[tuple] = set()
     for err in error.errors(include_url=False):
         loc = tuple(err["loc"])
         raw_loc = tuple(p for i, p in enumerate(loc) if not _is_tag(root, loc, i))
@@ -243,8 +244,57 @@ def salvage(raw: dict, error: ValidationError, root: type[BaseModel], variant: i
             found, value = _stand_in(tp, err, variant)
             ok = found and _set(fixed, raw_loc, value)
         if not ok:
+            item = _list_item(fixed, raw_loc)
+            if item is None or item[:-1] not in LEAVES:
+                return None
+            dropped.add(item)
+    for item in sorted(dropped, key=lambda x: x[-1], reverse=True):
+        if any(item[:len(d)] == d for d in dropped if d != item and len(d) < len(item)):
+            continue   # inside an item left out already
+        _set(fixed, item, None, delete=True)
+    return Salvaged(fixed, frozenset(dropped))
+
+
+# Lists whose items nothing else in the spec refers to: leaving one out adds no problem of its own
+# (a queue entry or a namespace left out would: "profile 'x' is in no queue entry").
+LEAVES = {("workloads",)}
+
+
+def _list_item(raw: Any, loc: tuple) -> tuple | None:
+    """The path of the outermost list item that holds loc, when it is inside one."""
+    node = raw
+    for i, part in enumerate(loc):
+        if isinstance(node, list) and isinstance(part, int) and part < len(node):
+            return loc[:i + 1]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
             return None
-    return fixed
+    return None
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    raw: dict
+    dropped: frozenset[tuple]   # list items left out, by their path in the spec as written
+
+    def restore(self, problem: Problem) -> Problem:
+        """A cross-check problem with the salvaged copy's list indexes turned back into the spec's
+        (in its path and its message: "which workloads[1] also creates")."""
+        text = problem.path + "\n" + problem.message
+        for lp in sorted({d[:-1] for d in self.dropped}, key=repr):
+            removed = sorted(d[-1] for d in self.dropped if d[:-1] == lp)
+            pattern = re.compile(r"(?<![\w\]])" + re.escape(format_path(list(lp))) + r"\[(\d+)\]")
+
+            def remap(m: re.Match, removed: list[int] = removed) -> str:
+                k = int(m.group(1))
+                for d in removed:   # the copy's item k is the spec's k + the items left out before it
+                    if d <= k:
+                        k += 1
+                return m.group(0)[:m.start(1) - m.start(0)] + f"{k}]"
+            text = pattern.sub(remap, text)
+        path, _, message = text.partition("\n")
+        return Problem(path, message)
 
 
 def _is_tag(root: type[BaseModel], loc: tuple, i: int) -> bool:

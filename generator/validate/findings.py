@@ -4,25 +4,12 @@ dots for plain keys, ["..."] for keys with dots or slashes, [i] for items."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
+
+from ..errors import format_path  # noqa: F401  the one path writer (rules and cel import it from here)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-
-
-def format_path(parts) -> str:
-    """('metadata', 'labels', 'kueue.x-k8s.io/queue-name') -> metadata.labels["kueue.x-k8s.io/queue-name"]."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN_KEY.match(str(part)):
-            out += ("." if out else "") + str(part)
-        else:
-            out += f"[{json.dumps(str(part))}]"
-    return out
 
 
 @dataclass(frozen=True)

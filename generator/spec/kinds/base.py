@@ -93,7 +93,7 @@ class WorkloadBase(SpecModel):
                                            "`security: {runAsRoot: true}` (it still runs without privilege escalation "
                                            "or capabilities), or give a runAsUser the image supports"))
         for key, value in sorted(self.pod.env.items()):
-            bad = credentials.in_env(key, value)
+            bad = credentials.in_env(key, value, tokens=False)
             if bad:
                 out.append(Problem(f"pod.env.{key}", bad))
         for key in sorted(self.pod.node_selector):

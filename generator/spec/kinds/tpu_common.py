@@ -80,12 +80,22 @@ def shape_checks(w, ctx: CheckContext, demand: tpu.Demand | None, count_field: s
             return [Problem("shape", bad)]
         misfit = tpu.fit_problem(demand, t.reservation, t.slicing, ctx.profile.name) if demand else None
         return [Problem("shape" if misfit[0] == "shape" else count_field, misfit[1])] if misfit else []
-    topologies = sorted({pool.topology for pool in t.pools})
-    if w.shape not in topologies:
-        return [Problem("shape", f"{w.shape} is not the topology of a {t.generation.accelerator} node pool of "
-                                 f"profile {ctx.profile.name!r}; a static slice is a whole pool slice: use "
-                                 f"{', '.join(topologies)}")]
-    return []
+    if w.shape in {pool.topology for pool in t.pools}:
+        return []
+    # Only topologies a pool can have: a pool's wrong one is reported on the profile, never suggested here.
+    topologies = sorted({pool.topology for pool in t.pools if _valid_topology(t.generation, pool)})
+    if not topologies:
+        return []
+    return [Problem("shape", f"{w.shape} is not the topology of a {t.generation.accelerator} node pool of "
+                             f"profile {ctx.profile.name!r}; a static slice is a whole pool slice: use "
+                             f"{', '.join(topologies)}")]
+
+
+def _valid_topology(generation: catalog.TpuGeneration, pool) -> bool:
+    try:
+        return generation.shape(pool.topology) in generation.machine(pool.machine_type).topologies
+    except (ValueError, KeyError):
+        return False
 
 
 def vm_fit(w, ctx: CheckContext, pod: list[tuple[str, dict]]) -> list[Problem]:

@@ -1,8 +1,8 @@
 """No secret values in Git. Findings never repeat the value."""
 from __future__ import annotations
 
-from ...credentials import SECRET_NAME, looks_like_token
-from ..findings import WARNING
+from ...credentials import SECRET_NAME, looks_like_token, scan
+from ..findings import ERROR, WARNING
 from . import Hit, rule
 from .multikueue import inlined_kubeconfig
 
@@ -30,3 +30,22 @@ def literal_credentials(model):
                 if SECRET_NAME.search(str(e.get("name", "")).upper()) and looks_like_token(e["value"], True):
                     yield Hit(o, path + ("env", i, "value"),
                               f"env {e.get('name')!r} has a literal value that looks like a credential (not shown)")
+
+
+def _credential_env_values(model) -> set[tuple[int, tuple]]:
+    """(object, path) of the env values SE002 reports: SE003 leaves them to it."""
+    return {(id(h.obj), h.path) for h in literal_credentials(model)}
+
+
+@rule("SE003", ERROR, "a key or value of a manifest holds a credential of a published format (a GitHub, GitLab, "
+      "Hugging Face, Slack, AWS or Google key, a JWT, a bearer token, a password in a URL, a private key)",
+      "reference a Secret by name (valueFrom.secretKeyRef, a volume) and create it out of band; revoke the "
+      "credential, it has been shared")
+def published_credentials(model):
+    left_to_se002 = _credential_env_values(model)
+    for o in model.objects:
+        if o.kind == "Secret" or not isinstance(o.body, dict):
+            continue   # SE001: a Secret's data is a Secret's business
+        for path, what in scan(o.body):
+            if (id(o), path) not in left_to_se002:
+                yield Hit(o, path, what.split(";")[0])
