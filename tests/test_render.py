@@ -26,8 +26,9 @@ def _ordered(objs: list[dict]) -> str:
     return json.dumps(objs)   # keeps key order, and 2 apart from 2.0
 
 
-@pytest.mark.parametrize("spec", [FIXTURES / "platform.yaml", FIXTURES / "serving.yaml", FIXTURES / "teams.yaml",
-                                  *sorted((ROOT / "examples").glob("*.yaml"))], ids=lambda p: p.name)
+# Every fixture platform and example: together they use every workload kind.
+@pytest.mark.parametrize("spec", [*sorted(FIXTURES.glob("*.yaml")), *sorted((ROOT / "examples").glob("*.yaml"))],
+                         ids=lambda p: p.name)
 def test_a_spec_renders_as_cdk8s_renders_it(spec):
     loaded = specmod.load(spec)
     with cdk.rendering("cdk8s"):
