@@ -1,7 +1,8 @@
 """Typed core structs (generator/k8s.py, the cdk8s-plus-33 names) rendered to the JSON cdk8s writes,
 for embedding in custom resources (a JobSet's Job template, an LWS's pod
-templates): jsii does the camelCasing, so no hand-written dict ever reaches a
-typed field, and no typed field is lost (field notes, cdk8s)."""
+templates): the typed classes do the camelCasing (generator/render.py, held to
+cdk8s by tests/test_render.py), so no hand-written dict ever reaches a typed
+field, and no typed field is lost (field notes, cdk8s)."""
 from __future__ import annotations
 
 import itertools
