@@ -29,9 +29,22 @@ def _index_like(key: str) -> bool:
     return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < _ARRAY_INDEX_LIMIT
 
 
+_orders: dict[tuple[bool, tuple[str, ...]], list[str]] = {}   # objects of one shape are many
+
+
 def _js_order(keys: list[str], sort: bool) -> list[str]:
     """Object.keys order of an object built with `keys` inserted in this order (sorted
     first, as Array.prototype.sort compares UTF-16 code units, when `sort`)."""
+    shape = (sort, tuple(keys))
+    order = _orders.get(shape)
+    if order is None:
+        if len(_orders) >= 100_000:
+            _orders.clear()
+        order = _orders[shape] = _order(keys, sort)
+    return order
+
+
+def _order(keys: list[str], sort: bool) -> list[str]:
     if sort:
         keys = sorted(keys) if all(k.isascii() for k in keys) else sorted(keys, key=lambda k: k.encode("utf-16-be"))
     if any(k[:1].isdigit() for k in keys):
