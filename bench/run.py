@@ -364,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.reps = 1
     with_validate = not args.no_validate and validate_available()
+    board.BOARD.clear()
     load = os.getloadavg()
     start = time.perf_counter()
     base_spec = Path(args.spec).resolve()
