@@ -394,8 +394,14 @@ def main(argv: list[str] | None = None) -> int:
             split = profile_split(biggest)
             split["workloads"] = biggest.workloads
         text = report(cases, split, args.reps, time.perf_counter() - start, load)
-        from . import spec_bench
         biggest = max(cases, key=lambda c: c.workloads)
+        from . import check_bench
+        print("bench: check", file=sys.stderr)
+        checked = [(cases[0].label, cases[0].spec, cases[0].synth_out)]
+        if biggest is not cases[0]:
+            checked.append((biggest.label, biggest.spec, biggest.synth_out))
+        text += "\n".join(check_bench.measure(run_timed, Series, checked, args.reps)) + "\n"
+        from . import spec_bench
         print("bench: spec load", file=sys.stderr)
         specs = [(cases[0].label, cases[0].spec)] + ([(biggest.label, biggest.spec)] if biggest is not cases[0] else [])
         text += "\n".join(spec_bench.measure(run_timed, Series, specs, args.reps)) + "\n"
@@ -404,12 +410,6 @@ def main(argv: list[str] | None = None) -> int:
             biggest = max(cases, key=lambda c: c.workloads)
             print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
             text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps)) + "\n"
-        from . import check_bench
-        print("bench: check", file=sys.stderr)
-        checked = [(cases[0].label, cases[0].spec, cases[0].synth_out)]
-        if biggest is not cases[0]:
-            checked.append((biggest.label, biggest.spec, biggest.synth_out))
-        text += "\n".join(check_bench.measure(run_timed, Series, checked, args.reps)) + "\n"
         text = _with_targets(text)
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
