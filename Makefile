@@ -19,7 +19,7 @@ IMAGE_TEST_REQS := images/finetune/requirements-test.txt images/jax-slice-check/
 PYTEST_ARGS ?=
 
 .PHONY: help synth check schema test test-fast test-generator test-images lint upstream-data validate crds plan bench \
-        images install install-test install-images clean
+        images install install-test install-images clean wheel
 
 help:
 	@echo "make synth      generate base/, overlays/, controllers/, argocd/ from platform.yaml"
@@ -30,8 +30,9 @@ help:
 	@echo "make validate   strict schemas + cross-object checks on every overlay"
 	@echo "make plan       replay scenarios/<profile>/*.yaml against overlays/<profile> (Kueue admission)"
 	@echo "make images     build and push images/* to each profile's registry (IMAGE_BUILDER=docker|gcloud)"
-	@echo "make crds       download the pinned upstream CRDs and test data into build/shared (sha256-checked)"
+	@echo "make crds       download the pinned upstream CRDs and test data into the per-user cache (sha256-checked)"
 	@echo "make bench      time synth, kustomize and validate as the platform grows; writes bench/results.md"
+	@echo "make wheel      build dist/gke_ml_platform-<version>-py3-none-any.whl (the installed command; docs/platform-repo.md)"
 
 $(VENV)/.generator: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,13 +80,15 @@ schema: $(VENV)/.generator
 	$(PY) -m generator schema
 
 # Upstream CRDs and tutorial manifests: ../shared (or SHARED_DIR) when present,
-# else the cache in build/shared, filled from the pinned URLs when empty.
+# else the per-user cache (~/.cache/gke-ml-platform/upstream, or UPSTREAM_CACHE),
+# filled from the pinned URLs when empty.
 # Without either (and offline) this stops with one line saying what to do.
 upstream-data: | $(VENV)/.generator
 	@$(PY) -m generator.validate.fetch --ensure
 
-# Downloads every pinned upstream file of schemas/versions.yaml into
-# build/shared (UPSTREAM_CACHE=DIR elsewhere; UPSTREAM_BASE_URL for a mirror).
+# Downloads every pinned upstream file of schemas/versions.yaml into the
+# per-user cache (UPSTREAM_CACHE=DIR elsewhere; UPSTREAM_BASE_URL for a mirror):
+# `gke-ml-platform crds --all`.
 crds: | $(VENV)/.generator
 	$(PY) -m generator.validate.fetch
 
@@ -137,5 +140,10 @@ images: $(VENV)/.generator
 bench: $(VENV)/.bytecode
 	$(PY) -m bench $(BENCH_ARGS)
 
+# The wheel users install (`pip install dist/...whl` puts gke-ml-platform on PATH); it carries the
+# data files the tool reads (setup.py). Nothing is published from here.
+wheel:
+	$(PYTHON) -m pip wheel --no-deps -w dist .
+
 clean:
-	rm -rf $(VENV) $(IMAGES_VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(IMAGES_VENV) .pytest_cache build dist *.egg-info

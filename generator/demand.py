@@ -74,9 +74,7 @@ def _max(a: Requests, b: Requests) -> Requests:
     return {r: max(a.get(r, Decimal(0)), b.get(r, Decimal(0))) for r in a.keys() | b.keys()}
 
 
-# Kubernetes keeps quantities in int64 (milli-units for CPU); larger values would
-# only overflow later sums (Decimal's context) and make no sense as requests.
-MAX_QUANTITY = Decimal(2**63 - 1)
+MAX_QUANTITY = quantity.MAX_QUANTITY   # larger values would only overflow later sums
 
 
 def _bounded(q: Decimal) -> Decimal:
@@ -93,8 +91,7 @@ def _container_requests(c: Mapping, path: tuple, problems: list[Problem]) -> Req
             try:
                 out[r] = _bounded(quantity.parse(v))
             except OverflowError:
-                problems.append(Problem(format_path(path + ("resources", part, r)),
-                                        f"{v!r} is larger than Kubernetes can count (at most 2^63-1)"))
+                problems.append(Problem(format_path(path + ("resources", part, r)), quantity.too_large(v)))
             except (ValueError, ArithmeticError):
                 problems.append(Problem(format_path(path + ("resources", part, r)),
                                         f"{v!r} is not a quantity (e.g. 500m, 2, 16Gi)"))

@@ -17,10 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import cdk, versions, yamlio
+from .argo import COMPARE_OPTIONS, REPLACE_OPTIONS, SYNC_OPTIONS, SYNC_WAVE
 
-SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
 IN_CLUSTER = "https://kubernetes.default.svc"
 PROFILE_LABEL = "gke-ml-platform.dev/profile"
 # Argo CD tracks resources by application name, which a label value must hold.
@@ -48,7 +46,6 @@ KIND_WAVES = {
 # Jobs and JobSets are immutable once created (kubernetes#89657): Argo CD deletes
 # and recreates them when Git changes them, and keeps their stable names.
 IMMUTABLE_KINDS = frozenset({"Job", "JobSet"})
-REPLACE_OPTIONS = ("Force=true", "Replace=true")
 SKIP_DRY_RUN = "SkipDryRunOnMissingResource=true"
 
 # API groups the API server serves itself; any other group is a custom resource

@@ -127,8 +127,10 @@ def _emit(tree: dict, directory: str, objs: list[dict], header: str, extra_resou
 
 
 def _source_name(spec: Platform) -> str:
+    """The spec as the generated files' header names it: relative to this checkout for its own specs
+    (tests/fixtures/...), else its file name (platform.yaml beside the output in a platform repository)."""
     p = Path(spec.source)
     try:
-        return str(p.resolve().relative_to(paths.ROOT))
+        return str(p.resolve().relative_to(paths.ROOT)) if not paths.INSTALLED else p.name
     except ValueError:
         return p.name

@@ -40,35 +40,64 @@ def harden(template: dict, security: Security | None, contract: ImageContract | 
     """Make one pod template run hardened (see the module docstring). `image_uid`: the non-root
     uid an upstream image runs as. True when the pod runs as non-root."""
     spec = template.setdefault("spec", {})
-    pod_sc = spec.setdefault("securityContext", {})
-    pod_sc.setdefault("seccompProfile", dict(SECCOMP))
-    uid = security.run_as_user if security and security.run_as_user else (contract.uid if contract else image_uid)
-    non_root = uid is not None and not (security and security.run_as_root)
-    if non_root:
-        pod_sc.update(runAsUser=uid, runAsGroup=uid, fsGroup=uid, runAsNonRoot=True)
-    elif pod_sc.get("runAsNonRoot") is True and isinstance(pod_sc.get("runAsUser"), int) and pod_sc["runAsUser"] > 0:
-        non_root = True   # a team's own manifest (kind `manifest`) that says so itself
-    read_only = security.read_only_root_filesystem if security and security.read_only_root_filesystem is not None \
-        else contract is not None
+    non_root = _harden_pod(spec, security, _run_as(security, contract, image_uid))
+    read_only = _read_only_root(security, contract)
     writable = contract.writable if (contract and read_only) else ()
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or []:
-            sc = c.setdefault("securityContext", {})
-            sc.setdefault("allowPrivilegeEscalation", False)
-            sc.setdefault("capabilities", {"drop": ["ALL"]})
-            if read_only and key == "containers":
-                sc["readOnlyRootFilesystem"] = True
-                mounted = {m["mountPath"] for m in c.get("volumeMounts") or []}
-                c.setdefault("volumeMounts", []).extend(
-                    {"name": _volume_name(p), "mountPath": p} for p in writable if p not in mounted)
-    volumes = spec.setdefault("volumes", []) if writable else spec.get("volumes")
-    have = {v["name"] for v in volumes or []}
-    for p in writable:
-        if _volume_name(p) not in have:
-            volumes.append({"name": _volume_name(p), "emptyDir": {}})
+            # init containers keep a writable root: they prepare files before the main ones start
+            _harden_container(c, read_only and key == "containers", writable)
+    _add_writable_volumes(spec, writable)
+    return non_root
+
+
+def _run_as(security: Security | None, contract: ImageContract | None, image_uid: int | None) -> int | None:
+    """The uid the pod runs as: the spec's runAsUser, else the project image's own user, else the upstream image's."""
+    if security and security.run_as_user:
+        return security.run_as_user
+    return contract.uid if contract else image_uid
+
+
+def _harden_pod(spec: dict, security: Security | None, uid: int | None) -> bool:
+    """The pod's securityContext: seccomp always, the uid unless the spec asks for root. True when non-root."""
+    pod_sc = spec.setdefault("securityContext", {})
+    pod_sc.setdefault("seccompProfile", dict(SECCOMP))
+    if uid is not None and not (security and security.run_as_root):
+        pod_sc.update(runAsUser=uid, runAsGroup=uid, fsGroup=uid, runAsNonRoot=True)
+        return True
+    # a team's own manifest (kind `manifest`) that says so itself
+    return pod_sc.get("runAsNonRoot") is True and isinstance(pod_sc.get("runAsUser"), int) and pod_sc["runAsUser"] > 0
+
+
+def _read_only_root(security: Security | None, contract: ImageContract | None) -> bool:
+    """The spec's readOnlyRootFilesystem when it says; else read-only exactly for the project's own images."""
+    if security and security.read_only_root_filesystem is not None:
+        return security.read_only_root_filesystem
+    return contract is not None
+
+
+def _harden_container(c: dict, read_only: bool, writable: tuple[str, ...]) -> None:
+    """No privilege escalation, no capabilities; a read-only root gets a mount for each path the image writes."""
+    sc = c.setdefault("securityContext", {})
+    sc.setdefault("allowPrivilegeEscalation", False)
+    sc.setdefault("capabilities", {"drop": ["ALL"]})
+    if read_only:
+        sc["readOnlyRootFilesystem"] = True
+        mounted = {m["mountPath"] for m in c.get("volumeMounts") or []}
+        c.setdefault("volumeMounts", []).extend(
+            {"name": _volume_name(p), "mountPath": p} for p in writable if p not in mounted)
+
+
+def _add_writable_volumes(spec: dict, writable: tuple[str, ...]) -> None:
+    """An emptyDir per writable path (once per pod); an empty volume list is dropped again."""
+    if writable:
+        volumes = spec.setdefault("volumes", [])
+        have = {v["name"] for v in volumes}
+        for p in writable:
+            if _volume_name(p) not in have:
+                volumes.append({"name": _volume_name(p), "emptyDir": {}})
     if not spec.get("volumes"):
         spec.pop("volumes", None)
-    return non_root
 
 
 def extend(template: dict, w: Workload, where: str) -> list[Problem]:

@@ -1,7 +1,16 @@
 """Kubernetes quantities. Parsing is the `kubernetes` client's parse_quantity,
 loaded from its module file alone: importing the client package (0.2-0.9 s)
 on every synth and validate would cost more than the rest of a small run.
-Formatting picks the shortest exact unit so quotas read like hand-written ones."""
+
+One style for a person to read (`show`), used by every tool's messages: the
+canonical form Kubernetes prints (apimachinery resource.Quantity.String: no
+precision lost, no fractional digits, the largest exact suffix): 700m, 5u, 8,
+1k; bytes (memory, ephemeral-storage, hugepages-*) in the largest exact binary
+suffix (32Gi, 1536Mi), else the largest exact decimal one (1500M). The
+suffix family is a guess where Kubernetes remembers the one written: binary
+for bytes, decimal otherwise. `fmt` writes generated quota
+(rounding down: a quota must not overstate what the nodes hold).
+One limit for "too large": MAX_QUANTITY."""
 from __future__ import annotations
 
 import importlib.util
@@ -47,6 +56,18 @@ def parse(q) -> Decimal:
         raise ValueError(f"{q!r} is not a quantity Kubernetes can hold (exponent too large)") from None
 
 
+# Kueue keeps every quantity as an int64 count, milli-units for CPU (pkg/resources
+# ResourceValue: MilliValue for cpu, Value otherwise): nothing larger can be counted.
+MAX_QUANTITY = Decimal(2**63 - 1) / 1000
+
+
+def too_large(value) -> str:
+    """The one message for a quantity past MAX_QUANTITY."""
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{text} is larger than Kueue can count (at most {int(MAX_QUANTITY)})"
+
+
 _BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
@@ -70,18 +91,31 @@ def fmt_bytes(value: Decimal) -> int | str:
 
 
 _SUFFIX = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+_DECIMAL = (("E", 10**18), ("P", 10**15), ("T", 10**12), ("G", 10**9), ("M", 10**6), ("k", 10**3))
+_SUB = (("m", 10**3), ("u", 10**6), ("n", 10**9))
 
 
-def fmt_plain(value: Decimal) -> str:
-    """Shortest exact rendering for messages, whatever the resource: 8, 0.5, 34359738368 -> 32Gi."""
+def _bytes(resource: str) -> bool:
+    return resource in ("memory", "ephemeral-storage", "storage") or resource.startswith("hugepages-")
+
+
+def show(resource: str, value) -> str:
+    """A quantity as a person reads it in every tool (see the module docstring):
+    0.7 cpu -> 700m, 34359738368 memory -> 32Gi, 8 GPUs -> 8; a negative keeps its sign."""
     value = Decimal(value)
+    sign, value = ("-" if value < 0 else ""), abs(value)
     if value == value.to_integral_value():
         n = int(value)
-        for unit, size in _SUFFIX:
+        for unit, size in (_SUFFIX + _DECIMAL) if _bytes(resource) else _DECIMAL:
             if n >= size and n % size == 0:
-                return f"{n // size}{unit}"
-        return str(n)
-    return f"{value.normalize():f}"
+                return f"{sign}{n // size}{unit}"
+        return f"{sign}{n}"
+    for unit, scale in _SUB:
+        scaled = value * scale
+        if scaled == scaled.to_integral_value():
+            return f"{sign}{int(scaled)}{unit}"
+    # Finer than a nano-unit: Kubernetes rounds up to one (Quantity.RoundUp(Nano)).
+    return f"{sign}{int((value * 10**9).to_integral_value(rounding='ROUND_CEILING'))}n"
 
 
 def fmt(resource: str, value: Decimal):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from . import capacity, catalog, kueue, multikueue, quantity, tas, tpu
+from . import capacity, catalog, kueue, quantity, tas, tpu
 from .flavors import TOPOLOGY_NAME, Flavor, flavors
 from .spec import Profile, teams as teams_spec
 
@@ -36,6 +36,7 @@ def _covered(fs: list[Flavor]) -> list[str]:
 
 def queue_objects(ctx) -> None:
     """Every Kueue object of the profile's overlay."""
+    from . import multikueue  # cdk8s: the spec checks read cluster_queues below without it
     spec, profile = ctx.spec, ctx.profile
     q = spec.queue_for(profile.name)
     k = profile.kueue

@@ -35,7 +35,6 @@ import re2
 from referencing import Registry, Resource
 
 from . import quantity, yamlio
-from .demand import MAX_QUANTITY
 from .errors import Problem
 from .paths import cache_dir
 
@@ -70,8 +69,8 @@ def _quantity(validator, enabled, instance, schema):
     except ValueError:
         yield jsonschema.ValidationError(f"{instance!r} is not a quantity (for example 500m, 2, 1.5, 16Gi, 1e3)")
         return
-    if value.copy_abs() > MAX_QUANTITY:   # copy_abs: exact, no context (1e999999999 overflows abs())
-        yield jsonschema.ValidationError(f"{instance!r} is larger than Kubernetes can count (at most 2^63-1)")
+    if value.copy_abs() > quantity.MAX_QUANTITY:   # copy_abs: exact, no context (1e999999999 overflows abs())
+        yield jsonschema.ValidationError(quantity.too_large(instance))
 
 
 _CoreValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator,

@@ -191,7 +191,7 @@ def vm_fit_problems(pod: list[tuple[str, dict]], machine: TpuMachine, cpu_per_vm
         if total > per_vm:
             what = " + ".join(str(v) for _, v in parts)
             out.append(Problem(f"{parts[0][0]}.{r}", f"{what} {r} per pod, but a {machine.name} VM offers "
-                                                    f"{quantity.fmt(r, per_vm)}; one pod runs per VM"))
+                                                    f"{quantity.show(r, per_vm)}; one pod runs per VM"))
     return out
 
 

@@ -5,10 +5,12 @@ schemas/versions.yaml by its upstream URL (a tag or commit) and sha256
 
 Where the files are read from, the first that applies:
 
-1. a shared-data folder with a `crds/` folder in it: $SHARED_DIR, else
-   `../shared` beside the repository (this repository's CI has one);
-2. the download cache that `make crds` fills: $UPSTREAM_CACHE, else
-   `build/shared` in the repository. Same layout: `crds/`, `reference/`.
+1. a shared-data folder with a `crds/` folder in it: $SHARED_DIR, else, run
+   from a checkout of this repository, `../shared` beside it (this
+   repository's tests read it; an installed tool never looks there);
+2. the per-user download cache that `gke-ml-platform crds` (and `make crds`)
+   fills: $UPSTREAM_CACHE, else `upstream/` in the user's cache folder
+   (generator.paths.cache_dir). Same layout: `crds/`, `reference/`.
 
 Downloads go to raw.githubusercontent.com, or to $UPSTREAM_BASE_URL in its
 place (a mirror with the same paths)."""
@@ -34,29 +36,37 @@ class PinnedFile:
     sha256: str
 
 
+def pinned_crds() -> list[PinnedFile]:
+    """The pinned CRD files, what validate and diff read (under crds/ of the data root)."""
+    return [PinnedFile(f"crds/{rel}", e["url"], e["sha256"]) for rel, e in sorted(versions.table()["crdFiles"].items())]
+
+
 def pinned() -> list[PinnedFile]:
-    """Every pinned upstream file, CRDs first."""
-    table = versions.table()
-    crds = [PinnedFile(f"crds/{rel}", e["url"], e["sha256"]) for rel, e in sorted(table["crdFiles"].items())]
-    rest = [PinnedFile(rel, e["url"], e["sha256"]) for rel, e in sorted(table.get("testFiles", {}).items())]
-    return crds + rest
+    """Every pinned upstream file, CRDs first: also the tutorial manifests this repository's tests compare with."""
+    rest = [PinnedFile(rel, e["url"], e["sha256"]) for rel, e in sorted(versions.table().get("testFiles", {}).items())]
+    return pinned_crds() + rest
 
 
-def shared_dir() -> Path:
-    return Path(os.environ.get(SHARED_ENV) or paths.ROOT.parent / "shared")
+def shared_dir() -> Path | None:
+    """$SHARED_DIR, else ../shared beside this repository's checkout; None for an installed tool."""
+    if os.environ.get(SHARED_ENV):
+        return Path(os.environ[SHARED_ENV])
+    return None if paths.INSTALLED else paths.ROOT.parent / "shared"
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or paths.ROOT / "build" / "shared")
+    return Path(os.environ.get(CACHE_ENV) or paths.cache_dir() / "upstream")
 
 
 def uses_shared() -> bool:
-    return (shared_dir() / "crds").is_dir()
+    shared = shared_dir()
+    return shared is not None and (shared / "crds").is_dir()
 
 
 def data_root() -> Path:
     """The folder holding crds/ and reference/ (see the module docstring)."""
-    return shared_dir() if uses_shared() else cache_dir()
+    shared = shared_dir()
+    return shared if shared is not None and uses_shared() else cache_dir()
 
 
 def download_url(f: PinnedFile) -> str:

@@ -29,7 +29,7 @@ FIXTURE_SPEC = FIXTURES / "platform.yaml"
 FIXTURE_SCENARIOS = FIXTURES / "scenarios"
 
 # Upstream data: ../shared (or $SHARED_DIR) when present, else the cache
-# `make crds` fills (build/shared); tests/conftest.py checks it is complete.
+# `make crds` fills (the per-user cache); tests/conftest.py checks it is complete.
 SHARED = upstream.data_root()
 CRD_ROOT = SHARED / "crds"
 REFERENCE = SHARED / "reference"

@@ -6,7 +6,6 @@ repository with no shared-data folder and `make crds` downloading from a
 local mirror."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -17,15 +16,16 @@ from pathlib import Path
 import pytest
 
 from generator import paths, yamlio
+from generator.fittext import fit
 from tests import helpers
 
 WORKFLOW = paths.ROOT / ".github" / "workflows" / "ci.yaml"
-FIT = paths.ROOT / ".github" / "scripts" / "fit_text.py"
 # Read from the tag refs of fetched snapshots of the actions' repositories
 # (git for-each-ref refs/tags): the commit each tag points at.
 VERIFIED = {
     "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
     "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
 }
 COMMENT_LIMIT = 65536      # GitHub's "Body is too long (maximum is 65536 characters)"
 SUMMARY_LIMIT = 1024 ** 2  # a step's job summary: 1 MiB
@@ -73,19 +73,11 @@ def test_least_privilege_and_no_persisted_credentials():
 
 def test_the_comment_is_cut_to_the_limit():
     (comment,) = [s for s in _steps("change-summary") if "gh pr comment" in s.get("run", "")]
-    assert f"fit_text.py generator-diff.md --limit {COMMENT_LIMIT} > comment.md" in comment["run"]
+    assert f"-m generator.fittext generator-diff.md --limit {COMMENT_LIMIT} > comment.md" in comment["run"]
     assert "--body-file comment.md" in comment["run"]
 
 
-def _fit():
-    spec = importlib.util.spec_from_file_location("fit_text", FIT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.fit
-
-
 def test_fit_text_keeps_short_text_and_cuts_long_text_at_a_line():
-    fit = _fit()
     assert fit("# title\nshort\n", COMMENT_LIMIT) == "# title\nshort\n"
     exact = "x" * (COMMENT_LIMIT - 1) + "\n"
     assert fit(exact, COMMENT_LIMIT) == exact
@@ -101,7 +93,6 @@ def test_fit_text_keeps_short_text_and_cuts_long_text_at_a_line():
 
 
 def test_fit_text_counts_bytes_for_the_job_summary():
-    fit = _fit()
     text = "é\n" * SUMMARY_LIMIT             # 3 bytes a line
     out = fit(text, SUMMARY_LIMIT, in_bytes=True)
     assert len(out.encode()) <= SUMMARY_LIMIT < len(out.encode()) + 3 + 200
@@ -139,7 +130,7 @@ def test_synth_check_validate_and_plan_pass_with_make_crds_as_the_only_data(tmp_
     (tmp_path / "no-shared").mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("CRD_DIR", "UPSTREAM_CACHE", "MAKEFLAGS")}
     env.update(SHARED_DIR=str(tmp_path / "no-shared"), VENV=str(Path(sys.executable).parent.parent),
-               GITHUB_STEP_SUMMARY=str(summary))
+               GITHUB_STEP_SUMMARY=str(summary), GENERATOR_CACHE_DIR=str(tmp_path / "user-cache"))
     ran = []
     with helpers.upstream_mirror() as base:
         env["UPSTREAM_BASE_URL"] = base
@@ -155,7 +146,27 @@ def test_synth_check_validate_and_plan_pass_with_make_crds_as_the_only_data(tmp_
                 assert r.returncode == 0, f"{job}: {step.get('name')}: {r.stdout[-2000:]}\n{r.stderr[-2000:]}"
                 ran.append(step.get("name"))
     assert len(ran) == 4
-    assert list((repo / "build" / "shared" / "crds").iterdir())   # make crds filled the cache
+    assert list((tmp_path / "user-cache" / "upstream" / "crds").iterdir())   # make crds filled the per-user cache
     plan = summary.read_text()
     for scenario in sorted(p.relative_to(repo / "scenarios") for p in (repo / "scenarios").glob("*/*.yaml")):
         assert scenario.stem in plan or scenario.parent.name in plan
+
+
+def run_plan_step_that_fails(step: dict, tmp_path: Path, fake: str) -> tuple[int, str]:
+    """Run a workflow's plan step with `fake` (a shell command standing in for the tool or make) printing a
+    report and failing as a plan with a broken expectation does; (exit status, the job summary)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / fake).write_text("#!/bin/sh\necho '## Kueue plan'\necho 'expectation failed' >&2\nexit 1\n")
+    (bin_dir / fake).chmod(0o755)
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "GITHUB_STEP_SUMMARY": str(summary), "PYTHONPATH": str(paths.ROOT)}
+    r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60, check=False)
+    return r.returncode, summary.read_text() if summary.exists() else ""
+
+
+def test_the_plan_report_reaches_the_job_summary_also_when_the_plan_fails(tmp_path):
+    (step,) = [s for s in _steps("plan") if "make plan" in s.get("run", "")]
+    assert run_plan_step_that_fails(step, tmp_path, "make") == (1, "## Kueue plan\n")

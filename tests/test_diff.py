@@ -13,6 +13,7 @@ import copy
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,10 +165,11 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
     assert block(lines, "Capacity") == [
         "Capacity",
         "  overlays/std",
-        "    ClusterQueue cq cpu: quota 72 → 96 (+24); demand 20; headroom 52 → 76",
-        "    ClusterQueue cq memory: quota 288Gi → 384Gi (+96Gi); demand 94Gi; headroom 194Gi → 290Gi",
-        "    ClusterQueue cq nvidia.com/gpu: quota 6 → 8 (+2); demand 6; headroom 0 → 2",
-        "    ClusterQueue cq ephemeral-storage: quota 300Gi → 400Gi (+100Gi); demand 50Gi; headroom 250Gi → 350Gi",
+        "    ClusterQueue cq, flavor flavor, cpu: quota 72 → 96 (+24); demand 20; headroom 52 → 76",
+        "    ClusterQueue cq, flavor flavor, memory: quota 288Gi → 384Gi (+96Gi); demand 94Gi; headroom 194Gi → 290Gi",
+        "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6 → 8 (+2); demand 6; headroom 0 → 2",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 300Gi → 400Gi (+100Gi); demand 50Gi; "
+        "headroom 250Gi → 350Gi",
     ]
     # A Deployment's template may change: not an immutable change.
     assert "Immutable changes: none" in lines
@@ -318,6 +320,9 @@ def test_kueue_version_bump_shows_both_urls(repo, capsys):
     raw["kueue"] = {"version": "v0.19.2"}
     synth(root, raw)
     lines = run_diff(root, capsys)
+    # The bump comes first, right after the summary, one line for both clusters.
+    i = lines.index("Versions")
+    assert lines[i - 2].startswith("Summary: ") and lines[i + 1] == "  kueue v0.17.4 → v0.19.2 on 2 clusters (auto, std)"
     old = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.17.4/manifests.yaml"
     new = "https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml"
     assert block(lines, "  controllers/std/kueue") == [
@@ -367,18 +372,18 @@ def test_moves_renames_and_workload_lines(repo, capsys):
     assert capacity == [
         "Capacity",
         "  overlays/auto",
-        "    ClusterQueue cq cpu: quota 72; demand 20 → 28; headroom 52 → 44",
-        "    ClusterQueue cq memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
-        "    ClusterQueue cq nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
-        "    ClusterQueue cq ephemeral-storage: quota 200Gi; demand 50Gi → 60Gi; headroom 150Gi → 140Gi",
+        "    ClusterQueue cq, flavor flavor, cpu: quota 72; demand 20 → 28; headroom 52 → 44",
+        "    ClusterQueue cq, flavor flavor, memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
+        "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 200Gi; demand 50Gi → 60Gi; headroom 150Gi → 140Gi",
         "    accelerators Job llm/ft nvidia.com/gpu: 2 × 2 pods = 4 → 2 × 3 pods = 6",
         "    accelerators total nvidia.com/gpu: 6 → 8",
         "    priority Job llm/ft priorityClassName: low-priority → high-priority",
         "  overlays/std",
-        "    ClusterQueue cq cpu: quota 72; demand 20 → 28; headroom 52 → 44",
-        "    ClusterQueue cq memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
-        "    ClusterQueue cq nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
-        "    ClusterQueue cq ephemeral-storage: quota 300Gi; demand 50Gi → 60Gi; headroom 250Gi → 240Gi",
+        "    ClusterQueue cq, flavor flavor, cpu: quota 72; demand 20 → 28; headroom 52 → 44",
+        "    ClusterQueue cq, flavor flavor, memory: quota 288Gi; demand 94Gi → 126Gi; headroom 194Gi → 162Gi",
+        "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6; demand 6 → 8; headroom 0 → -2",
+        "    ClusterQueue cq, flavor flavor, ephemeral-storage: quota 300Gi; demand 50Gi → 60Gi; headroom 250Gi → 240Gi",
         "    accelerators Job llm/ft nvidia.com/gpu: 2 × 2 pods = 4 → 2 × 3 pods = 6",
         "    accelerators total nvidia.com/gpu: 6 → 8",
         "    priority Job llm/ft priorityClassName: low-priority → high-priority",
@@ -423,7 +428,7 @@ def test_new_profile_lists_everything_it_applies(repo, capsys):
     assert "    + Namespace llm (via base)" in overlay and "    + ClusterQueue cq" in overlay
     assert "    + Application argocd/demo-std2" in lines
     assert "    accelerators Job llm/ft nvidia.com/gpu: (new) → 2 × 2 pods = 4" in lines
-    assert "    ClusterQueue cq nvidia.com/gpu: quota (none) → 6; demand (none) → 6; headroom (none) → 0" in lines
+    assert "    ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota (none) → 6; demand (none) → 6; headroom (none) → 0" in lines
 
 
 def test_no_changes(repo, capsys):
@@ -463,9 +468,45 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     # 1000 new objects; 250 Jobs of 1 pod x 1 GPU on top of 6 GPUs of demand, quota 6.
     assert "**1000** added, **0** removed, **0** changed, **0** moved; **0** immutable changes; " \
            "**0** workloads can never be admitted" in md
-    assert "| std | `ClusterQueue cq` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
-    assert "| auto | `ClusterQueue cq` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
+    assert "| std | `ClusterQueue cq` | `flavor` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |" in md
+    assert any(line.startswith("| auto | `ClusterQueue cq` | `")
+               and line.endswith("` | `nvidia.com/gpu` | `6` | `6 → 256` | `0 → -250` |") for line in md)
     # Then one row per object, and a word on what was left out.
     assert "| where | | object | field changes |" in md
     assert md[-1].startswith("_Left out to stay under GitHub's comment limit: the field-level changes of each object")
     assert md[-1].endswith("run `python -m generator diff` locally for the full review._")
+
+
+# Run in a fresh interpreter: cdk8s, its jsii runtime and Node are made unavailable, then
+# `generator diff --no-regenerate` reviews a change that touches an immutable field.
+_NO_NODE = """
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("cdk8s", "cdk8s_plus_33", "jsii", "constructs"):
+            raise ImportError(f"{name} is unavailable in this test")
+        return None
+sys.meta_path.insert(0, Refuse())
+from generator import cli
+code = cli.main(sys.argv[1:])
+print("HEAVY", sorted(m for m in sys.modules if m.split(".")[0] in ("cdk8s", "cdk8s_plus_33", "jsii")),
+      file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_diff_without_regenerating_needs_no_node_nor_cdk8s(repo, tmp_path):
+    root, raw = repo
+    _ft(raw)["model"] = "google/gemma-2-9b"     # a Job template: immutable
+    synth(root, raw)
+    bare = tmp_path / "bin"      # git, and no node, on PATH
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git"))
+    env = {**os.environ, "PATH": str(bare), "PYTHONPATH": str(paths.ROOT)}
+    out = subprocess.run([sys.executable, "-c", _NO_NODE, "diff", "--out", str(root), "--no-regenerate"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "HEAVY []" in out.stderr
+    assert "Immutable changes (2): the API server refuses these as updates" in out.stdout
+    assert "Argo CD: handled: its sync options Force=true,Replace=true make Argo CD delete and recreate it" in out.stdout
+    assert "internal error" not in out.stdout + out.stderr

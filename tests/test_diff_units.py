@@ -69,14 +69,14 @@ def test_a_workload_bigger_than_its_queue_can_never_be_admitted():
     """6 GPUs in one Workload: quota 5 fires, quota 6 is quiet."""
     fits, short = _overlay(_cq("cq", 6)), _overlay(_cq("cq", 5))
     assert _capacity(fits, short) == [
-        "    ClusterQueue cq nvidia.com/gpu: quota 6 → 5 (-1); demand 6; headroom 0 → -1",
-        "    cannot be admitted: Job team/train: one Workload needs 6 nvidia.com/gpu (2 pods × 3); "
-        "ClusterQueue cq can give at most 5",
+        "    ClusterQueue cq, flavor default, nvidia.com/gpu: quota 6 → 5 (-1); demand 6; headroom 0 → -1",
+        "    cannot be admitted: Job team/train: one Workload needs 6 nvidia.com/gpu for pod set main "
+        "(2 pods × 3), but ClusterQueue cq can ever get at most 5 in flavor default",
     ]
     assert _capacity(short, fits) == [
-        "    ClusterQueue cq nvidia.com/gpu: quota 5 → 6 (+1); demand 6; headroom -1 → 0",
-        "    can be admitted again: Job team/train (was: one Workload needs 6 nvidia.com/gpu (2 pods × 3); "
-        "ClusterQueue cq can give at most 5)",
+        "    ClusterQueue cq, flavor default, nvidia.com/gpu: quota 5 → 6 (+1); demand 6; headroom -1 → 0",
+        "    can be admitted again: Job team/train (was: one Workload needs 6 nvidia.com/gpu for pod set "
+        "main (2 pods × 3), but ClusterQueue cq can ever get at most 5 in flavor default)",
     ]
 
 
@@ -89,16 +89,17 @@ def test_borrowing_in_a_cohort_counts_toward_what_a_queue_can_give():
     for limited in (_overlay(_cq("cq", 4, "team", borrowingLimit=1), other),
                     _overlay(_cq("cq", 4, "team"), _cq("other", 2, "team", lendingLimit=1))):
         lines = _capacity(ok, limited)
-        assert ("    cannot be admitted: Job team/train: one Workload needs 6 nvidia.com/gpu (2 pods × 3); "
-                "ClusterQueue cq can give at most 5") in lines
+        assert ("    cannot be admitted: Job team/train: one Workload needs 6 nvidia.com/gpu for pod set main "
+                "(2 pods × 3), but ClusterQueue cq can ever get at most 5 in flavor default, borrowing from its "
+                "cohort included") in lines
 
 
 def test_cohort_rows_sum_their_queues():
     old = _overlay(_cq("cq", 4, "team"), _cq("other", 2, "team"))
     new = _overlay(_cq("cq", 4, "team"), _cq("other", 3, "team"))
     assert _capacity(old, new) == [
-        "    ClusterQueue other nvidia.com/gpu: quota 2 → 3 (+1); demand 0; headroom 2 → 3",
-        "    cohort team nvidia.com/gpu: quota 6 → 7 (+1); demand 6; headroom 0 → 1",
+        "    ClusterQueue other, flavor default, nvidia.com/gpu: quota 2 → 3 (+1); demand 0; headroom 2 → 3",
+        "    cohort team, flavor default, nvidia.com/gpu: quota 6 → 7 (+1); demand 6; headroom 0 → 1",
     ]
 
 
@@ -107,8 +108,8 @@ def test_partial_admission_minimum_is_what_must_fit():
     job = copy.deepcopy(JOB)
     job["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "1"}
     lines = _capacity(_overlay(_cq("cq", 3), job=job), _overlay(_cq("cq", 2), job=job))
-    assert lines[1] == ("    cannot be admitted: Job team/train: one Workload needs 3 nvidia.com/gpu (1 pod × 3); "
-                        "ClusterQueue cq can give at most 2")
+    assert lines[1] == ("    cannot be admitted: Job team/train: one Workload needs 3 nvidia.com/gpu for pod set main "
+                        "(1 pod × 3), but ClusterQueue cq can ever get at most 2 in flavor default")
     assert not any("cannot" in x for x in _capacity(_overlay(_cq("cq", 2), job=job), _overlay(_cq("cq", 3), job=job)))
 
 
@@ -269,10 +270,6 @@ def test_objects_moving_into_base():
         "",
         "Summary: 1 added, 0 removed, 0 changed, 2 moved; 1 immutable change; 0 workloads can never be admitted",
         "",
-        "Capacity",
-        "  overlays/a",
-        "    priority PriorityClass y value: 1 → 2",
-        "",
         "Immutable changes (1): the API server refuses these as updates",
         "  PriorityClass y (overlays/a)",
         "      value: 1 → 2",
@@ -282,6 +279,10 @@ def test_objects_moving_into_base():
         "created with; pods created later get the new one",
         "      Argo CD: not synced by Argo CD here",
         "      by hand: kubectl replace --force -f base/pc_y.yaml",
+        "",
+        "Capacity",
+        "  overlays/a",
+        "    priority PriorityClass y value: 1 → 2",
         "",
         "Objects: 1 added, 0 removed, 0 changed, 2 moved",
         "",
@@ -295,3 +296,13 @@ def test_objects_moving_into_base():
         "  overlays/b",
         "    + PriorityClass y (via base)",
     ]
+
+
+def test_a_removed_entry_too_long_for_one_line_is_named_by_kind_and_name():
+    from generator.diff.fields import show
+    flavor = {"name": "spot-l4", "resources": [{"name": r, "nominalQuota": 96} for r in ("cpu", "memory", GPU) * 3]}
+    assert show(flavor) == "{name: spot-l4, …}"
+    entry = {"kind": "ResourceFlavor", "name": "spot-l4", "nodeLabels": {f"example.com/label-{i}": "x" * 20
+                                                                         for i in range(8)}}
+    assert show(entry) == "{kind: ResourceFlavor, name: spot-l4, …}"
+    assert show({"a" * 250: 1, "b": 2}) == "(mapping of 2 keys)"

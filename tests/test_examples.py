@@ -214,8 +214,9 @@ def test_a_workload_bigger_than_its_pools_is_refused():
     raw = copy.deepcopy(_raw(H100_L4))
     _workload(raw, "finetune-spot")["nodes"] = 5           # 5 pods x 2 L4 = 10 > 4 nodes x 2
     (p,) = _problems(raw)
-    assert p == ("workloads[1]: one Job Workload of 'finetune-spot' needs 10 nvidia.com/gpu, but profile "
-                 "'gpu-cluster' has at most 8 (its nvidia-l4 node pools); it could never be admitted")
+    assert p == ("workloads[1]: one Job Workload of 'finetune-spot' on profile 'gpu-cluster' can never be admitted: "
+                 "one Workload needs 10 nvidia.com/gpu for pod set main (5 pods × 2), but ClusterQueue gpus can ever "
+                 "get at most 8 in flavor l4-spot")
 
 
 @pytest.mark.parametrize("edit, expected", [

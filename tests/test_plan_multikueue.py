@@ -443,7 +443,8 @@ def test_the_example_with_the_l4_worker_lost_has_nowhere_to_run(example, tmp_pat
     out = capsys.readouterr().out
     assert rc == 1          # --strict: a workload can never be admitted
     assert "holds manager quota in l4-spot but no reachable worker can ever admit it: h100: can never be " \
-           "admitted: pod set main: flavor h100 doesn't match node affinity; l4-spot: unreachable" in out
+           "admitted: pod set main may use no flavor of ClusterQueue gpus: flavor h100 doesn't match node affinity; " \
+           "l4-spot: unreachable" in out
 
 
 # ---------------------------------------------------------------- bad input

@@ -167,8 +167,8 @@ def test_slices_that_can_never_form():
     assert "reservation of 1 cube (64 google.com/tpu / 64 chips per cube)" in plan.notes[0]
     s0 = plan.steps[0]
     assert states(s0) == {"ns/super": "never", "ns/odd#1": "never", "ns/turned": "never"}
-    assert "requests 128 google.com/tpu, more than ClusterQueue cq's maximum capacity 64 in flavor f: short by 64" \
-        in detail(s0, "ns/super")
+    assert "needs 128 google.com/tpu for pod set w (32 pods × 4), but ClusterQueue cq can ever get at most 64 in " \
+        "flavor f" in detail(s0, "ns/super")
     assert "12 chips of pods with slice topology 2x2x2 do not make whole 8-chip slices" in detail(s0, "ns/odd#1")
     assert "slice topology 4x2x2 is neither a tpu7x sub-slice" in detail(s0, "ns/turned")
 

@@ -95,10 +95,11 @@ def test_l4_autopilot_budget_cut():
     assert states(s[2])["llm/finetune-gemma-l4"] == "admitted"
     # 3: budget cut to 3: Kueue evicts nothing; 7 used of 3.
     assert states(s[3])["llm/finetune-gemma-l4"] == "admitted" and _quota(plan, GPU, 3) == 3
-    # 4: the Job finishes: 3/3.  5: resubmitted, 4 > 3 for ever: short by 1.
+    # 4: the Job finishes: 3/3.  5: resubmitted, 4 > 3 for ever.
     assert states(s[5])["llm/finetune-gemma-l4"] == "never"
-    assert ("can never be admitted: pod set main: requests 4 nvidia.com/gpu, more than ClusterQueue cluster-queue's "
-            "maximum capacity 3 in flavor default-flavor: short by 1") in detail(s[5], "llm/finetune-gemma-l4")
+    assert ("but ClusterQueue cluster-queue can ever get at most 3 in flavor default-flavor") \
+        in detail(s[5], "llm/finetune-gemma-l4")
+    assert detail(s[5], "llm/finetune-gemma-l4").startswith("can never be admitted: one Workload needs 4 nvidia.com/gpu")
     # 6: TGI#2 needs 2 of the 0 free; the never-admissible Job holds nothing to preempt.
     assert states(s[6])["llm/tgi-gemma-deployment#2"] == "pending"
     assert "nvidia.com/gpu in flavor default-flavor, 2 more needed" in detail(s[6], "llm/tgi-gemma-deployment#2")
@@ -228,7 +229,7 @@ def test_no_scenario_applies_everything_and_strict_flags_never(capsys, tmp_path)
     f = tmp_path / "stream.yaml"
     f.write_text(yamlio.dump_all([cq(quota={GPU: 1}), flavor(), lq(), deployment("big", 1, {GPU: 2})]))
     rc, out, _ = _cli(capsys, f)
-    assert rc == 0 and "NEVER" in out and "short by 1" in out
+    assert rc == 0 and "NEVER" in out and "can ever get at most 1 in flavor" in out
     rc, _, _ = _cli(capsys, f, "--strict")
     assert rc == 1
 

@@ -183,10 +183,10 @@ def test_can_never_be_admitted_names_resource_and_amount():
                                                     deployment("disk", 1, {"cpu": 1, "ephemeral-storage": "10Gi"})]
     s0 = run(objs).steps[0]
     assert states(s0) == {"ns/huge#1": "never", "ns/disk#1": "never"}
-    assert ("can never be admitted: pod set main: requests 8 nvidia.com/gpu, more than ClusterQueue cq's maximum "
-            "capacity 3 in flavor f: short by 5") in detail(s0, "ns/huge#1")
-    assert "resource ephemeral-storage unavailable in ClusterQueue cq (covered: nvidia.com/gpu, cpu)" \
-        in detail(s0, "ns/disk#1")
+    assert detail(s0, "ns/huge#1") == ("can never be admitted: one Workload needs 8 nvidia.com/gpu for pod set main "
+                                       "(1 pod × 8), but ClusterQueue cq can ever get at most 3 in flavor f")
+    assert detail(s0, "ns/disk#1") == ("can never be admitted: pod set main requests ephemeral-storage, which "
+                                       "ClusterQueue cq does not cover (covered: nvidia.com/gpu, cpu)")
 
 
 def test_quota_cut_evicts_nothing_and_a_raise_admits():

@@ -52,8 +52,9 @@ def test_a_jobset_of_three_slices_can_never_be_admitted_on_two():
     s0 = run(queue() + [slice_jobset("big", slices=3), slice_jobset("fits", slices=2)]).steps[0]
     # 3 x 16 = 48 chips > 32: never. 2 x 16 = 32: exactly the pool.
     assert states(s0) == {"ns/fits": "admitted", "ns/big": "never"}
-    assert ("requests 48 google.com/tpu, more than ClusterQueue cq's maximum capacity 32 in flavor v6e: short by 16 "
-            "(3 slices of 4x4 asked; 2 there, 16 chips each)") in detail(s0, "ns/big")
+    assert detail(s0, "ns/big") == ("can never be admitted: one Workload needs 48 google.com/tpu for pod set slice "
+                                    "(12 pods × 4), but ClusterQueue cq can ever get at most 32 in flavor v6e "
+                                    "(3 slices of 4x4 asked; 2 there, 16 chips each)")
 
 
 def test_jobs_that_are_not_one_whole_slice_never_run():

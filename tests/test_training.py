@@ -283,7 +283,8 @@ def test_manifest_demand_is_checked_against_the_queue(tmp_path):
                                   "[{name: c, image: i:1, resources: {requests: {nvidia.com/gpu: '8'}}}]}}}\n")
     with pytest.raises(SpecError) as e:
         spec.from_dict(raw, source)
-    assert "needs 104 nvidia.com/gpu, but profile 'b200-tas' has at most 96" in str(e.value)
+    assert ("needs 104 nvidia.com/gpu for pod set main (13 pods × 8), but ClusterQueue team-a can ever get at most 96 "
+            "in flavor b200") in str(e.value)
 
 
 # ---------------------------------------------------------------- TPU slices, and what the kind refuses

@@ -66,8 +66,11 @@ def test_data_root_prefers_a_shared_folder_with_crds(tmp_path, monkeypatch):
     assert upstream.data_root() == tmp_path / "shared"
     monkeypatch.delenv("SHARED_DIR")
     monkeypatch.delenv("UPSTREAM_CACHE")
-    assert upstream.shared_dir() == paths.ROOT.parent / "shared"
-    assert upstream.cache_dir() == paths.ROOT / "build" / "shared"
+    assert upstream.shared_dir() == paths.ROOT.parent / "shared"      # run from this checkout
+    monkeypatch.setenv("GENERATOR_CACHE_DIR", str(tmp_path / "user-cache"))
+    assert upstream.cache_dir() == tmp_path / "user-cache" / "upstream"   # the per-user cache
+    monkeypatch.setattr(paths, "INSTALLED", True)
+    assert upstream.shared_dir() is None                                  # an installed tool never looks beside itself
 
 
 def test_mirror_url_replaces_only_the_upstream_host(monkeypatch):
@@ -142,8 +145,51 @@ def test_validate_reads_crds_from_the_cache(filled, capsys, monkeypatch):
     code, out, err = helpers.run_cli(capsys, "validate", "--spec", helpers.FIXTURE_SPEC, good)
     assert code == 0, out + err
     monkeypatch.setenv("UPSTREAM_CACHE", str(tmp / "empty-cache"))
+    monkeypatch.setenv("UPSTREAM_BASE_URL", _closed_port())   # offline
     code, _, err = helpers.run_cli(capsys, "validate", "--spec", helpers.FIXTURE_SPEC, good)
-    assert code == 2 and "run `make crds`" in err
+    n = len(upstream.pinned_crds())
+    (line,) = err.splitlines()
+    assert code == 2 and line.startswith(f"validate: upstream CRDs missing: {n} of {n} pinned CRD files are not in "
+                                         f"{tmp / 'empty-cache' / 'crds'} and downloading them failed (")
+    assert line.endswith("run `gke-ml-platform crds` where raw.githubusercontent.com is reachable (or set "
+                         "UPSTREAM_BASE_URL to a mirror with its paths), or pass --crd-dir DIR (or set CRD_DIR) to a "
+                         "folder holding them")
+    assert not (tmp / "empty-cache" / "crds").exists() or not any((tmp / "empty-cache" / "crds").rglob("*.yaml"))
+
+
+def test_validate_fills_an_empty_cache_once_when_online(tmp_path, capsys, monkeypatch):
+    """The README's quick start runs no `crds`: the first validate downloads the pinned CRDs itself."""
+    _env(tmp_path, None)
+    monkeypatch.setenv("SHARED_DIR", str(tmp_path / "no-shared"))
+    monkeypatch.setenv("UPSTREAM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("CRD_DIR", raising=False)
+    good = paths.ROOT / "tests" / "validate_corpus" / "KQ001" / "good.yaml"
+    with helpers.upstream_mirror() as base:
+        monkeypatch.setenv("UPSTREAM_BASE_URL", base)
+        code, out, err = helpers.run_cli(capsys, "validate", "--spec", helpers.FIXTURE_SPEC, good)
+    assert code == 0, out + err
+    n = len(upstream.pinned_crds())
+    assert err == f"upstream data: downloaded {n} pinned CRD files (sha256-checked) into {tmp_path / 'cache' / 'crds'}\n"
+    assert upstream.not_present(tmp_path / "cache", upstream.pinned_crds()) == []
+    monkeypatch.setenv("UPSTREAM_BASE_URL", _closed_port())   # the second run needs no network
+    code, out, err = helpers.run_cli(capsys, "validate", "--spec", helpers.FIXTURE_SPEC, good)
+    assert code == 0 and err == "", out + err
+
+
+def test_crds_command_fills_the_cache_with_the_pinned_crds(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("UPSTREAM_CACHE", str(tmp_path / "cache"))
+    n = len(upstream.pinned_crds())
+    with helpers.upstream_mirror() as base:
+        monkeypatch.setenv("UPSTREAM_BASE_URL", base)
+        assert helpers.run_cli(capsys, "crds")[:2] == (0, f"crds: {n} downloaded, 0 already present, all "
+                                                          f"sha256-verified, under {tmp_path / 'cache' / 'crds'}/\n")
+        assert helpers.run_cli(capsys, "crds")[1].startswith(f"crds: 0 downloaded, {n} already present")
+    assert upstream.not_present(tmp_path / "cache", upstream.pinned_crds()) == []
+    assert not (tmp_path / "cache" / "reference").exists()   # the tests' files only with --all
+    monkeypatch.setenv("UPSTREAM_BASE_URL", _closed_port())
+    (tmp_path / "cache" / upstream.pinned_crds()[0].rel).unlink()
+    code, out, err = helpers.run_cli(capsys, "crds")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and err.startswith("crds: http://127.0.0.1:")
 
 
 def test_fetch_fills_a_named_folder(tmp_path, monkeypatch, capsys):

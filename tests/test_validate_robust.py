@@ -87,7 +87,7 @@ def test_huge_quantity_is_a_finding_not_a_crash(capsys, tmp_path):
     pod = write(tmp_path, "cpu.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec:\n"
                 "  containers:\n  - name: c\n    image: x:1\n    resources: {requests: {cpu: 1e999999999, memory: 1Gi}}\n")
     code, out, _ = validate(capsys, str(pod))
-    assert code == 1 and "requests.cpu: SC001 error: '1e999999999' is larger than Kubernetes can count" in out
+    assert code == 1 and "requests.cpu: SC001 error: '1e999999999' is larger than Kueue can count" in out
 
 
 def test_admission_check_parameters_kind_is_an_re2_pattern(capsys, tmp_path):
@@ -256,7 +256,9 @@ def test_tpu_generations_come_from_the_catalog(capsys, tmp_path, accelerator, kn
     toleration GKE adds to pods requesting google.com/tpu is not asked for; an unknown value is a note."""
     text = JOB.replace("      restartPolicy: Never", "      restartPolicy: Never\n      nodeSelector:\n"
                        f"        cloud.google.com/gke-tpu-accelerator: {accelerator}")
-    text = text.replace('cpu: "1", memory: 1Gi', 'cpu: "1", memory: 1Gi, google.com/tpu: "4"')
+    # An extended resource's request needs an equal limit (the API server's ValidateResourceRequirements).
+    text = text.replace('{requests: {cpu: "1", memory: 1Gi}}',
+                        '{requests: {cpu: "1", memory: 1Gi, google.com/tpu: "4"}, limits: {google.com/tpu: "4"}}')
     code, out, _ = validate(capsys, str(write(tmp_path, "tpu.yaml", text)))
     assert code == 0 and ("TP003 info" in out) is not known and "TP004" not in out, out
 

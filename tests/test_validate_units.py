@@ -42,7 +42,11 @@ def test_quantity_rejects(q):
 
 
 def test_quantity_format():
-    assert [quantity.fmt_plain(Decimal(v)) for v in (8, "0.5", 32 * 2**30, 1000)] == ["8", "0.5", "32Gi", "1000"]
+    # Kubernetes' canonical form (apimachinery resource/quantity.go: "1.5 will be serialized as
+    # "1500m"", "1.5Gi will be serialized as "1536Mi""; the exponent as large as possible).
+    assert [quantity.show("cpu", Decimal(v)) for v in (8, "0.5", "1.5", 1000)] == ["8", "500m", "1500m", "1k"]
+    assert quantity.show("memory", Decimal("1.5") * 2**30) == "1536Mi"
+    assert quantity.show("memory", Decimal(32 * 2**30)) == "32Gi"
 
 
 def test_format_path():

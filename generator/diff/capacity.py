@@ -5,18 +5,17 @@ range), the headroom left at the most, and the workloads that can never be
 admitted because one of their Workloads needs more than the ClusterQueue can
 ever give it.
 
-Every number of what a workload asks for comes from generator/demand.py.
-"Can ever give": a flavor's nominal quota, plus, in a cohort, what it may
-borrow: its borrowingLimit, or else what the other ClusterQueues of the cohort
-lend (their lendingLimit, else their nominal quota) (Kueue docs, "Cluster
-Queue": borrowingLimit, lendingLimit). Hierarchical Cohort objects and fair
-sharing are not modelled."""
+Every number of what a workload asks for comes from generator/demand.py; every
+number of what the queues give, and the never-admitted verdict, from
+generator/supply.py. Quota is shown per ClusterQueue and flavor, never summed
+across flavors (a flavor is one kind of machine)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import catalog, demand, quantity
+from .. import catalog, demand, quantity, supply
+from ..supply import FR
 from .objects import Key, Unit, sort_key
 
 ACCELERATOR_RESOURCES = tuple(sorted({d.resource for d in catalog.DEVICES.values()}))
@@ -80,109 +79,53 @@ def accelerator_summary(obj: dict, hpa: dict, resource: str) -> tuple[str, int, 
     return f"{' + '.join(parts)} = {span(lo_total, hi_total)}", lo_total, hi_total
 
 
-# ---------------------------------------------------------------- queues
-
-@dataclass(frozen=True)
-class Limits:
-    nominal: Decimal
-    borrowing: Decimal | None
-    lending: Decimal | None
-
-
-@dataclass(frozen=True)
-class Group:
-    covered: tuple[str, ...]
-    flavors: tuple[tuple[str, dict[str, Limits]], ...]   # (flavor, resource -> limits)
-
-
-@dataclass(frozen=True)
-class Queue:
-    name: str
-    cohort: str | None
-    groups: tuple[Group, ...]
-
-    @property
-    def covered(self) -> set[str]:
-        return {r for g in self.groups for r in g.covered}
-
-    def quota(self, resource: str) -> Decimal:
-        return sum((lim[resource].nominal for g in self.groups for _, lim in g.flavors if resource in lim), ZERO)
-
-    def lendable(self, flavor: str, resource: str) -> Decimal:
-        for g in self.groups:
-            for name, lim in g.flavors:
-                if name == flavor and resource in lim:
-                    r = lim[resource]
-                    return r.nominal if r.lending is None else min(r.lending, r.nominal)
-        return ZERO
-
-
-def _quantity(v) -> Decimal | None:
-    if v is None:
-        return None
-    try:
-        return quantity.parse(v)
-    except (ValueError, ArithmeticError):
-        return None
-
-
-def _queue(name: str, obj: dict) -> Queue:
-    spec = obj.get("spec") or {}
-    groups = []
-    for g in spec.get("resourceGroups") or []:
-        flavors = []
-        for f in g.get("flavors") or []:
-            lim = {r["name"]: Limits(_quantity(r.get("nominalQuota")) or ZERO, _quantity(r.get("borrowingLimit")),
-                                     _quantity(r.get("lendingLimit")))
-                   for r in f.get("resources") or [] if isinstance(r, dict) and "name" in r}
-            flavors.append((str(f.get("name")), lim))
-        groups.append(Group(tuple(g.get("coveredResources") or ()), tuple(flavors)))
-    # v1beta2 names the cohort `cohortName`, v1beta1 `cohort`.
-    return Queue(name, spec.get("cohortName") or spec.get("cohort"), tuple(groups))
-
-
 # ---------------------------------------------------------------- one overlay's picture
 
 @dataclass(frozen=True)
 class Queued:
-    """A workload object, where it queues and what it asks for at its fewest and most replicas."""
+    """A workload object, where it queues and what it asks of each flavor at its fewest and most replicas."""
     key: Key
     cluster_queue: str | None
     problem: str | None          # why it reaches no ClusterQueue
-    lo: Requests
-    hi: Requests
+    lo: dict[FR, Decimal]
+    hi: dict[FR, Decimal]
     demand: demand.Demand
 
 
 @dataclass
 class Picture:
-    queues: dict[str, Queue] = field(default_factory=dict)
+    tree: supply.Tree = field(default_factory=lambda: supply.Tree([]))
     workloads: dict[Key, Queued] = field(default_factory=dict)
 
-    def demand(self, cq: str, resource: str) -> tuple[Decimal, Decimal]:
-        qs = [w for w in self.workloads.values() if w.cluster_queue == cq]
-        return (sum((w.lo.get(resource, ZERO) for w in qs), ZERO), sum((w.hi.get(resource, ZERO) for w in qs), ZERO))
+    def demand(self, cqs: set[str], fr: FR) -> tuple[Decimal, Decimal]:
+        qs = [w for w in self.workloads.values() if w.cluster_queue in cqs]
+        return (sum((w.lo.get(fr, ZERO) for w in qs), ZERO), sum((w.hi.get(fr, ZERO) for w in qs), ZERO))
 
-    def ever(self, queue: Queue, flavor: str, resource: str) -> Decimal:
-        """The most of `resource` a Workload can get from `flavor` of `queue`, borrowing included."""
-        own = next((lim[resource] for g in queue.groups for name, lim in g.flavors
-                    if name == flavor and resource in lim), None)
-        if own is None:
-            return ZERO
-        if not queue.cohort:
-            return own.nominal
-        lent = sum((q.lendable(flavor, resource) for q in self.queues.values()
-                    if q.cohort == queue.cohort and q.name != queue.name), ZERO)
-        return own.nominal + (lent if own.borrowing is None else min(own.borrowing, lent))
+
+def _asks(pic: Picture, cq: str | None, obj: dict, hpa: dict) -> tuple[dict[FR, Decimal], dict[FR, Decimal]]:
+    """What the object's Workloads ask of each flavor at their fewest and most replicas: each pod
+    set in the flavor the supply model places it (generator/supply.py placement)."""
+    lo: dict[FR, Decimal] = {}
+    hi: dict[FR, Decimal] = {}
+    if cq is None:
+        return lo, hi
+    ranges = pod_ranges(obj, hpa)
+    where = supply.placement(pic.tree, cq, [ps for ps, _, _ in ranges])
+    for (ps, fewest, most), flavors in zip(ranges, where, strict=True):
+        for r, v in ps.with_pods().items():
+            if r in flavors:
+                fr = (flavors[r], r)
+                lo[fr] = lo.get(fr, ZERO) + v * fewest
+                hi[fr] = hi.get(fr, ZERO) + v * most
+    return lo, hi
 
 
 def picture(unit: Unit) -> Picture:
-    pic = Picture()
+    pic = Picture(supply.from_objects(loc.obj for key, loc in unit.items()
+                                      if key[0] == "kueue.x-k8s.io" and key[1] in ("ClusterQueue", "Cohort", "ResourceFlavor")))
     local = {}
     for key, loc in unit.items():
-        if key[1] == "ClusterQueue" and key[0] == "kueue.x-k8s.io":
-            pic.queues[key[3]] = _queue(key[3], loc.obj)
-        elif key[1] == "LocalQueue" and key[0] == "kueue.x-k8s.io":
+        if key[1] == "LocalQueue" and key[0] == "kueue.x-k8s.io":
             local[(key[2], key[3])] = (loc.obj.get("spec") or {}).get("clusterQueue")
     hpa = hpa_ranges(unit)
     for key in sorted(unit, key=sort_key):
@@ -192,56 +135,28 @@ def picture(unit: Unit) -> Picture:
         d = demand.of(obj)
         if not d.queue:
             continue          # not queued: Kueue does not count it
-        lo: Requests = {}
-        hi: Requests = {}
-        for ps, fewest, most in pod_ranges(obj, hpa):
-            for r, v in demand.PodSet.with_pods(ps).items():
-                lo[r] = lo.get(r, ZERO) + v * fewest
-                hi[r] = hi.get(r, ZERO) + v * most
         cq = local.get((key[2], d.queue))
         problem = None
         if (key[2], d.queue) not in local:
             problem = f"LocalQueue {key[2]}/{d.queue} does not exist"
-        elif cq not in pic.queues:
+        elif cq not in pic.tree.cqs:
             problem = f"ClusterQueue {cq} (of LocalQueue {key[2]}/{d.queue}) does not exist"
-        pic.workloads[key] = Queued(key, cq if problem is None else None, problem, lo, hi, d)
+        cq = cq if problem is None else None
+        lo, hi = _asks(pic, cq, obj, hpa)
+        pic.workloads[key] = Queued(key, cq, problem, lo, hi, d)
     return pic
 
 
 # ---------------------------------------------------------------- never admitted
 
 def fmt(resource: str, value: Decimal) -> str:
-    """A quantity as the quota is written; negative values (headroom) keep their sign."""
-    sign = "-" if value < 0 else ""
-    return f"{sign}{quantity.fmt(resource, abs(value))}"
-
-
-def _podset_never(pic: Picture, queue: Queue, ps: demand.PodSet) -> str | None:
-    count = ps.count if ps.min_count is None else ps.min_count
-    need = {r: v * count for r, v in ps.with_pods().items() if v and (r != demand.PODS or r in queue.covered)}
-    missing = sorted(r for r in need if r not in queue.covered)
-    if missing:
-        return f"asks for {missing[0]}, which ClusterQueue {queue.name} does not cover"
-    for g in queue.groups:
-        asked = {r: v for r, v in need.items() if r in g.covered}
-        if not asked or any(all(pic.ever(queue, f, r) >= v for r, v in asked.items()) for f, _ in g.flavors):
-            continue
-        best = {r: max((pic.ever(queue, f, r) for f, _ in g.flavors), default=ZERO) for r in asked}
-        r = next((r for r in sorted(asked) if best[r] < asked[r]), sorted(asked)[0])
-        most = "no single flavor has all of it" if best[r] >= asked[r] else \
-            f"ClusterQueue {queue.name} can give at most {fmt(r, best[r])}"
-        return (f"one Workload needs {fmt(r, asked[r])} {r} ({count} pod{'s' if count != 1 else ''} × "
-                f"{fmt(r, ps.with_pods()[r])}); {most}")
-    return None
+    """A quantity as every tool shows it (quantity.show); negative values (headroom) keep their sign."""
+    return quantity.show(resource, value)
 
 
 def never_admitted(pic: Picture, w: Queued) -> str | None:
-    """Why one Workload of `w` can never be admitted, or None."""
+    """Why one Workload of `w` can never be admitted (the supply model's verdict), or None."""
     if w.problem or w.cluster_queue is None:
         return w.problem
-    queue = pic.queues[w.cluster_queue]
-    for ps in w.demand.podsets:
-        why = _podset_never(pic, queue, ps)
-        if why:
-            return why
-    return None
+    verdict = supply.never(pic.tree, w.cluster_queue, w.demand.podsets)
+    return None if verdict is None else verdict.message

@@ -107,24 +107,38 @@ def _section_order(s: str):
     return (rank, s)
 
 
-def compare_units(old_units: dict[str, Unit], new_units: dict[str, Unit]) -> ObjectChanges:
-    results = {u: compare_unit(old_units.get(u, {}), new_units.get(u, {}))
-               for u in sorted(set(old_units) | set(new_units))}
-    overlays = [u for u in results if is_overlay(u)]
-    kept = [u for u in overlays if u in old_units and u in new_units]
+def _shared_base_entries(results: dict[str, dict[Key, _Pair]], kept: list[str]) -> list[Entry]:
+    """The base objects that changed the same way in every overlay kept on both sides: shown once, under base."""
+    if not kept:
+        return []
+    entries = []
+    for key in sorted(set.intersection(*(set(results[u]) for u in kept)), key=sort_key):
+        entry = _shared_base_entry(key, [results[u][key] for u in kept])
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def _sections(results: dict[str, dict[Key, _Pair]], kept: list[str]) -> dict[str, list[Entry]]:
+    """Entries by section in report order (base, overlays, controllers, argocd), empty sections left out.
+    A base object changed the same way in every kept overlay is listed once under base, not per overlay."""
+    shared = _shared_base_entries(results, kept)
+    grouped = {entry.key for entry in shared}
     sections: dict[str, list[Entry]] = {}
-    grouped: set[Key] = set()
-    if kept:
-        for key in sorted(set.intersection(*(set(results[u]) for u in kept)), key=sort_key):
-            entry = _shared_base_entry(key, [results[u][key] for u in kept])
-            if entry is not None:
-                sections.setdefault("base", []).append(entry)
-                grouped.add(key)
+    if shared:
+        sections["base"] = shared
     for u, res in results.items():
         for key, p in res.items():
             if u in kept and key in grouped:
                 continue
             sections.setdefault(u, []).append(Entry(key, p.status, list(p.changes), _note(u, p), p.old, p.new))
-    ordered = {s: sections[s] for s in sorted(sections, key=_section_order) if sections[s]}
-    return ObjectChanges(ordered, new_overlays=[u for u in overlays if u not in old_units],
+    return {s: sections[s] for s in sorted(sections, key=_section_order) if sections[s]}
+
+
+def compare_units(old_units: dict[str, Unit], new_units: dict[str, Unit]) -> ObjectChanges:
+    results = {u: compare_unit(old_units.get(u, {}), new_units.get(u, {}))
+               for u in sorted(set(old_units) | set(new_units))}
+    overlays = [u for u in results if is_overlay(u)]
+    kept = [u for u in overlays if u in old_units and u in new_units]
+    return ObjectChanges(_sections(results, kept), new_overlays=[u for u in overlays if u not in old_units],
                          removed_overlays=[u for u in overlays if u not in new_units])

@@ -70,7 +70,11 @@ def show(v) -> str:
         text = json.dumps(v, separators=(", ", ": "), default=str) if v else ("{}" if isinstance(v, dict) else "[]")
         if len(text) <= MAX_FLOW:
             return text
-        return f"(mapping of {len(v)} keys)" if isinstance(v, dict) else f"(list of {len(v)} items)"
+        if isinstance(v, dict):
+            # An entry that names itself (a flavor of a ClusterQueue, an object): by kind and name.
+            ident = [f"{k}: {v[k]}" for k in ("kind", "name") if isinstance(v.get(k), str)]
+            return "{" + ", ".join(ident) + ", …}" if ident else f"(mapping of {len(v)} keys)"
+        return f"(list of {len(v)} items)"
     return str(v)
 
 

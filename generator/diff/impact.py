@@ -10,7 +10,6 @@ from decimal import Decimal
 from .. import capacity as quotas, demand, kueue
 from .capacity import (
     ACCELERATOR_RESOURCES,
-    ZERO,
     Picture,
     accelerator_summary,
     hpa_ranges,
@@ -25,8 +24,9 @@ Side = tuple[Decimal, Decimal, Decimal] | None   # (quota, demand at fewest, dem
 
 @dataclass(frozen=True)
 class QueueRow:
-    """One resource of one ClusterQueue (or a cohort's sum), before and after."""
+    """One resource of one flavor of a ClusterQueue (or of a cohort), before and after."""
     queue: str           # "ClusterQueue cq" or "cohort c"
+    flavor: str
     resource: str
     old: Side
     new: Side
@@ -57,36 +57,53 @@ class UnitImpact:
     rows: list[QueueRow] = field(default_factory=list)
     never: list[NeverRow] = field(default_factory=list)
     lines: list[WorkloadLine] = field(default_factory=list)
+    never_now: int = 0   # workloads that can never be admitted after the change, changed or not (as plan counts)
 
     def __bool__(self) -> bool:
-        return bool(self.rows or self.never or self.lines)
+        return bool(self.rows or self.never or self.lines or self.never_now)
 
 
-def _sides(pic: Picture) -> dict[tuple[str, str], tuple[Decimal, Decimal, Decimal]]:
+def _sides(pic: Picture) -> dict[tuple[str, str, str], tuple[Decimal, Decimal, Decimal]]:
+    """(queue, flavor, resource) -> (quota, demand at fewest, demand at most): a ClusterQueue's
+    nominal quota per flavor, and a cohort's subtree quota (its own plus what its members lend,
+    generator/supply.py) for cohorts of two or more members."""
     out = {}
-    for name, q in pic.queues.items():
-        for r in sorted(q.covered):
-            lo, hi = pic.demand(name, r)
-            out[(f"ClusterQueue {name}", r)] = (q.quota(r), lo, hi)
-    cohorts = sorted({q.cohort for q in pic.queues.values() if q.cohort})
-    for c in cohorts:
-        members = [n for n, q in pic.queues.items() if q.cohort == c]
-        if len(members) < 2:
+    tree = pic.tree
+    for name, node in tree.cqs.items():
+        holder = tree.holders[name]
+        for g in holder.groups:
+            for fq in g.flavors:
+                for r in g.covered:
+                    lo, hi = pic.demand({name}, (fq.flavor, r))
+                    out[(f"ClusterQueue {name}", fq.flavor, r)] = (node.nominal((fq.flavor, r)), lo, hi)
+    for name in sorted(tree.cohorts):
+        node = tree.cohorts[name]
+        if len(node.child_cqs) + len(node.child_cohorts) < 2:
             continue
-        for r in sorted({r for n in members for r in pic.queues[n].covered}):
-            parts = [out[(f"ClusterQueue {n}", r)] for n in members if (f"ClusterQueue {n}", r) in out]
-            out[(f"cohort {c}", r)] = (sum((p[0] for p in parts), ZERO), sum((p[1] for p in parts), ZERO),
-                                       sum((p[2] for p in parts), ZERO))
+        members = {cq.name for cq in node.subtree_cqs()}
+        for fr in sorted(node.subtree):
+            lo, hi = pic.demand(members, fr)
+            out[(f"cohort {name}", fr[0], fr[1])] = (node.subtree[fr], lo, hi)
     return out
+
+
+def _flavor_rank(pic: Picture) -> dict[str, int]:
+    order: list[str] = []
+    for name in sorted(pic.tree.holders):
+        for g in pic.tree.holders[name].groups:
+            order += [fq.flavor for fq in g.flavors if fq.flavor not in order]
+    return {f: i for i, f in enumerate(order)}
 
 
 def queue_rows(old: Picture, new: Picture) -> list[QueueRow]:
     a, b = _sides(old), _sides(new)
     keys = list(a) + [k for k in b if k not in a]
-    rows = [QueueRow(q, r, a.get((q, r)), b.get((q, r))) for q, r in keys if a.get((q, r)) != b.get((q, r))]
+    rows = [QueueRow(q, f, r, a.get((q, f, r)), b.get((q, f, r))) for q, f, r in keys
+            if a.get((q, f, r)) != b.get((q, f, r))]
     rank = {r: i for i, r in enumerate(quotas.RESOURCE_ORDER)}   # the order ClusterQueues list them
-    return sorted(rows, key=lambda row: (row.queue.startswith("cohort"), row.queue,
-                                         rank.get(row.resource, len(rank)), row.resource))
+    flavors = {**_flavor_rank(old), **_flavor_rank(new)}
+    return sorted(rows, key=lambda row: (row.queue.startswith("cohort"), row.queue, flavors.get(row.flavor, 1 << 30),
+                                         row.flavor, rank.get(row.resource, len(rank)), row.resource))
 
 
 def never_rows(old: Picture, new: Picture) -> list[NeverRow]:
@@ -156,7 +173,8 @@ def _priority_lines(old: Unit, new: Unit) -> list[WorkloadLine]:
 
 def unit_impact(old: Unit, new: Unit) -> UnitImpact:
     a, b = picture(old), picture(new)
-    return UnitImpact(queue_rows(a, b), never_rows(a, b), _accelerator_lines(old, new) + _priority_lines(old, new))
+    now = sum(1 for w in b.workloads.values() if never_admitted(b, w))
+    return UnitImpact(queue_rows(a, b), never_rows(a, b), _accelerator_lines(old, new) + _priority_lines(old, new), now)
 
 
 def impacts(old_units: dict[str, Unit], new_units: dict[str, Unit]) -> dict[str, UnitImpact]:

@@ -19,6 +19,7 @@ from .phrases import (
     rollout_lines,
     spec_line,
     stale_blocks,
+    version_line,
     why_line,
 )
 from .report import Report
@@ -68,7 +69,7 @@ def _profile(unit: str) -> str:
 
 def _capacity(r: Report) -> dict[str, list[str]]:
     """The capacity blocks: the queue table, the never-admitted list, the per-workload table."""
-    rows = [f"| {_profile(u)} | {cell(row.queue)} | {cell(row.resource)} | {cell(quota_cell(row))} | "
+    rows = [f"| {_profile(u)} | {cell(row.queue)} | {cell(row.flavor)} | {cell(row.resource)} | {cell(quota_cell(row))} | "
             f"{cell(demand_cell(row))} | {cell(headroom_cell(row))} |"
             for u, impact in r.capacity.items() for row in impact.rows]
     never = [f"- **{_profile(u)}**: {never_line(n)}" for u, impact in r.capacity.items() for n in impact.never]
@@ -76,14 +77,20 @@ def _capacity(r: Report) -> dict[str, list[str]]:
              for u, impact in r.capacity.items() for x in impact.lines]
     out = {"capacity": ["#### Capacity", ""] + ([] if r.capacity else ["No change.", ""])}
     if rows:
-        out["queues"] = ["| profile | queue | resource | quota | demand (fewest–most replicas) | headroom at most |",
-                         "|---|---|---|---|---|---|", *rows, ""]
+        out["queues"] = ["| profile | queue | flavor | resource | quota | demand (fewest–most replicas) | "
+                         "headroom at most |", "|---|---|---|---|---|---|---|", *rows, ""]
     if never:
         out["never"] = [*never, ""]
     if lines:
         out["workloads"] = ["| profile | what | object | resource / field | before | after |",
                             "|---|---|---|---|---|---|", *lines, ""]
     return out
+
+
+def _versions(r: Report) -> list[str]:
+    if not r.versions:
+        return []
+    return ["#### Versions", "", *(f"- {version_line(v)}" for v in r.versions), ""]
 
 
 def _immutable(r: Report) -> list[str]:
@@ -141,14 +148,16 @@ def _fit(block: list[str], budget: int, what: str) -> tuple[list[str], str | Non
 
 # Display order, and the order in which blocks get room when the review is too long:
 # what can break the cluster first, the per-workload detail and the object list last.
-ORDER = ("capacity", "queues", "never", "workloads", "immutable", "objects")
-PRIORITY = ("capacity", "queues", "never", "immutable", "workloads", "objects")
-NAMES = {"queues": "the capacity table", "never": "never-admitted workloads", "immutable": "immutable changes",
+ORDER = ("versions", "immutable", "capacity", "queues", "never", "workloads", "objects")
+PRIORITY = ("versions", "immutable", "capacity", "queues", "never", "workloads", "objects")
+NAMES = {"versions": "version bumps",
+         "queues": "the capacity table", "never": "never-admitted workloads", "immutable": "immutable changes",
          "workloads": "the per-workload table", "objects": "the object table"}
 
 
 def _compact(r: Report, head: list[str]) -> str:
-    blocks = {**_capacity(r), "immutable": _immutable(r), "objects": _objects_table(r)}
+    blocks = {"versions": _versions(r), **_capacity(r), "immutable": _immutable(r),
+              "objects": _objects_table(r)}
     budget = LIMIT - RESERVE - sum(len(x) + 1 for x in head)
     kept: dict[str, list[str]] = {}
     cuts = ["the field-level changes of each object"]
@@ -171,6 +180,6 @@ def render(r: Report) -> str:
     if not any(r.objects.counts().values()):
         return "\n".join(head + ["No changes to generated objects.", ""])
     head += [counts_text(r.objects, len(r.immutable), r.never, bold=True), ""]
-    summary = [line for block in _capacity(r).values() for line in block] + _immutable(r)
+    summary = _versions(r) + _immutable(r) + [line for block in _capacity(r).values() for line in block]
     full = "\n".join(head + summary + _objects_full(r))
     return full if len(full) <= LIMIT else _compact(r, head)

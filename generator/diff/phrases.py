@@ -47,8 +47,13 @@ def headroom_cell(row: QueueRow) -> str:
 
 
 def queue_line(row: QueueRow) -> str:
-    return (f"{row.queue} {row.resource}: quota {quota_cell(row)}; demand {demand_cell(row)}; "
+    return (f"{row.queue}, flavor {row.flavor}, {row.resource}: quota {quota_cell(row)}; demand {demand_cell(row)}; "
             f"headroom {headroom_cell(row)}")
+
+
+def version_line(v) -> str:
+    return f"{v.project} {v.old} → {v.new} on {len(v.profiles)} cluster{'s' if len(v.profiles) != 1 else ''} " \
+           f"({', '.join(v.profiles)})"
 
 
 def never_line(n: NeverRow) -> str:

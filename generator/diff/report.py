@@ -24,6 +24,15 @@ class ImmutableChange:
     rollout: Rollout
 
 
+@dataclass(frozen=True)
+class VersionBump:
+    """A controller release that moves, on the profiles (clusters) listed."""
+    project: str
+    old: str
+    new: str
+    profiles: tuple[str, ...]
+
+
 @dataclass
 class Report:
     base_commit: str
@@ -33,11 +42,13 @@ class Report:
     immutable: list[ImmutableChange]
     stale: Staleness | None = None
     notes: list[str] = field(default_factory=list)
+    versions: list[VersionBump] = field(default_factory=list)
 
     @property
     def never(self) -> int:
-        """Workloads that can now never be admitted (one count per overlay they are in)."""
-        return sum(1 for impact in self.capacity.values() for n in impact.never if n.now)
+        """Workloads that can never be admitted after the change, whether the change made them so
+        or not (one count per overlay they are in): the number `generator plan` reports."""
+        return sum(impact.never_now for impact in self.capacity.values())
 
 
 # ---------------------------------------------------------------- releases and Argo CD
@@ -56,6 +67,21 @@ def releases(tree: dict[str, str], profile: str) -> dict[str, str]:
             if m and m.group(1) in versions.known(project):
                 out[project] = m.group(1)
     return out
+
+
+def _profiles(tree: dict[str, str]) -> set[str]:
+    return {path.split("/")[1] for path in tree if path.startswith("controllers/") and path.count("/") >= 3}
+
+
+def version_bumps(old_tree: dict[str, str], new_tree: dict[str, str]) -> list[VersionBump]:
+    """Controller releases that move, per project, with the profiles they move on."""
+    moved: dict[tuple[str, str, str], list[str]] = {}
+    for profile in sorted(_profiles(old_tree) & _profiles(new_tree)):
+        a, b = releases(old_tree, profile), releases(new_tree, profile)
+        for project in sorted(a):
+            if a[project] != b.get(project) and b.get(project):
+                moved.setdefault((project, a[project], b[project]), []).append(profile)
+    return [VersionBump(p, o, n, tuple(profiles)) for (p, o, n), profiles in sorted(moved.items())]
 
 
 def application_options(new_units: dict[str, Unit]) -> dict[str, list[set[str]]] | None:
@@ -157,4 +183,4 @@ def compare(old_tree: dict[str, str], new_tree: dict[str, str], base_commit: str
     ctx = _Context(new_tree, new_units, Path(crd_root or crds.default_root()),
                    application_options(new_units), notes)
     return Report(base_commit, base_label, objects, impacts(old_units, new_units),
-                  immutable_changes(objects, ctx), notes=notes)
+                  immutable_changes(objects, ctx), notes=notes, versions=version_bumps(old_tree, new_tree))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import demand
+from ..argo import REPLACE_OPTIONS, SYNC_OPTIONS
 from .objects import Key, Located, Unit, label, sort_key
 
 # What deleting and recreating an object of a kind does, in the reviewer's terms.
@@ -106,7 +107,6 @@ def _options(text) -> set[str]:
 def replaced_by_argocd(loc: Located, app_options: list[set[str]] | None) -> bool | None:
     """Whether Argo CD deletes and recreates the object on sync: its own sync-options
     annotation, or the options of every Application that syncs it. None without Argo CD."""
-    from ..gitops import REPLACE_OPTIONS, SYNC_OPTIONS
     if app_options is None:
         return None
     wanted = set(REPLACE_OPTIONS)

@@ -1,6 +1,7 @@
 """The plain-text review (`generator diff`, the default format): stale output
-first, then the summary, capacity per overlay, immutable changes, and every
-object change, all in full."""
+first, then the summary, controller version bumps, immutable changes, capacity
+per overlay, and every object change, all in full: what can break a cluster
+before what the change does to the queues."""
 from __future__ import annotations
 
 from .fields import MISSING, Change, show, text_diff
@@ -14,6 +15,7 @@ from .phrases import (
     rollout_lines,
     spec_line,
     stale_blocks,
+    version_line,
     why_line,
 )
 from .report import Report
@@ -93,5 +95,7 @@ def render(r: Report) -> str:
     if not any(r.objects.counts().values()):
         return "\n".join(out + ["No changes to generated objects."]) + "\n"
     out += ["", "Summary: " + counts_text(r.objects, len(r.immutable), r.never), ""]
-    out += _capacity(r) + [""] + _immutable(r) + [""] + _objects(r)
+    if r.versions:
+        out += ["Versions", *(f"  {version_line(v)}" for v in r.versions), ""]
+    out += _immutable(r) + [""] + _capacity(r) + [""] + _objects(r)
     return "\n".join(out) + "\n"

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from .. import supply
 from ..catalog import TpuShape
-from ..labels import node_matches, untolerated_taint
-from ..quantity import fmt
+from ..quantity import show as fmt
 from . import model, packer, quota, tas
 from .quota import FR, ZERO
 
@@ -246,35 +246,7 @@ def _check_flavor(ctx: Context, name: str, ps: model.PodSet, label_keys: set[str
     rf = ctx.flavors.get(name)
     if rf is None:
         return f"flavor {name} not found"
-    taint = untolerated_taint(rf.node_taints, ps.tolerations + rf.tolerations)
-    if taint is not None:
-        value = f"={taint.get('value')}" if taint.get("value") else ""
-        return f"untolerated taint {taint.get('key')}{value}:{taint.get('effect')} in flavor {name}"
-    if not node_matches(_restricted(ps.spec, label_keys), rf.node_labels):
-        return f"flavor {name} doesn't match node affinity"
-    return None
-
-
-def _restricted(spec: dict, keys: set[str]) -> dict:
-    """flavorSelector: the pod's nodeSelector and required node affinity, keeping only
-    label keys the resource group's flavors use (others are the scheduler's business)."""
-    out: dict = {}
-    selector = spec.get("nodeSelector")
-    if isinstance(selector, dict):
-        out["nodeSelector"] = {k: v for k, v in selector.items() if k in keys}
-    from ..labels import required_node_affinity
-    terms = required_node_affinity(spec)
-    kept: list[dict] = []
-    for t in terms or ():
-        exprs = [e for e in t.get("matchExpressions") or [] if isinstance(e, dict) and e.get("key") in keys]
-        if not exprs:
-            kept = []          # an empty term matches every flavor: the terms are ORed
-            break
-        kept.append({"matchExpressions": exprs})
-    if terms and kept:
-        out["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": kept}}}
-    return out
+    return supply.flavor_mismatch(rf, ps.spec, label_keys)   # the one reading of taints and node labels
 
 
 def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tuple[int, int, list[str]]:
@@ -287,7 +259,7 @@ def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tup
         prev = f" (plus {fmt(res, assumed)} for the pod sets before)" if assumed else ""
         return NOFIT, 0, [f"requests {fmt(res, request)} {res}{prev}, more than ClusterQueue {ctx.cq.name}'s maximum "
                           f"capacity {fmt(res, most)} in flavor {flavor}: short by {fmt(res, val - most)}"
-                          + _in_slices(ctx.static.get(flavor), res, val, most)]
+                          + in_slices(ctx.static.get(flavor), res, val, most)]
     borrow, may_reclaim = quota.lowest_subtree_that_fits(node, fr, val)
     if val <= avail:
         return FIT, borrow, []
@@ -300,8 +272,9 @@ def _fits_quota(ctx: Context, fr: FR, assumed: Decimal, request: Decimal) -> tup
     return NOFIT, borrow, why
 
 
-def _in_slices(pool: packer.StaticPool | None, res: str, want: Decimal, most: Decimal) -> str:
-    """A static TPU pool's quota said in slices: 3 slices of 4x4 asked, 2 there."""
+def in_slices(pool: packer.StaticPool | None, res: str, want: Decimal, most: Decimal) -> str:
+    """A static TPU pool's quota said in slices: 3 slices of 4x4 asked, 2 there (what only the
+    planner knows, after the supply model's verdict)."""
     if pool is None or res != pool.resource or want % pool.shape.chips:
         return ""
     return (f" ({want // pool.shape.chips} slices of {pool.shape} asked; "

@@ -32,9 +32,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, overload
 
-from .. import catalog, demand, tas, yamlio
+from .. import catalog, demand, supply, tas, yamlio
 from ..errors import Problem, SpecError
-from ..quantity import parse
+from ..quantity import MAX_QUANTITY, parse, too_large
 from . import packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -43,10 +43,6 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 UNLIMITED = Decimal(999999)
 OWNER_KINDS = ("Deployment", "Pod", "Job", "JobSet", "LeaderWorkerSet", "Workload")
 SCALABLE_KINDS = ("Deployment", "LeaderWorkerSet")
-# Quantities above this are refused: Kueue keeps quota in int64 (milli-units for
-# CPU), so nothing larger is meaningful, and huge exponents would make formatting
-# them unbounded work.
-MAX_QUANTITY = Decimal(2**63 - 1) / 1000
 PODS = demand.PODS
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 PREEMPTION_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any")
@@ -501,7 +497,7 @@ def quantity(value: Any, report) -> Decimal | None:
         report(f"{_show(value)} is negative; quotas and requests are 0 or more")
         return None
     if q > MAX_QUANTITY:
-        report(f"{_show(value)} is larger than Kueue can count (at most {int(MAX_QUANTITY)})")
+        report(too_large(value))
         return None
     return q
 
@@ -516,6 +512,8 @@ def build(source: str, objs: list[dict]) -> Cluster:
     c = Cluster(source)
     for i, o in enumerate(objs):
         read_object(c, o, i, problems)
+    for loop in supply.find_cycles({co.name: co.parent for co in c.cohorts.values() if co.declared}):
+        problems.append(Problem(f"Cohort/{loop[0]}.spec.parentName", supply.cycle_message(loop)))
     if not c.cluster_queues and not problems:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
     if problems:
@@ -677,7 +675,7 @@ def _read_owner(x: _Obj) -> None:
     for ps in d.podsets:
         for res, v in ps.requests.items():
             if v > MAX_QUANTITY:
-                x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {v} is larger than Kueue can count"))
+                x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {too_large(v)}"))
     owner = Owner(x.kind, x.ns, x.name, x.o, replicas)
     if x.replace:
         x.c.owners = [o for o in x.c.owners if o.ref != owner.ref]

@@ -1,5 +1,6 @@
-"""Quota and usage of ClusterQueues and Cohorts as one tree, the way Kueue's
-scheduler cache keeps them (Kueue v0.17.4 pkg/cache/scheduler/resource_node.go,
+"""Usage of ClusterQueues and Cohorts on the supply model's tree (generator/
+supply.py holds the quota: nodes, subtree quota, local quota, potentialAvailable),
+the way Kueue's scheduler cache keeps them (Kueue v0.17.4 pkg/cache/scheduler/resource_node.go,
 clusterqueue_snapshot.go, fair_sharing.go).
 
 Every node (ClusterQueue or Cohort) has, per (flavor, resource):
@@ -16,58 +17,12 @@ against the Go side by side."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
+from .. import supply
+from ..supply import FR, ZERO, Node, local_quota, potential_available
 from . import model
-
-FR = tuple[str, str]            # (flavor, resource)
-ZERO = Decimal(0)
-
-
-@dataclass(eq=False)
-class Node:
-    name: str
-    is_cq: bool
-    quotas: dict[FR, model.Quota] = field(default_factory=dict)
-    subtree: dict[FR, Decimal] = field(default_factory=dict)
-    usage: dict[FR, Decimal] = field(default_factory=dict)
-    parent: Node | None = None
-    child_cohorts: list[Node] = field(default_factory=list)
-    child_cqs: list[Node] = field(default_factory=list)
-    weight: Decimal = Decimal(1)
-
-    def __repr__(self) -> str:
-        return f"{'CQ' if self.is_cq else 'Cohort'}({self.name})"
-
-    def ancestors(self):
-        """Parent to root."""
-        a = self.parent
-        while a is not None:
-            yield a
-            a = a.parent
-
-    def root(self) -> Node:
-        n = self
-        while n.parent is not None:
-            n = n.parent
-        return n
-
-    def subtree_cqs(self):
-        yield from self.child_cqs
-        for c in self.child_cohorts:
-            yield from c.subtree_cqs()
-
-    def nominal(self, fr: FR) -> Decimal:
-        q = self.quotas.get(fr)
-        return q.nominal if q else ZERO
-
-
-def local_quota(n: Node, fr: FR) -> Decimal:
-    q = n.quotas.get(fr)
-    if q is not None and q.lending is not None:
-        return max(ZERO, n.subtree.get(fr, ZERO) - q.lending)
-    return ZERO
 
 
 def local_available(n: Node, fr: FR) -> Decimal:
@@ -89,17 +44,6 @@ def _available(n: Node, fr: FR) -> Decimal:
 def available(n: Node, fr: FR) -> Decimal:
     """What the node can still take now, borrowing included; 0 when in debt."""
     return max(ZERO, _available(n, fr))
-
-
-def potential_available(n: Node, fr: FR) -> Decimal:
-    """The most the node could ever hold, were nothing else used."""
-    if n.parent is None:
-        return n.subtree.get(fr, ZERO)
-    avail = local_quota(n, fr) + potential_available(n.parent, fr)
-    q = n.quotas.get(fr)
-    if q is not None and q.borrowing is not None:
-        avail = min(n.subtree.get(fr, ZERO) + q.borrowing, avail)
-    return avail
 
 
 def add_usage(n: Node, fr: FR, v: Decimal) -> None:
@@ -172,73 +116,16 @@ def lowest_subtree_that_fits(cq: Node, fr: FR, v: Decimal) -> tuple[int, bool]:
 
 
 # ---------------------------------------------------------------- building
-class Tree:
-    """All nodes of a cluster. Cohorts named by ClusterQueues but without a Cohort
-    object are implicit roots without quota of their own."""
+class Tree(supply.Tree):
+    """All nodes of a cluster, built by the supply model (generator/supply.py) from the
+    planner's reading of the overlay."""
 
     def __init__(self, cluster: model.Cluster):
-        self.cqs: dict[str, Node] = {}
-        self.cohorts: dict[str, Node] = {}
-        self.cycles: set[str] = set()              # cohorts in a parent cycle (their queues are inactive)
-        for co in cluster.cohorts.values():
-            self._cohort(co.name).quotas = {(f, r): q for f, r, q in co.quotas()}
-            self._cohort(co.name).weight = co.fair_weight
-        for co in cluster.cohorts.values():
-            if co.parent:
-                child, parent = self._cohort(co.name), self._cohort(co.parent)
-                child.parent = parent
-                parent.child_cohorts.append(child)
-        for cq in sorted(cluster.cluster_queues.values(), key=lambda q: q.name):
-            node = Node(cq.name, True, {(f, r): q for f, r, q in cq.quotas()}, weight=cq.fair_weight)
-            self.cqs[cq.name] = node
-            if cq.cohort:
-                parent = self._cohort(cq.cohort)
-                node.parent = parent
-                parent.child_cqs.append(node)
-        for name, co_node in self.cohorts.items():
-            seen = set()
-            n: Node | None = co_node
-            while n is not None:
-                if n.name in seen:
-                    self.cycles.add(name)
-                    break
-                seen.add(n.name)
-                n = n.parent
-        for name in self.cycles:
-            self.cohorts[name].parent = None    # cut the loop so the walks terminate
-        for root in [c for c in self.cohorts.values() if c.parent is None]:
-            _update(root)
-        for node in self.cqs.values():
-            if node.parent is None:
-                node.subtree = {fr: q.nominal for fr, q in node.quotas.items()}
-
-    def _cohort(self, name: str) -> Node:
-        if name not in self.cohorts:
-            self.cohorts[name] = Node(name, False)
-        return self.cohorts[name]
-
-    def in_cycle(self, cq: str) -> bool:
-        node = self.cqs[cq]
-        return any(a.name in self.cycles for a in node.ancestors())
-
-
-def _update(cohort: Node) -> None:
-    """updateCohortResourceNode: subtree quota and usage from the leaves up."""
-    cohort.subtree = {fr: q.nominal for fr, q in cohort.quotas.items()}
-    cohort.usage = {}
-    for child in cohort.child_cohorts:
-        _update(child)
-        _accumulate(cohort, child)
-    for child in cohort.child_cqs:
-        child.subtree = {fr: q.nominal for fr, q in child.quotas.items()}
-        _accumulate(cohort, child)
-
-
-def _accumulate(parent: Node, child: Node) -> None:
-    for fr, q in child.subtree.items():
-        parent.subtree[fr] = parent.subtree.get(fr, ZERO) + q - local_quota(child, fr)
-    for fr, u in child.usage.items():
-        parent.usage[fr] = parent.usage.get(fr, ZERO) + max(ZERO, u - local_quota(child, fr))
+        super().__init__(
+            [supply.Holder(cq.name, cq.cohort, cq.groups, cq.fair_weight) for cq in cluster.cluster_queues.values()],
+            [supply.Holder(co.name, co.parent, co.groups, co.fair_weight, co.declared)
+             for co in cluster.cohorts.values()],
+            cluster.flavors)
 
 
 # ---------------------------------------------------------------- fair sharing

@@ -26,7 +26,7 @@ import jsonschema
 
 from .. import paths, userinput, yamlio
 from ..errors import Problem, SpecError, problem
-from ..quantity import fmt
+from ..quantity import show as fmt
 from . import model
 
 SCHEMA = paths.SCHEMAS / "scenario.schema.json"

@@ -29,9 +29,10 @@ import copy
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from .. import supply
 from ..errors import Problem, SpecError
 from ..labels import selector_matches
-from ..quantity import fmt
+from ..quantity import show as fmt
 from . import assign, model, packer, preempt, quota
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .model import UNLIMITED, ClusterQueue, Owner, Workload
@@ -861,6 +862,11 @@ class Simulator:
     def _never_fits(self, st: State, cq: ClusterQueue) -> str | None:
         """Why the Workload could not be admitted even into an empty cluster, or None."""
         tree = quota.Tree(self.cluster)
+        verdict = supply.never(tree, cq.name, st.wl.podsets)   # quota alone: the one verdict every tool gives
+        if verdict is not None:
+            slices = assign.in_slices(self.static.get(verdict.flavor or ""), verdict.resource, verdict.need,
+                                      verdict.most or ZERO)
+            return "can never be admitted: " + verdict.message + slices
         empty = {f: r.empty() for f, r in self.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], self.cluster.flavors, False, empty,
                              lambda fr, v: (assign.NO_CANDIDATES, 0), None, self.static)

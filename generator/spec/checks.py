@@ -8,10 +8,11 @@ Each kind's own checks live with its fields (spec/kinds/); this module calls
 them per profile and puts the workload's path in front."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from .. import capacity, catalog, credentials, demand, errors, flavors, quantity, tpu, versions
+from .. import catalog, credentials, demand, errors, flavors, quantity, supply, tpu, versions
 from ..errors import Problem, format_path
 from . import hardware, teams as teams_mod
 from .context import CheckContext
@@ -368,32 +369,99 @@ def guides(p: Platform) -> list[Problem]:
 # ---------------------------------------------------------------- what can never run
 
 def fits_quota(p: Platform) -> list[Problem]:
-    """One Workload bigger than every capacity source its accelerator has is never admitted,
-    whatever it preempts. Counted by the demand module on the objects the kinds describe."""
+    """One Workload its ClusterQueue can never give enough is never admitted, whatever it
+    preempts: the supply model's verdict (generator/supply.py) on the ClusterQueues and Cohort
+    the profile's overlay holds (queues.cluster_queues, the builder's own bodies), for the
+    demand of the objects the kinds describe (a test holds them equal to the built ones)."""
     out = []
+    trees: dict[str, supply.Tree | None] = {}
     for i, w in _workloads(p):
         for prof_name in w.profiles:
             prof = p.profiles.get(prof_name)
             if prof is None or prof.tpu is not None:
                 continue
             ctx = CheckContext(p, prof)
-            accel = hardware.accelerator_for(w, prof, p)
-            if accel is None or hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
+            if hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
                 continue
-            sources = [q for pool, q in capacity.capacity_sources(prof)
-                       if pool is None or hardware.pools_for(prof, accel).count(pool)]
-            if not sources:
+            if prof_name not in trees:
+                trees[prof_name] = _supply(p, prof)
+            tree, cq = trees[prof_name], _cluster_queue_of(p, prof_name, w.namespace, w.queue)
+            if tree is None or cq not in tree.cqs:
                 continue
+            selector = emitted_selector(w, prof, p)
             for obj in w.demand_objects(ctx):
-                need = demand.of(obj).per_workload()
-                if any(all(v <= q.get(r, Decimal(0)) for r, v in need.items()) for q in sources):
-                    continue
-                r = next(r for r, v in need.items() if v > max(q.get(r, Decimal(0)) for q in sources))
-                have = quantity.fmt(r, max(q.get(r, Decimal(0)) for q in sources))
-                where = "budget" if prof.autopilot else f"{accel} node pools"
-                out.append(Problem(f"workloads[{i}]", f"one {obj['kind']} Workload of {w.name!r} needs "
-                                                      f"{quantity.fmt(r, need[r])} {r}, but profile {prof_name!r} "
-                                                      f"has at most {have} (its {where}); it could never be admitted"))
+                verdict = supply.never(tree, cq, [_selecting(ps, selector) for ps in demand.of(obj).podsets])
+                if verdict is not None and verdict.most is not None:
+                    out.append(Problem(f"workloads[{i}]", f"one {obj['kind']} Workload of {w.name!r} on profile "
+                                                          f"{prof_name!r} can never be admitted: {verdict.message}"))
+    return out
+
+
+def emitted_selector(w: Workload, prof: Profile, p: Platform) -> dict[str, str]:
+    """The nodeSelector the builders put on the workload's pods: the accelerator's node labels
+    (core.accelerator_selector) and the spec's pod.nodeSelector (podpolicy). The kinds' skeletons
+    leave it out; a test holds this equal to the built pods' selector."""
+    accel = hardware.accelerator_for(w, prof, p)
+    out = dict(catalog.accelerator(accel).node_labels()) if accel else {}
+    pod = getattr(w, "pod", None)
+    out.update(getattr(pod, "node_selector", None) or {})
+    return out
+
+
+def _selecting(ps: demand.PodSet, selector: dict[str, str]) -> demand.PodSet:
+    if not selector:
+        return ps
+    template = {**ps.template, "spec": {**ps.spec, "nodeSelector": {**(ps.spec.get("nodeSelector") or {}), **selector}}}
+    return dataclasses.replace(ps, template=template)
+
+
+def _supply(p: Platform, prof: Profile) -> supply.Tree | None:
+    """The profile's ClusterQueues and Cohort as the builder writes them, read by the supply model."""
+    if not any(prof.name in q.profiles for q in p.queues) or _cohort_loops(p, prof.name):
+        return None
+    from ..queues import cluster_queues  # the builder module imports the spec package
+    try:
+        fs = flavors.flavors(p, prof)
+        # The ResourceFlavors as queues.queue_objects writes them: node labels and tolerations.
+        rfs = {f.name: supply.Flavor(f.name, f.node_labels, (), tuple(f.tolerations)) for f in fs}
+        return supply.Tree(*_holders(cluster_queues(p, prof, fs, ())), rfs)
+    except (AssertionError, KeyError, ValueError):
+        return None     # the profile's own problems are reported by its checks
+
+
+def _holders(bodies: list[dict]) -> tuple[list[supply.Holder], list[supply.Holder]]:
+    cqs = [h for b in bodies if b["kind"] == "ClusterQueue" and (h := supply.holder_of(b))]
+    cohorts = [h for b in bodies if b["kind"] == "Cohort" and (h := supply.holder_of(b))]
+    return cqs, cohorts
+
+
+def _cluster_queue_of(p: Platform, profile: str, namespace: str, queue: str) -> str | None:
+    for q in p.queues:
+        if profile in q.profiles and (namespace, queue) in {(lq.namespace, lq.name) for lq in q.local_queues}:
+            return q.cluster_queue
+    for t in p.teams_for(profile):
+        if namespace in t.namespaces and queue == t.queue_name:
+            return t.cq_name
+    return None
+
+
+def _cohort_loops(p: Platform, profile: str | None = None) -> list[list[str]]:
+    """Cohort parent cycles (cohort -> cohortParent) among the queue entries of one profile's
+    cluster, or of every profile (each loop once)."""
+    out: list[list[str]] = []
+    for name in [profile] if profile else sorted(p.profiles):
+        parents = {q.cohort: q.cohort_parent for q in p.queues if name in q.profiles and q.cohort and q.cohort_parent}
+        out += [loop for loop in supply.find_cycles(parents) if loop not in out]
+    return out
+
+
+def cohort_cycles(p: Platform) -> list[Problem]:
+    """A cohort whose parent chain comes back to itself in one cluster: one line per cycle
+    (Kueue would schedule nothing under it)."""
+    out = []
+    for loop in _cohort_loops(p):
+        i = next(i for i, q in enumerate(p.queues) if q.cohort == loop[0] and q.cohort_parent)
+        out.append(Problem(f"queues[{i}].cohortParent", supply.cycle_message(loop)))
     return out
 
 
@@ -504,7 +572,7 @@ def _team_share(p: Platform, t, prof: Profile, share, where: str) -> list[Proble
             nominal = teams_mod.resolve(rs.nominal, cap, r)
             if rs.lending_limit is not None and teams_mod.resolve(rs.lending_limit, cap, r) > nominal:
                 out.append(Problem(f"{path}.lendingLimit", f"{rs.lending_limit} is more than the nominal quota "
-                                                           f"{quantity.fmt(r, nominal)}; a team lends at most what "
+                                                           f"{quantity.show(r, nominal)}; a team lends at most what "
                                                            "it holds"))
     return out
 
@@ -524,10 +592,10 @@ def _team_totals(p: Platform) -> list[Problem]:
                          for rr, rs in res.items() if rr == r]
                 total = sum((v for _, v in parts), Decimal(0))
                 if total > capacity_r:
-                    detail = " + ".join(f"{n} {quantity.fmt(r, v)}" for n, v in parts)
+                    detail = " + ".join(f"{n} {quantity.show(r, v)}" for n, v in parts)
                     out.append(Problem("teams", f"on profile {prof.name!r}, flavor {flavor!r}, the teams' nominal "
-                                                f"{r} adds up to {quantity.fmt(r, total)} ({detail}), more than the "
-                                                f"{quantity.fmt(r, capacity_r)} it holds"))
+                                                f"{r} adds up to {quantity.show(r, total)} ({detail}), more than the "
+                                                f"{quantity.show(r, capacity_r)} it holds"))
     return out
 
 
@@ -649,6 +717,7 @@ def secrets(p: Platform) -> list[Problem]:
 
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, tiers, namespaces, profiles, queues, workloads, duplicate_objects, guides, fits_quota, tpu_tiers,
+    pins, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
+    tpu_tiers,
     teams, multikueue, gitops, secrets,
 )

@@ -7,7 +7,6 @@ Strict on purpose: `3.0` is not a node count and `"3"` is not an integer
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
@@ -71,8 +70,8 @@ def _quantity(value: Any) -> str | int:
         raise ValueError(f"{value!r} is not a quantity (e.g. 4, 500m, 30Gi)") from None
     if parsed < 0:
         raise ValueError(f"{value!r} is negative")
-    if not parsed.is_finite() or parsed > Decimal(2) ** 63:
-        raise ValueError(f"{value!r} is larger than Kubernetes can store")
+    if not parsed.is_finite() or parsed > quantity.MAX_QUANTITY:
+        raise ValueError(quantity.too_large(value))
     return value
 
 

@@ -128,6 +128,11 @@ def _alias(path: list[Any], root: type[BaseModel]) -> str:
 _show = show
 
 
+_CHOICE_KINDS = ("literal_error", "union_tag_invalid", "union_tag_not_found")
+_LIMIT_KINDS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "string_too_long",
+                "too_short", "string_too_short")
+
+
 def _message(err: ErrorDetails, parent: Any) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     value: Any = err.get("input")
@@ -135,11 +140,36 @@ def _message(err: ErrorDetails, parent: Any) -> str:
         return "is required but missing"
     if kind == "extra_forbidden":
         return unknown("field", str(err["loc"][-1]), _keys(parent), listed="allowed")
+    if kind in _CHOICE_KINDS:
+        return _choice_message(kind, ctx, value)
+    if kind in _LIMIT_KINDS:
+        return _limit_message(kind, ctx, value)
+    if kind == "string_pattern_mismatch":
+        words = _PATTERN_WORDS.get(ctx.get("pattern", ""))
+        return f"{_show(value)} is not valid: use {words}" if words else \
+            f"{_show(value)} does not have the required form {ctx.get('pattern')}"
+    if kind == "value_error":
+        return str(ctx.get("error", err["msg"]))
+    if kind in _TYPE_WORDS:
+        return f"{_show(value)} should be {_TYPE_WORDS[kind]}"
+    return f"{_show(value)}: {err['msg']}"
+
+
+def _choice_message(kind: str, ctx: dict, value: Any) -> str:
+    """A value outside a fixed set: a literal field's values or a discriminated union's kinds."""
     if kind == "literal_error":
         allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         if allowed and isinstance(value, str):
             return f"{_show(value)} is not allowed" + hint(value, allowed, "allowed")
         return f"{_show(value)} is not allowed (allowed: {ctx.get('expected', '').replace(chr(39), '')})"
+    tags = ctx.get("expected_tags", "").replace("'", "")
+    if kind == "union_tag_not_found":
+        return f"needs `kind` (one of: {tags})"
+    return unknown("kind", ctx.get("tag"), tags.split(", "))
+
+
+def _limit_message(kind: str, ctx: dict, value: Any) -> str:
+    """A number out of its bounds, or a string or list of the wrong length."""
     if kind in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
         if kind == "greater_than_equal":
@@ -148,25 +178,10 @@ def _message(err: ErrorDetails, parent: Any) -> str:
     if kind in ("less_than_equal", "less_than"):
         bound = ctx.get("le", ctx.get("lt"))
         return f"{_show(value)} is too large: the most allowed is {bound}"
-    if kind == "string_pattern_mismatch":
-        words = _PATTERN_WORDS.get(ctx.get("pattern", ""))
-        return f"{_show(value)} is not valid: use {words}" if words else \
-            f"{_show(value)} does not have the required form {ctx.get('pattern')}"
     if kind == "string_too_long":
         return f"{_show(value)} is {len(value)} characters; at most {ctx.get('max_length')} are allowed"
-    if kind in ("too_short", "string_too_short"):
-        return f"needs at least {ctx.get('min_length')} {'entry' if kind == 'too_short' else 'character'}" + \
-            ("" if ctx.get("min_length") == 1 else "s")
-    if kind in ("union_tag_invalid", "union_tag_not_found"):
-        tags = ctx.get("expected_tags", "").replace("'", "")
-        if kind == "union_tag_not_found":
-            return f"needs `kind` (one of: {tags})"
-        return unknown("kind", ctx.get("tag"), tags.split(", "))
-    if kind == "value_error":
-        return str(ctx.get("error", err["msg"]))
-    if kind in _TYPE_WORDS:
-        return f"{_show(value)} should be {_TYPE_WORDS[kind]}"
-    return f"{_show(value)}: {err['msg']}"
+    return f"needs at least {ctx.get('min_length')} {'entry' if kind == 'too_short' else 'character'}" + \
+        ("" if ctx.get("min_length") == 1 else "s")
 
 
 def translate(error: ValidationError, root: type[BaseModel]) -> list[Problem]:

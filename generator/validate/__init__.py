@@ -76,6 +76,11 @@ def _value_at(body, path):
     return body
 
 
+# Rules whose findings add up a pod template's requests and counts (TPU slices, quota fit,
+# covered resources): a placeholder anywhere in the pod spec may be what they trip on.
+_FROM_POD_SPEC = ("TP", "KQ007", "KQ009")
+
+
 class _Collector:
     """Turns hits into findings: world (open: absent objects are notes), placeholders
     (templated values are not checked, one IN004 note per document), inline ignores,
@@ -86,6 +91,7 @@ class _Collector:
         self.keyed: list = []        # (document index, rule, path, finding)
         self.templated: dict = {}    # document index -> (object, placeholders)
         self.ignored: list = []      # (finding, reason)
+        self.paths_of: dict = {}     # id(object) -> placeholder paths in it
 
     def finding(self, rule_id, source, obj, path, message, severity, hint):
         from .findings import format_path
@@ -104,6 +110,8 @@ class _Collector:
             return
         o = hit.obj
         held = placeholders(_value_at(o.body, hit.path)) if o is not None else []
+        if not held and o is not None and not rule_id.startswith(("SC", "IN")):
+            held = self._related_placeholders(rule_id, o, tuple(hit.path) if not isinstance(hit.path, str) else (), hit.message)
         if held:
             self.templated.setdefault(o.index, (o, set()))[1].update(held)
             return
@@ -116,6 +124,27 @@ class _Collector:
             self.ignored.append((f, o.ignores[rule_id]))
             return
         self.keyed.append((o.index if o else -1, rule_id, hit.path, f))
+
+    def _related_placeholders(self, rule_id: str, o, path: tuple, message: str) -> list[str]:
+        """Placeholders a finding may stem from though its own field holds none: one beneath
+        the field, one its message quotes (a name built from the object's name), or one
+        anywhere in the spec of the pod template the finding is about (a `<number_of_chips>`
+        request makes the slice's chips come out wrong elsewhere)."""
+        from .loader import placeholder_paths
+        key = id(o)
+        if key not in self.paths_of:
+            self.paths_of[key] = placeholder_paths(o.body)
+        found = self.paths_of[key]
+        if not found:
+            return []
+        held = [h for p, hs in found if p[:len(path)] == path or any(h in message for h in hs) for h in hs]
+        if not rule_id.startswith(_FROM_POD_SPEC):
+            return held
+        for ps in o.podsets:
+            if path[:len(ps.path)] == ps.path:
+                spec = ps.path + ("spec",)
+                held += [h for p, hs in found if p[:len(spec)] == spec for h in hs]
+        return held
 
     def add_problem(self, p):
         if not self.selection.on(p.rule):
@@ -211,9 +240,10 @@ def _check_schema(o, schemas, collector: _Collector, selection) -> bool:
         collector.add(rule_id, hit)
         if rule_id == "SC001":
             bad_paths.add(tuple(hit.path))
-    if selection.on("CE001") or selection.on("CE002"):
+    if selection.on("CE001") or selection.on("CE002") or selection.on("CE003"):
         for v in _guard(collector, o, "the CEL rules", lambda: _cel(schemas, o, bad_paths)) or []:
-            collector.add("CE001" if v.evaluated else "CE002", Hit(o, v.path, v.message))
+            rule_id = "CE001" if v.evaluated else "CE002" if v.rejected else "CE003"
+            collector.add(rule_id, Hit(o, v.path, v.message))
     return bool(bad_paths)
 
 
@@ -270,6 +300,7 @@ class Options:
     enable: list[str] = field(default_factory=list)
     disable: list[str] = field(default_factory=list)
     multikueue: bool = False                           # the inputs are one MultiKueue group (NAME=PATH)
+    one_stream: bool = False                           # a plain directory is one stream, not one per file
 
 
 def _display(path: str) -> str:
@@ -320,9 +351,9 @@ def validate(opts: Options) -> Report:
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
     names, paths = _inputs(opts, out)
-    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.default_root()
+    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
     if not crd_root.is_dir():
-        raise UsageError(f"{crd_root}: no CRD directory; run `make crds` (CRD_DIR=...) or pass --crd-dir")
+        raise UsageError(f"{crd_root}: no CRD directory; run `gke-ml-platform crds` (or set CRD_DIR) or pass --crd-dir")
 
     targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
     pending: list = []
@@ -332,6 +363,9 @@ def validate(opts: Options) -> Report:
         for t in targets:
             schemas_for(t, crd_root)
         streams = [pend.collect() for pend in pending]
+        siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
+        if opts.paths and not opts.multikueue and not opts.one_stream:
+            streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
         # MultiKueue groups: --multikueue names one; `make validate` (no paths) takes the spec's.
         groups = group.from_flag(names, streams) if opts.multikueue else \
             group.from_spec(spec, profile_of) if not opts.paths else []
@@ -351,8 +385,10 @@ def validate(opts: Options) -> Report:
                 known[t] = _context_objects(opts, t, schemas, crd_root)
             extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
                      for o in group.dispatched_context(results[m][4])]
-            results[i] = _check(streams[i], t, schemas, opts.namespace or "", context=known.get(t, []) + extra,
-                                closed=closed[i], selection=sel)
+            own = streams[i].name
+            near = [o for o in siblings[i] if o.source != own and not o.source.startswith(own + "#")]
+            results[i] = _check(streams[i], t, schemas, opts.namespace or "",
+                                context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
         for i, stream in enumerate(streams):
             findings, count, skipped, ignored, _ = results[i]
             report.findings += findings
@@ -365,6 +401,60 @@ def validate(opts: Options) -> Report:
     finally:
         for pend in pending:
             pend.cancel()
+
+
+def _split_folders(pending, streams, targets, closed, crd_root):
+    """A plain directory (no kustomization) becomes one stream per file, each checked with the
+    other files' objects as context: references across files resolve, but a name defined in
+    two files (alternative example files, say) is not a duplicate. --one-stream keeps the
+    directory one stream, where it is."""
+    from . import defaults, loader
+    from .loader import Stream
+    from .objects import Obj
+
+    out_streams: list = []
+    out_targets: list = []
+    out_closed: list[bool] = []
+    out_siblings: list[list] = []
+    for pend, stream, t, c in zip(pending, streams, targets, closed, strict=True):
+        if pend.kind != "dir":
+            out_streams.append(stream)
+            out_targets.append(t)
+            out_closed.append(c)
+            out_siblings.append([])
+            continue
+        schemas = schemas_for(t, crd_root)
+        folder: list = []
+        known_problems = len(stream.problems)
+        found = loader.objects(stream)
+        del stream.problems[known_problems:]   # each file's own stream reports its documents (IN002)
+        for _i, body, doc in found:
+            try:
+                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+            except Exception:   # noqa: BLE001  sibling objects are only looked up; their own stream reports
+                pass
+            folder.append(Obj(-1, body, doc.source))
+        by_file: dict[str, Stream] = {}
+        for doc in stream.docs:
+            by_file.setdefault(doc.source, Stream(doc.source)).docs.append(doc)
+        for problem in stream.problems:
+            by_file.setdefault(problem.source, Stream(problem.source)).problems.append(problem)
+        for name in sorted(by_file):
+            part = by_file[name]
+            part.problems = [dataclasses.replace(pr, index=_reindex(stream, part, pr.index)) for pr in part.problems]
+            out_streams.append(part)
+            out_targets.append(t)
+            out_closed.append(c)
+            out_siblings.append(folder)
+    return out_streams, out_targets, out_closed, out_siblings
+
+
+def _reindex(whole, part, index: int) -> int:
+    """A problem's document index in the whole stream, as an index into the file's own documents."""
+    if index < 0 or index >= len(whole.docs):
+        return len(part.docs) if index >= 0 else index
+    doc = whole.docs[index]
+    return next((i for i, d in enumerate(part.docs) if d is doc), len(part.docs))
 
 
 def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
@@ -384,7 +474,12 @@ def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
         paths = sorted(str(d) for d in overlays.iterdir() if d.is_dir() and loader.is_kustomization(d)) \
             if overlays.is_dir() else []
         if not paths:
-            raise UsageError(f"no overlays under {overlays}; run `make synth` or name the inputs")
+            if not opts.spec_explicit and not Path(opts.spec).exists():   # outside any platform repository
+                raise UsageError(f"no {opts.spec} in {Path.cwd()} or any folder above it, and no inputs named: run "
+                                 "inside a platform repository (gke-ml-platform init DIR makes one) or name the "
+                                 "overlays or YAML files to check")
+            raise UsageError(f"no overlays under {overlays}; run synth (gke-ml-platform synth, or make synth here) "
+                             "or name the inputs")
     if paths.count("-") > 1:
         raise UsageError("stdin (-) can be read once")
     return names, paths

@@ -14,7 +14,10 @@ k8s.io/apiserver/pkg/cel/library (urls.go, ip.go, format.go) and cel-go's
 strings extension: `isURL`, `isIP`, `split`, `substring`,
 `format.dns1123Label().validate`. Other library functions are not used by the
 pinned CRDs and not provided: a rule that calls one reports that it could not
-be evaluated (a warning), never a violation.
+be evaluated (a warning), never a violation. An evaluation error the API server
+meets as well (a missing map key, an index out of bounds, a division by zero, a
+runtime overload mismatch) is an error, worded as the server words it: the server
+turns it into an Invalid field error and rejects the object.
 
 Transition rules (those that read `oldSelf`) compare an update with the stored
 object; `validate` sees no stored object and skips them. `transition_violations`
@@ -65,6 +68,7 @@ class Violation:
     message: str         # the rule's message (or messageExpression), else "failed rule: <rule>"
     rule: str            # the CEL source
     evaluated: bool = True   # False: the rule could not be evaluated (message says why)
+    rejected: bool = False   # an evaluation error the API server meets too: it rejects the object
 
     @property
     def field(self) -> str:
@@ -194,14 +198,19 @@ def _rule(v: dict) -> Rule | None:
                 "oldSelf" in source)
 
 
+def _rules(schema: dict) -> list[Rule]:
+    """The node's own x-kubernetes-validations that this engine can compile."""
+    return [r for r in (_rule(v) for v in schema.get("x-kubernetes-validations") or [] if isinstance(v, dict))
+            if r is not None]
+
+
 def compile_schema(schema: Any) -> Node | None:
     """The rule tree of a schema node, or None when nothing below it has rules."""
     if not isinstance(schema, dict):
         return None
     node = Node(list_type=schema.get("x-kubernetes-list-type"),
                 map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ()))
-    node.rules = [r for r in (_rule(v) for v in schema.get("x-kubernetes-validations") or [] if isinstance(v, dict))
-                  if r is not None]
+    node.rules = _rules(schema)
     for name, sub in (schema.get("properties") or {}).items():
         child = compile_schema(sub)
         if child is not None:
@@ -231,6 +240,9 @@ def _run(rule: Rule, ctx, path: tuple) -> Violation | None:
     try:
         ok = rule.program.execute(ctx)
     except Exception as e:   # the engine raises ValueError/TypeError/RuntimeError/KeyError
+        server = _server_error(e, rule)
+        if server is not None:   # the API server fails the rule the same way and rejects the object
+            return Violation(path + rule.field_path, server, rule.source, evaluated=False, rejected=True)
         return Violation(path + rule.field_path, f"rule could not be evaluated ({type(e).__name__}: {e})",
                          rule.source, evaluated=False)
     if ok is True:
@@ -247,8 +259,58 @@ def _run(rule: Rule, ctx, path: tuple) -> Violation | None:
     return Violation(path + rule.field_path, message or f"failed rule: {rule.source}", rule.source)
 
 
+def _rule_error_string(rule: Rule) -> str:
+    """apiextensions-apiserver pkg/apiserver/schema/cel/validation.go ruleErrorString: the
+    rule's message if it has one, else its source."""
+    return rule.message.strip() if rule.message else rule.source.strip()
+
+
+def _server_error(e: Exception, rule: Rule) -> str | None:
+    """The API server's field error text for a CEL evaluation error, where the engine's
+    error is one the server meets too (validation.go, Validator.validateExpressions: "no
+    such key", "index out of bounds", "division by zero" become Invalid "<err> evaluating
+    rule: <rule>"; a runtime "no such overload" its own sentence). None for errors of this
+    engine only (a library function it lacks): those stay "could not be evaluated"."""
+    if isinstance(e, KeyError):
+        err = f"no such key: {e.args[0] if e.args else ''}"
+    elif isinstance(e, IndexError):
+        err = str(e) if str(e).startswith("index out of bounds") else f"index out of bounds: {e}"
+    elif isinstance(e, ZeroDivisionError):
+        err = "division by zero"
+    elif isinstance(e, OverflowError):
+        err = "integer overflow"
+    elif isinstance(e, TypeError) and str(e).lower().startswith("no such overload"):
+        return (f"'no such overload': call arguments did not match a supported operator, function or macro "
+                f"signature for rule: {_rule_error_string(rule)}")
+    else:
+        return None
+    return f"{err} evaluating rule: {_rule_error_string(rule)}"
+
+
 def _context(variables: dict):
     return celengine.Context(variables, FUNCTIONS)
+
+
+def _broken(rules: list[Rule], ctx, path: tuple) -> list[Violation]:
+    return [x for x in (_run(r, ctx, path) for r in rules) if x is not None]
+
+
+def _by_path(found: list[Violation]) -> list[Violation]:
+    """Violations in a stable order: by field path, then message."""
+    return sorted(found, key=lambda x: ([str(s) for s in x.path], x.message))
+
+
+def _children(n: Node, v: Any, p: tuple) -> list[tuple[Node | None, Any, tuple]]:
+    """(schema node, value, path) below n for the parts of v it describes: named properties
+    first, then the other keys (additionalProperties), or the items of a list."""
+    if isinstance(v, dict):
+        out: list[tuple[Node | None, Any, tuple]] = [(child, v[k], p + (k,)) for k, child in n.properties.items() if k in v]
+        if n.additional is not None:
+            out += [(n.additional, sub, p + (k,)) for k, sub in v.items() if k not in n.properties]
+        return out
+    if isinstance(v, list) and n.items is not None:
+        return [(n.items, sub, p + (i,)) for i, sub in enumerate(v)]
+    return []
 
 
 def violations(node: Node | None, value: Any, path: tuple = (), skip=lambda path: False) -> list[Violation]:
@@ -262,17 +324,9 @@ def violations(node: Node | None, value: Any, path: tuple = (), skip=lambda path
             continue
         rules = [r for r in n.rules if not r.transition]
         if rules and not skip(p):
-            ctx = _context({"self": v})
-            out += [x for x in (_run(r, ctx, p) for r in rules) if x is not None]
-        if isinstance(v, dict):
-            for k, child in n.properties.items():
-                if k in v:
-                    stack.append((child, v[k], p + (k,)))
-            if n.additional is not None:
-                stack.extend((n.additional, sub, p + (k,)) for k, sub in v.items() if k not in n.properties)
-        elif isinstance(v, list) and n.items is not None:
-            stack.extend((n.items, sub, p + (i,)) for i, sub in enumerate(v))
-    return sorted(out, key=lambda x: ([str(s) for s in x.path], x.message))
+            out += _broken(rules, _context({"self": v}), p)
+        stack.extend(_children(n, v, p))
+    return _by_path(out)
 
 
 def _correlate(node: Node, old: list, new: list):
@@ -288,6 +342,20 @@ def _correlate(node: Node, old: list, new: list):
     return []
 
 
+def _paired_children(n: Node, o: Any, v: Any, p: tuple) -> list[tuple[Node | None, Any, Any, tuple]]:
+    """As _children, for an old and a new value: only the parts present in both, list items
+    paired as the API server correlates them."""
+    if isinstance(v, dict) and isinstance(o, dict):
+        out: list[tuple[Node | None, Any, Any, tuple]] = [
+            (child, o[k], v[k], p + (k,)) for k, child in n.properties.items() if k in v and k in o]
+        if n.additional is not None:
+            out += [(n.additional, o[k], sub, p + (k,)) for k, sub in v.items() if k not in n.properties and k in o]
+        return out
+    if isinstance(v, list) and isinstance(o, list) and n.items is not None:
+        return [(n.items, a, b, p + (i,)) for a, b, i in _correlate(n, o, v)]
+    return []
+
+
 def transition_pairs(node: Node | None, old: Any, new: Any, path: tuple = ()) -> list[Violation]:
     out: list[Violation] = []
     stack = [(node, old, new, path)]
@@ -297,18 +365,9 @@ def transition_pairs(node: Node | None, old: Any, new: Any, path: tuple = ()) ->
             continue
         rules = [r for r in n.rules if r.transition]
         if rules:
-            ctx = _context({"self": v, "oldSelf": o})
-            out += [x for x in (_run(r, ctx, p) for r in rules) if x is not None]
-        if isinstance(v, dict) and isinstance(o, dict):
-            for k, child in n.properties.items():
-                if k in v and k in o:
-                    stack.append((child, o[k], v[k], p + (k,)))
-            if n.additional is not None:
-                stack.extend((n.additional, o[k], sub, p + (k,)) for k, sub in v.items()
-                             if k not in n.properties and k in o)
-        elif isinstance(v, list) and isinstance(o, list) and n.items is not None:
-            stack.extend((n.items, a, b, p + (i,)) for a, b, i in _correlate(n, o, v))
-    return sorted(out, key=lambda x: ([str(s) for s in x.path], x.message))
+            out += _broken(rules, _context({"self": v, "oldSelf": o}), p)
+        stack.extend(_paired_children(n, o, v, p))
+    return _by_path(out)
 
 
 def transition_violations(old: dict, new: dict, crd_root: str | Path | None = None, target=None) -> list[Violation]:

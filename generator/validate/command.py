@@ -38,15 +38,22 @@ def register(sub) -> None:
                "  A worker also sees what the manager dispatches to it (its Services may select those pods); its\n"
                "  Kueue Configuration and JobSet install come from its input or controllers/NAME beside\n"
                "  overlays/NAME. With no PATH, the spec's multiKueue groups are checked this way too.\n"
+               "Directories:\n"
+               "  A directory with a kustomization is built by kustomize: one stream. A plain directory of YAML\n"
+               "  files is checked file by file, each with the other files' objects as context (references across\n"
+               "  files resolve; alternative example files may define the same names). --one-stream checks it as\n"
+               "  one stream, where a name defined twice is a duplicate (IN003).\n"
                "Rules: --disable RULE and --enable RULE (ids like PD002 or families like PD; comma-separated or\n"
-               "  repeated), a .validate.yaml in the working directory or the repository (disable, enable,\n"
-               "  severity), and `# validate: ignore=RULE reason` inside an object's YAML.")
+               "  repeated), a .validate.yaml in the working directory or the platform repository (disable,\n"
+               "  enable, severity), and `# validate: ignore=RULE reason` inside an object's YAML.")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="overlay or kustomization directory, directory of YAML files, YAML file, or - for stdin "
                         "(default: every overlay under overlays/)")
-    p.add_argument("--spec", default=None, help="platform spec for versions and profiles (default: platform.yaml)")
-    p.add_argument("--out", default=str(paths.ROOT), help="directory holding overlays/ (default: the repository)")
-    p.add_argument("--crd-dir", help="upstream CRD root (default: $CRD_DIR, else ../shared/crds, else build/shared/crds)")
+    p.add_argument("--spec", default=None, help="platform spec for versions and profiles (default: platform.yaml "
+                   "in the working directory or a folder above it)")
+    p.add_argument("--out", help="directory holding overlays/ (default: the folder of the spec)")
+    p.add_argument("--crd-dir", help="upstream CRD root (default: $CRD_DIR, else the per-user cache, filled from the pinned URLs "
+                   "on first use; see the crds command)")
     p.add_argument("--kubernetes-version", help="Kubernetes minor for core schemas, e.g. 1.33 (default: the spec's)")
     p.add_argument("--kueue-version", help="pinned Kueue release whose CRDs apply (default: the profile's, else the spec's)")
     p.add_argument("--profile", help="check non-overlay inputs as this spec profile (its Kueue version and platform)")
@@ -59,11 +66,14 @@ def register(sub) -> None:
     p.add_argument("--multikueue", action="store_true",
                    help="the inputs are one MultiKueue group (the manager and its workers, PATH or NAME=PATH): "
                         "also check them against each other (see below)")
+    p.add_argument("--one-stream", action="store_true",
+                   help="check a directory of YAML files (no kustomization) as one stream: a name defined in two "
+                        "files is a duplicate (IN003). Default: one stream per file, the other files as context")
     p.add_argument("--disable", action="append", default=[], metavar="RULE", help="turn rules off (ids or families)")
     p.add_argument("--enable", action="append", default=[], metavar="RULE",
                    help="turn rules on that the config file turns off")
     p.add_argument("--config", help="rule selection file (default: .validate.yaml in the working directory, "
-                                    "else in the repository)")
+                                    "else beside the spec)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     p.add_argument("--list-rules", action="store_true", help="print the rules as a Markdown table and exit")
@@ -82,11 +92,19 @@ def rule_table() -> str:
 def options(args):
     from . import Options
 
-    return Options(paths=args.paths, spec=args.spec or str(paths.DEFAULT_SPEC), spec_explicit=args.spec is not None,
-                   out=args.out, crd_dir=args.crd_dir, kubernetes_version=args.kubernetes_version,
+    spec = args.spec
+    if spec is None:   # the platform repository's spec; without one, any YAML can still be validated
+        try:
+            spec = paths.shown(paths.find_spec())
+        except paths.NoPlatform:
+            spec = paths.SPEC_NAME
+    return Options(paths=args.paths, spec=spec, spec_explicit=args.spec is not None,
+                   out=args.out or paths.shown(Path(spec).resolve().parent), crd_dir=args.crd_dir,
+                   kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
                    namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
-                   enable=_split(args.enable), disable=_split(args.disable), multikueue=args.multikueue)
+                   enable=_split(args.enable), disable=_split(args.disable), multikueue=args.multikueue,
+                   one_stream=getattr(args, "one_stream", False))
 
 
 def _split(values: list[str]) -> list[str]:
@@ -104,10 +122,11 @@ def run(args) -> int:
         return 0
     try:
         # The repository's own overlays, half switched by a synth that failed: say so, check nothing.
-        busy = None if args.paths else writer.pending(Path(args.out))
+        opts = options(args)
+        busy = None if args.paths else writer.pending(Path(opts.out))
         if busy:
             raise UsageError(busy)
-        report = validate(options(args))
+        report = validate(opts)
     except (UsageError, crds.CrdFileError) as e:
         for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem
             print(f"validate: {line}", file=sys.stderr)

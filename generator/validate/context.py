@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import spec as spec_model, versions
 from ..errors import SpecError
-from ..spec import Platform
+from ..spec import Platform, Profile
 
 
 class UsageError(Exception):
@@ -55,17 +55,28 @@ def profiles(spec: Platform | None) -> dict:
     return spec.profiles if spec is not None else {}
 
 
-def target(spec: Platform | None, spec_name: str, profile: str | None = None, k8s: str | None = None,
-           kueue: str | None = None, autopilot: bool = False) -> Target:
-    prof = None
-    if profile is not None:
-        if profile not in profiles(spec):
-            raise UsageError(f"{spec_name}: no profile {profile!r} (profiles: {', '.join(sorted(profiles(spec))) or 'none'})")
-        prof = profiles(spec)[profile]
+def _profile(spec: Platform | None, spec_name: str, profile: str | None) -> Profile | None:
+    """The named profile of the spec (None when no --profile was given)."""
+    if profile is None:
+        return None
+    if profile not in profiles(spec):
+        raise UsageError(f"{spec_name}: no profile {profile!r} (profiles: {', '.join(sorted(profiles(spec))) or 'none'})")
+    return profiles(spec)[profile]
+
+
+def _kubernetes(spec: Platform | None, k8s: str | None) -> str:
+    """The Kubernetes minor: the flag, else the spec's, else the pinned default; it must have bundled schemas."""
     supported = [str(v) for v in versions.table()["kubernetes"]["supported"]]
     k8s = str(k8s or (spec.kubernetes_version if spec else versions.table()["kubernetes"]["default"]))
     if k8s not in supported:
         raise UsageError(f"Kubernetes {k8s} has no bundled schemas (supported: {', '.join(supported)})")
+    return k8s
+
+
+def target(spec: Platform | None, spec_name: str, profile: str | None = None, k8s: str | None = None,
+           kueue: str | None = None, autopilot: bool = False) -> Target:
+    prof = _profile(spec, spec_name, profile)
+    k8s = _kubernetes(spec, k8s)
     kueue = kueue or (prof and prof.kueue_version) or (spec.kueue.version if spec else versions.default("kueue"))
     return Target(
         k8s=k8s,

@@ -1,10 +1,11 @@
-"""`make crds`: download every pinned upstream file of schemas/versions.yaml
-(crdFiles and testFiles) into the upstream data cache, checking each sha256
+"""`gke-ml-platform crds` (the pinned CRDs) and `make crds` (also the tests'
+files): download pinned upstream files of schemas/versions.yaml (crdFiles,
+and testFiles) into the upstream data cache, checking each sha256
 before it is written. Files already there with the pinned bytes are kept, so
 the download happens once. Needs raw.githubusercontent.com, or a mirror with
 the same paths in $UPSTREAM_BASE_URL; nothing else in the project downloads.
 
-    python -m generator.validate.fetch [DEST]    DEST: default $UPSTREAM_CACHE, else build/shared
+    python -m generator.validate.fetch [DEST]    DEST: default $UPSTREAM_CACHE, else the per-user cache
     python -m generator.validate.fetch --ensure  what `make test` runs first: use ../shared when
                                                  it is there, else fill the cache, else stop with
                                                  one line saying what is missing and how to get it"""
@@ -90,7 +91,8 @@ def ensure() -> int:
     downloading what the cache lacks), 2 with one line when it cannot be."""
     files = upstream.pinned()
     root = upstream.data_root()
-    if upstream.uses_shared():
+    shared = upstream.shared_dir()
+    if shared is not None and upstream.uses_shared():
         bad = upstream.not_present(root, files)
         if bad:
             print(f"upstream data: {len(bad)} of {len(files)} pinned files are missing from {root} or differ "
@@ -105,11 +107,37 @@ def ensure() -> int:
     except FetchError as e:
         print(f"upstream data missing: {len(upstream.not_present(root, files))} of {len(files)} pinned CRD and "
               f"tutorial files are not in {root} and downloading them failed ({e}); either put the shared data "
-              f"folder at {upstream.shared_dir()} (or set {upstream.SHARED_ENV}=DIR), or run `make crds` where "
+              f"folder at {shared or '../shared'} (or set {upstream.SHARED_ENV}=DIR), or run `make crds` where "
               f"raw.githubusercontent.com is reachable (or set {upstream.BASE_URL_ENV} to a mirror)",
               file=sys.stderr)
         return 2
     print(f"upstream data: {got} downloaded, {kept} already in {root}, all sha256-verified")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("crds", help="download the pinned upstream CRDs into the per-user cache (sha256-checked, once)",
+                       description="Download the upstream CRD files pinned in the tool's versions table (by URL and "
+                       "sha256) into the per-user cache that validate and diff read, so that later runs work offline. "
+                       "Files already there with the pinned bytes are kept. Downloads go to raw.githubusercontent.com, "
+                       f"or to ${upstream.BASE_URL_ENV} in its place (a mirror with the same paths).")
+    p.add_argument("dest", nargs="?", metavar="DIR",
+                   help="data folder to fill (crds/ inside it; default: $UPSTREAM_CACHE, else the per-user cache)")
+    p.add_argument("--all", action="store_true",
+                   help="also the upstream test files this tool's own test suite compares with")
+    p.set_defaults(func=command)
+
+
+def command(args) -> int:
+    dest = Path(args.dest) if args.dest else upstream.cache_dir()
+    files = upstream.pinned() if args.all else upstream.pinned_crds()
+    try:
+        got, kept = fetch(dest, files, upstream.download_url)
+    except FetchError as e:
+        print(f"crds: {e}; nothing wrong was written. Retry where raw.githubusercontent.com is reachable, or set "
+              f"{upstream.BASE_URL_ENV} to a mirror with its paths", file=sys.stderr)
+        return 2
+    print(f"crds: {got} downloaded, {kept} already present, all sha256-verified, under {dest / 'crds'}/")
     return 0
 
 

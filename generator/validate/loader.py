@@ -37,10 +37,49 @@ SED_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 IGNORE = re.compile(r"#\s*validate:\s*ignore=([A-Za-z0-9_,]+)[ \t]*(.*)$", re.MULTILINE)
 
 
-def placeholders(value) -> list[str]:
+# Placeholders of the GKE tutorials, which their READMEs tell the reader to replace:
+# <number_of_gpus>, <PROJECT_ID> (angle brackets), and an upper-case word inside a
+# lower-case name or path (gke-NAMESPACE-sa, us-docker.pkg.dev/PROJECT_ID/repo). An
+# upper-case word on its own (HTTP, TCP, INFO) is a value, not a placeholder; so is a short
+# one inside a name (TGI-server, v1.0-RC1): a placeholder word has four letters or an underscore.
+ANGLE_PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_. -]*>")
+EMBEDDED_PLACEHOLDER = re.compile(r"(?:(?<=[-./:@_])|^)(?:[A-Z][A-Z0-9]{3,}(?:_[A-Z0-9]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
+                                  r"(?=[-./:@]|$)")
+
+
+def placeholders(value, whole: bool = True) -> list[str]:
+    """The placeholders in a value. whole=False leaves out the whole-value form (PV_NAME),
+    which an environment variable's name also has."""
     if not isinstance(value, str):
         return []
-    return [value] if SED_PLACEHOLDER.match(value) else PLACEHOLDER.findall(value)
+    if whole and SED_PLACEHOLDER.match(value):
+        return [value]
+    found = PLACEHOLDER.findall(value) + ANGLE_PLACEHOLDER.findall(value)
+    if any(c.islower() for c in EMBEDDED_PLACEHOLDER.sub("", ANGLE_PLACEHOLDER.sub("", value))):
+        found += [m.group(0) for m in EMBEDDED_PLACEHOLDER.finditer(value)
+                  if m.start() > 0 or m.end() < len(value)]
+    return found
+
+
+def placeholder_paths(body, path: tuple = ()) -> list[tuple[tuple, list[str]]]:
+    """(path, placeholders) of every string value (or map key) of an object that holds one."""
+    out: list[tuple[tuple, list[str]]] = []
+    stack = [(body, path)]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                held = placeholders(k, whole=False)
+                if held:
+                    out.append((p + (k,), held))
+                stack.append((x, p + (k,)))
+        elif isinstance(v, list):
+            stack.extend((x, p + (i,)) for i, x in enumerate(v))
+        else:
+            held = placeholders(v, whole=False)
+            if held:
+                out.append((p, held))
+    return out
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .. import demand
-from ..apiscope import CORE_CLUSTER_SCOPED
+from ..apiscope import CORE_CLUSTER_SCOPED, WELL_KNOWN_NAMESPACED
 from ..demand import PodSet
 
 
@@ -100,6 +100,7 @@ class Model:
         self.autopilot = autopilot
         self.closed = closed
         self.kueue_version = kueue_version   # the pinned Kueue release ("v0.17.4"); "" when unknown
+        self.default_namespace = namespace or DEFAULT_NAMESPACE
         for o in [*objects, *self.context]:
             if self.scope_known(o) and not self.cluster_scoped(o):
                 o.default_namespace = namespace or DEFAULT_NAMESPACE
@@ -143,9 +144,11 @@ class Model:
                 yield o, ps
 
     def scope_known(self, o: Obj) -> bool:
-        """Is the kind known (a CRD or core schema), so that its scope is too?"""
+        """Is the kind's scope known: from its pinned CRD or core schema, else from the
+        table of well-known kinds (generator/apiscope.py)? Otherwise its namespace stays
+        unset and NS001 says so."""
         return self.schemas is None or self.schemas.validator(o.body.get("apiVersion"), o.kind) is not None \
-            or (o.group, o.kind) in CORE_CLUSTER_SCOPED
+            or (o.group, o.kind) in CORE_CLUSTER_SCOPED or (o.group, o.kind) in WELL_KNOWN_NAMESPACED
 
     def cluster_scoped(self, o: Obj) -> bool:
         """Custom resources: the scope their CRD declares; core kinds: the table above."""

@@ -58,7 +58,12 @@ def _names(value, where: str, known: set[str]) -> set[str]:
 def find_config(explicit: str | None) -> Path | None:
     if explicit:
         return Path(explicit)
-    for d in (Path.cwd(), paths.ROOT):
+    dirs = [Path.cwd()]
+    try:   # then the platform repository's (the folder of the spec found from here upwards)
+        dirs.append(paths.platform_dir())
+    except paths.NoPlatform:
+        pass
+    for d in dirs:
         if (d / CONFIG_NAME).is_file():
             return d / CONFIG_NAME
     return None

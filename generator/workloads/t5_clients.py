@@ -15,7 +15,7 @@ from ..spec.kinds.t5 import Client, LoadGenerator, T5Model
 
 CLIENT_PORT = 8050          # fastdash listens here (client-app image)
 LOADGEN_PORT = 8080         # Locust web UI
-LOCUSTFILE = paths.ROOT / "images" / "t5-loadgen" / "locustfile.py"
+LOCUSTFILE = paths.LOCUSTFILE   # the installed tool's copy, or this checkout's images/t5-loadgen
 LOCUSTFILE_DIR = "/mnt/locust"   # not the image's home: a ConfigMap mount there would hide it
 
 

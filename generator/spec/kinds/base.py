@@ -113,7 +113,7 @@ class WorkloadBase(SpecModel):
     def demand_objects(self, ctx: CheckContext) -> list[dict]:
         """Skeletons of the queued objects the builder emits (kinds, counts, pod
         requests): what generator/demand.py counts for the fit checks, without cdk8s.
-        A test holds them equal to the built objects' demand."""
+        tests/test_demand_skeletons.py holds them equal to the built objects' demand."""
         return []
 
     def names_of_objects(self) -> list[tuple[str, str]]:

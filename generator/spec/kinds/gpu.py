@@ -30,7 +30,7 @@ def pod_fits_a_node(w, ctx: CheckContext, gpus: int, resources: Resources | None
             else capacity.node_allocatable(m, pool.boot_disk_gi)
         for r, v in (resources.requests() if resources else {}).items():
             if quantity.parse(v) > node.get(r, Decimal(0)):
-                reasons.append(f"a pod asks for {v} {r} but one {m.name} node offers {quantity.fmt(r, node[r])}")
+                reasons.append(f"a pod asks for {v} {r} but one {m.name} node offers {quantity.show(r, node[r])}")
                 break
         else:
             return []

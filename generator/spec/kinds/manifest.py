@@ -58,6 +58,17 @@ class Manifest(WorkloadBase):
             objs = userinput.load_objects(path, "manifest")
         except SpecError as e:
             return [Problem("file", f"{self.file}: {p.message}") for p in e.problems]
+        out, queued = self._placed_objects(objs)
+        if not queued and not out:
+            out.append(Problem("file", f"{self.file}: no Job, JobSet, LeaderWorkerSet or Deployment in it"))
+        if out:
+            return out
+        self._objects = objs
+        self._set_kind_facts(queued)
+        return []
+
+    def _placed_objects(self, objs: list[dict]) -> tuple[list[Problem], list[dict]]:
+        """(problems, the objects Kueue queues): a workload must be one of the kinds this project places."""
         out = []
         queued = []
         for i, o in enumerate(objs):
@@ -72,11 +83,11 @@ class Manifest(WorkloadBase):
                                                f"placed kinds: {allowed}"))
                 else:
                     queued.append(o)
-        if not queued and not out:
-            out.append(Problem("file", f"{self.file}: no Job, JobSet, LeaderWorkerSet or Deployment in it"))
-        if out:
-            return out
-        self._objects = objs
+        return out, queued
+
+    def _set_kind_facts(self, queued: list[dict]) -> None:
+        """The class-level facts other kinds declare (frameworks, controllers, priority kind, device),
+        taken here from the queued objects the file holds."""
         frameworks = tuple(dict.fromkeys(f for o in queued for f in KINDS[(o["apiVersion"], o["kind"])][0]))
         controllers = tuple(dict.fromkeys(c for o in queued for c in KINDS[(o["apiVersion"], o["kind"])][1]))
         by_label = any(KINDS[(o["apiVersion"], o["kind"])][2] for o in queued)
@@ -85,7 +96,6 @@ class Manifest(WorkloadBase):
         object.__setattr__(self, "controllers", controllers)
         object.__setattr__(self, "priority_kind", "workloadPriorityClass" if by_label else "priorityClass")
         object.__setattr__(self, "device", "tpu" if catalog.labels.TPU_RESOURCE in resources else "gpu")
-        return []
 
     @property
     def objects(self) -> list[dict]:

@@ -156,7 +156,13 @@ class Serving(WorkloadBase):
         return out + gpu_checks(self, ctx, self.accelerators, self.resources)
 
     def _check_engine(self) -> list[Problem]:
-        e, out = self.engine_facts, []
+        e = self.engine_facts
+        return (self._check_engine_fit(e) + self._check_autoscaling(e) + self._check_model_label()
+                + self._check_engine_args(e))
+
+    def _check_engine_fit(self, e: Engine) -> list[Problem]:
+        """What the engine catalog says the engine can do: device, multi-host launch, HTTP front end, metrics."""
+        out = []
         if self.device not in e.devices:
             out.append(Problem("engine", f"{e.title} runs on {' or '.join(d.upper() + 's' for d in e.devices)} "
                                          f"here; this workload runs on {self.device.upper()}s"))
@@ -169,18 +175,31 @@ class Serving(WorkloadBase):
         if self.scrape and e.metrics_path is None:
             out.append(Problem("monitoring" if self.monitoring else "autoscaling",
                                f"the engine catalog knows no metrics endpoint of {e.title}"))
+        return out
+
+    def _check_autoscaling(self, e: Engine) -> list[Problem]:
+        out: list[Problem] = []
         a = self.autoscaling
-        if a is not None:
-            if a.min_replicas > a.max_replicas:
-                out.append(Problem("autoscaling.minReplicas", f"{a.min_replicas} is more than maxReplicas "
-                                                              f"({a.max_replicas})"))
-            if a.metric is None and e.metric is None:
-                out.append(Problem("autoscaling.metric", f"the engine catalog has no autoscaling metric for "
-                                                         f"{e.title}: name the metric the HPA scales on"))
+        if a is None:
+            return out
+        if a.min_replicas > a.max_replicas:
+            out.append(Problem("autoscaling.minReplicas", f"{a.min_replicas} is more than maxReplicas "
+                                                          f"({a.max_replicas})"))
+        if a.metric is None and e.metric is None:
+            out.append(Problem("autoscaling.metric", f"the engine catalog has no autoscaling metric for "
+                                                     f"{e.title}: name the metric the HPA scales on"))
+        return out
+
+    def _check_model_label(self) -> list[Problem]:
         if not re.fullmatch(LABEL_VALUE, self.model_label) or len(self.model_label) > 63:
-            out.append(Problem("model", f"its last part {self.model_label!r} becomes the ai.gke.io/model label: at "
-                                        "most 63 letters, digits, '-', '_' or '.', starting and ending with a letter "
-                                        "or digit"))
+            return [Problem("model", f"its last part {self.model_label!r} becomes the ai.gke.io/model label: at "
+                                     "most 63 letters, digits, '-', '_' or '.', starting and ending with a letter "
+                                     "or digit")]
+        return []
+
+    def _check_engine_args(self, e: Engine) -> list[Problem]:
+        """engineArgs may not repeat a flag the generator writes itself: the engine would see it twice."""
+        out = []
         own = _own_flags(e)
         for i, arg in enumerate(self.engine_args):
             flag = arg.split("=", 1)[0]

@@ -81,28 +81,44 @@ class Training(WorkloadBase):
     @model_validator(mode="after")
     def _shape(self) -> Training:
         """One of GPU (nodes, gpusPerNode) or TPU (tpu); the launcher's entry point."""
+        self._require_one_device()
+        self._require_tpu_fields()
+        self._require_entry_point()
+        self._set_kind_facts()
+        return self
+
+    def _require_one_device(self) -> None:
         gpu = self.nodes is not None or self.gpus_per_node is not None
         if gpu == (self.tpu is not None):
             raise ValueError("give `nodes` and `gpusPerNode` (GPUs) or `tpu` (TPU slices), one of the two")
         if gpu and (self.nodes is None or self.gpus_per_node is None):
             raise ValueError("GPU training gives both `nodes` and `gpusPerNode`")
-        if self.tpu is not None and self.launcher != "jax":
+
+    def _require_tpu_fields(self) -> None:
+        """TPU slices: a JAX program in a JobSet, placed by the slice shape."""
+        if self.tpu is None:
+            return
+        if self.launcher != "jax":
             raise ValueError("TPU slices run JAX programs: use `launcher: jax` (with `module`)")
-        if self.tpu is not None and self.run_as == "job":
+        if self.run_as == "job":
             raise ValueError("TPU slices run as a JobSet (one Job per slice): leave out `runAs`")
-        if self.tpu is not None and self.placement is not None:
+        if self.placement is not None:
             raise ValueError("`placement` is for topology-aware GPU pools; TPU slices are placed by their shape")
+
+    def _require_entry_point(self) -> None:
         if self.launcher == "jax" and (self.module is None or self.script is not None):
             raise ValueError("`launcher: jax` runs `python -m <module>`: give `module`, not `script`")
         if self.launcher != "jax" and (self.script is None or self.module is not None):
             raise ValueError(f"`launcher: {self.launcher}` runs a script: give `script`, not `module`")
+
+    def _set_kind_facts(self) -> None:
+        """The class-level facts other kinds fix, which depend here on the device and on runAs."""
         object.__setattr__(self, "device", "tpu" if self.tpu is not None else "gpu")
         jobset = self.is_jobset
         object.__setattr__(self, "frameworks", ("jobset.x-k8s.io/jobset",) if jobset else ("batch/job",))
         object.__setattr__(self, "controllers", ("jobset",) if jobset else ())
         object.__setattr__(self, "priority_kind", "workloadPriorityClass" if jobset else "priorityClass")
         object.__setattr__(self, "required_values", ("modelBucket",) if self.checkpoints else ())
-        return self
 
     @property
     def is_jobset(self) -> bool:

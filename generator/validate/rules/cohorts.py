@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import quantity
+from ... import quantity, supply
 from ...labels import describe, selector_matches
 from ..findings import ERROR, WARNING
 from . import Hit, rule
@@ -176,12 +176,9 @@ def local_queue_namespace_selected(model):
 @rule("KQ016", ERROR, "Cohorts whose parents form a cycle; Kueue schedules nothing under a cohort with a cycle",
       "make the parent chain end at a root Cohort (one without parentName)")
 def cohort_cycles(model):
-    parents = _parents(model)
-    for c in model.kueue("Cohort"):
-        chain, name = [c.name], parents.get(c.name)
-        while name is not None and name not in chain:
-            chain.append(name)
-            name = parents.get(name)
-        if name == c.name:
-            yield Hit(c, ("spec", "parentName" if "parentName" in c.spec else "parent"),
-                      f"parents loop: {' -> '.join(chain + [c.name])}")
+    """One line per cycle (generator/supply.py find_cycles), on its first Cohort in the input."""
+    mine = {c.name: c for c in model.kueue("Cohort")}
+    for loop in supply.find_cycles(_parents(model)):
+        c = next((mine[n] for n in loop if n in mine), None)
+        if c is not None:
+            yield Hit(c, ("spec", "parentName" if "parentName" in c.spec else "parent"), supply.cycle_message(loop))

@@ -9,8 +9,9 @@ declare("IN001", ERROR, "the input is not valid YAML (syntax error, duplicate ke
 declare("IN002", ERROR, "a document is not a Kubernetes object (not a mapping, no apiVersion/kind, neither "
         "metadata.name nor metadata.generateName)",
         "every document needs apiVersion, kind and metadata.name (or generateName)")
-declare("IN004", INFO, "templated input: placeholders ($VAR, ${VAR}, {{ }}) are reported once per document and "
-        "their values are not checked; a file that is a template rather than YAML is a warning",
+declare("IN004", INFO, "templated input: placeholders ($VAR, ${VAR}, {{ }}, PV_NAME, <number_of_gpus>, NAMESPACE "
+        "inside a name) are reported once per document and their values, and what they cascade into, are not "
+        "checked; a file that is a template rather than YAML is a warning",
         "render the template (envsubst, helm template, kustomize) and validate the result")
 declare("IN006", INFO, "a kustomization file, or a patch its kustomization applies, given as a plain file: not "
         "checked on its own", "validate the directory, which kustomize builds")
@@ -30,5 +31,8 @@ declare("SC004", WARNING, "the apiVersion is deprecated in the pinned CRD (for e
         "move to the storage version before the next upgrade removes it")
 declare("CE001", ERROR, "the object breaks a CEL validation rule (x-kubernetes-validations) of its pinned CRD",
         "the message is the CRD's own; fix the field it names")
-declare("CE002", WARNING, "a CEL rule of the pinned CRD could not be evaluated on this object",
-        "the API server would refuse the object if it cannot evaluate the rule either; check the field's type")
+declare("CE002", ERROR, "a CEL rule of the pinned CRD fails to evaluate on this object (a missing map key, an "
+        "index out of bounds, ...): the API server rejects the object with an Invalid field error",
+        "the message is the API server's (\"no such key: k evaluating rule: ...\"); set the field the rule reads")
+declare("CE003", WARNING, "a CEL rule of the pinned CRD calls what this validator's engine lacks: not checked",
+        "the API server evaluates it; check the field by hand or report the missing function")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ... import kueue as kq, quantity
+from ... import kueue as kq, supply
 from ..findings import ERROR, WARNING
 from ..objects import describe
 from . import Hit, rule
@@ -198,72 +198,25 @@ def flavors_list_covered(model):
                               f"flavor {f.get('name')!r} {detail}; coveredResources is {want}")
 
 
-def _nominal(cq):
-    """[(covered resources, [(flavor, {resource: nominalQuota})] in order)] per resource group."""
-    out = []
-    for g in resource_groups(cq):
-        flavors = []
-        for f in g.get("flavors") or []:
-            if not isinstance(f, dict):
-                continue
-            q = {}
-            for r in f.get("resources") or []:
-                try:
-                    q[r["name"]] = quantity.parse(r.get("nominalQuota", 0))
-                except (KeyError, TypeError, ValueError):
-                    pass
-            flavors.append((f.get("name"), q))
-        out.append((set(g.get("coveredResources") or []), flavors))
-    return out
-
-
-def assign(podsets, groups):
-    """Kueue's flavor assignment of one Workload on an empty ClusterQueue (nominal quota
-    only): pod sets in order, each resource group's flavors in order, the first flavor where
-    what this Workload's earlier pod sets already took plus this pod set's total fits
-    (Kueue v0.17.4 docs, concepts/cluster_queue.md "Flavors and borrowing semantics";
-    pkg/scheduler/flavorassigner counts the Workload's own usage across pod sets).
-    Yields (pod set, resources asked in the group, largest nominal per resource) for each
-    pod set and group that fits no flavor."""
-    used: dict = {}
-    for ps in podsets:
-        need = {r: v for r, v in ps.total().items() if v}
-        for covered_here, flavors in groups:
-            asked = {r: v for r, v in need.items() if r in covered_here}
-            if not asked or not flavors:
-                continue
-            for name, q in flavors:
-                if all(used.get((name, r), 0) + v <= q.get(r, 0) for r, v in asked.items()):
-                    for r, v in asked.items():
-                        used[(name, r)] = used.get((name, r), 0) + v
-                    break
-            else:
-                yield ps, asked, {r: max(q.get(r, 0) - used.get((n, r), 0) for n, q in flavors) for r in asked}
-
-
-@rule("KQ009", ERROR, "one workload can never fit its ClusterQueue's nominal quota (pods x requests: Job "
-      "parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment pod; all pod sets of "
-      "the Workload together, flavor by flavor, as Kueue assigns them)",
-      "raise the quota or shrink the workload; a warning when the ClusterQueue is in a cohort "
-      "and may borrow")
+@rule("KQ009", ERROR, "one workload can never be admitted: it needs more than its ClusterQueue can ever get "
+      "(pods x requests: Job parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment "
+      "pod; all pod sets of the Workload together, flavor by flavor; nominal quota plus what the cohort tree can "
+      "lend, within borrowingLimit and the others' lendingLimit: generator/supply.py)",
+      "raise the quota (or the borrowing limit) or shrink the workload; a warning when the input is an open "
+      "world and the ClusterQueue is in a cohort (other members may lend from outside the input)")
 def workload_fits(model):
+    tree = supply.from_objects(o.body for kind in ("ClusterQueue", "Cohort", "ResourceFlavor")
+                               for o in model.known(KUEUE, kind))
     for o, cq in queued(model):
-        borrow = bool(cq.spec.get("cohortName") or cq.spec.get("cohort"))
-        severity = WARNING if borrow else None
-        several = len(o.podsets) > 1
-        for ps, asked, room in assign(o.podsets, _nominal(cq)):
-            short = [r for r in sorted(asked) if room[r] < asked[r]]
-            earlier = " after the Workload's earlier pod sets" if several else ""
-            if short:
-                r = short[0]
-                yield Hit(o, ps.path, f"one workload needs {quantity.fmt_plain(asked[r])} {r} for pod set {ps.name!r} "
-                          f"({ps.count} pod(s) x {quantity.fmt_plain(ps.requests[r])}; {ps.what}) but ClusterQueue "
-                          f"{cq.name!r} has at most {quantity.fmt_plain(max(room[r], 0))} left in any flavor{earlier}",
-                          severity=severity)
-            else:
-                wanted = ", ".join(f"{quantity.fmt_plain(v)} {r}" for r, v in sorted(asked.items()))
-                yield Hit(o, ps.path, f"one workload needs {wanted} for pod set {ps.name!r} ({ps.what}); no single "
-                          f"flavor of ClusterQueue {cq.name!r} has all of it{earlier}", severity=severity)
+        if cq.name not in tree.cqs:
+            continue
+        verdict = supply.never(tree, cq.name, o.podsets)
+        if verdict is None or verdict.most is None:    # an uncovered resource is KQ007's
+            continue
+        ps = next(ps for ps in o.podsets if ps.name == verdict.podset)
+        # Open world (files on their own, no --context): cohort members outside the input may lend more.
+        partial = not model.closed and tree.cqs[cq.name].parent is not None
+        yield Hit(o, ps.path, verdict.message, severity=WARNING if partial else None)
 
 
 @rule("KQ010", ERROR, "the queue name is given as an annotation, which Kueue no longer reads (kueue#7271)",

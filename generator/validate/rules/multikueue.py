@@ -215,18 +215,23 @@ def multikueue_check_shape(model):
         if len(mk) > 1:
             yield Hit(cq, mk[1][0], f"MultiKueue checks {', '.join(n for _, n in mk)}: Kueue reports \"Cannot use "
                       f"multiple MultiKueue AdmissionChecks on the same ClusterQueue\"")
-        strategy = cq.spec.get("admissionChecksStrategy") or {}
-        for i, entry in enumerate(strategy.get("admissionChecks") or []):
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER:
-                yield Hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
-                          f"MultiKueue check {entry.get('name')!r} limited to flavors {entry['onFlavors']}: Kueue "
-                          f"reports \"Cannot specify MultiKueue AdmissionCheck per flavor\"")
+        yield from _multikueue_per_flavor(model, cq)
         prov = [(p, n) for p, n in checks if controller_of(model, n) == kq.PROVISIONING_CONTROLLER]
         if prov and with_provisioning:
             yield Hit(cq, prov[0][0], f"ProvisioningRequest check {prov[0][1]!r} beside MultiKueue check "
                       f"{mk[0][1]!r}: Kueue {model.kueue_version} reports \"Cannot use both MultiKueue and "
                       f"ProvisioningRequest AdmissionChecks together\"")
+
+
+def _multikueue_per_flavor(model, cq):
+    """MultiKueue checks of the ClusterQueue's admissionChecksStrategy limited to some flavors (onFlavors)."""
+    strategy = cq.spec.get("admissionChecksStrategy") or {}
+    for i, entry in enumerate(strategy.get("admissionChecks") or []):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER:
+            yield Hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
+                      f"MultiKueue check {entry.get('name')!r} limited to flavors {entry['onFlavors']}: Kueue "
+                      f"reports \"Cannot specify MultiKueue AdmissionCheck per flavor\"")
 
 
 @rule("MK006", ERROR, "the Kueue Configuration sets multiKueue.dispatcherName on a release without dispatchers "

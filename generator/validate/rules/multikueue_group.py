@@ -157,7 +157,7 @@ def quota_is_workers_total(group):
         for w, _wcq, q in theirs:
             for (f, r), (v, _) in q.items():
                 total[key(f, r)] = total.get(key(f, r), 0) + v
-                parts.setdefault(key(f, r), []).append(f"{w.name} {quantity.fmt_plain(v)}")
+                parts.setdefault(key(f, r), []).append(f"{w.name} {quantity.show(r, v)}")
         have: dict = {}
         where: dict = {}
         for (f, r), (v, path) in mine.items():
@@ -172,7 +172,7 @@ def quota_is_workers_total(group):
                 f"{describe(sorted(manager_flavors))}, workers' {describe(sorted(worker_flavors))})"
             word = "above" if a > b else "below"
             yield Hit(cq, where.get(k, ("spec", "resourceGroups")),
-                      f"{what}: manager {quantity.fmt_plain(a)}, {word} the workers' total {quantity.fmt_plain(b)} "
+                      f"{what}: manager {quantity.show(r, a)}, {word} the workers' total {quantity.show(r, b)} "
                       f"({', '.join(parts.get(k, [])) or 'no worker quota'})")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...labels import describe, selector_matches as matches
-from ..findings import ERROR
+from ..findings import ERROR, WARNING
 from . import Hit, rule
 
 GMP = "monitoring.googleapis.com"
@@ -35,13 +35,36 @@ def _services(model):
             yield svc, {"matchLabels": sel}
 
 
-@rule("SV001", ERROR, "a Service selector matches no pod template in its namespace",
+@rule("SV001", ERROR, "a Service selector matches no pod template in its namespace (open world: a note, or a warning "
+      "when the Service's own file defines pods there and it selects none of them)",
       "fix the selector or the pod labels; the Service has no endpoints")
 def service_selects(model):
     for svc, sel in _services(model):
         if not selected(model, sel, svc.namespace):
-            yield Hit(svc, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in namespace "
-                      f"{svc.namespace or '(unset)'!r}", missing=f"a pod template matching {describe(sel)}")
+            yield _unselected(model, svc, sel, svc.namespace)
+
+
+def _unselected(model, o, sel: dict, namespace: str | None) -> Hit:
+    """The finding for a selector that matches no pod template. Closed world: an error. Open
+    world: a note (the pods may be in the cluster), but a warning when the object's own file
+    defines pods in that namespace and it selects none of them (an object and its workload
+    written together, one label mistyped)."""
+    where = f"namespace {namespace or '(unset)'!r}" if namespace is not None else "any namespace"
+    text = f"selector {describe(sel)} matches no pod template in {where}"
+    beside = _pods_beside(model, o, sel, namespace)
+    if not model.closed and beside:
+        return Hit(o, ("spec", "selector"), f"{text}; the pods of its own file carry {beside} (if its pods are "
+                   f"defined elsewhere, --context names where)", severity=WARNING)
+    return Hit(o, ("spec", "selector"), text, missing=f"a pod template matching {describe(sel)}")
+
+
+def _pods_beside(model, o, sel: dict, namespace: str | None) -> str:
+    """The selector's label keys on the pod templates of o's own file in that namespace ("" when none)."""
+    keys = set(sel.get("matchLabels") or {}) | {e.get("key") for e in sel.get("matchExpressions") or []
+                                                if isinstance(e, dict)}
+    labels = [", ".join(f"{k}={v}" for k, v in sorted(ps.labels.items()) if k in keys) or "none of its keys"
+              for w, ps in model.workloads() if w.source == o.source and (namespace is None or w.namespace == namespace)]
+    return "; ".join(sorted(set(labels)))
 
 
 @rule("SV002", ERROR, "a Service targetPort names a port no selected container declares",
@@ -71,9 +94,7 @@ def monitoring_selects(model):
     for pm, ns in _monitorings(model):
         sel = pm.spec.get("selector") or {}
         if (sel.get("matchLabels") or sel.get("matchExpressions")) and not selected(model, sel, ns):
-            where = f"namespace {ns!r}" if ns is not None else "any namespace"
-            yield Hit(pm, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in {where}",
-                      missing=f"a pod template matching {describe(sel)}")
+            yield _unselected(model, pm, sel, ns)
 
 
 @rule("PM002", ERROR, "a PodMonitoring endpoint port names a port no selected container declares",
@@ -104,8 +125,7 @@ def _pools(model):
 def pool_selects(model):
     for pool, sel in _pools(model):
         if sel.get("matchLabels") and not selected(model, sel, pool.namespace):
-            yield Hit(pool, ("spec", "selector"), f"selector {describe(sel)} matches no pod template in namespace "
-                      f"{pool.namespace or '(unset)'!r}", missing=f"a pod template matching {describe(sel)}")
+            yield _unselected(model, pool, sel, pool.namespace)
 
 
 @rule("IP002", ERROR, "an InferencePool target port is not a containerPort of any selected pod",

@@ -90,14 +90,64 @@ def slice_shape(model):
                       f"{', '.join(x.text for x in mode.subslice_shapes)}; or multiples of the {mode.cube.text} cube)")
 
 
-@rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector, or names an unknown TPU type",
-      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))})")
+# GKE compute classes are selected by this node label (kubernetes-engine-samples
+# ai-ml/llm-serving-gemma/tgi/tgi-2b-it-h100-80gb.yaml selects `Accelerator`); the class,
+# not the pod, then names the accelerator, so a TPU pod needs no TPU selector of its own.
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+
+
+def _injected(model, o):
+    """Whether Kueue injects the TPU selector at admission: the object's queue resolves to a
+    ClusterQueue one of whose ResourceFlavors has the TPU accelerator among its nodeLabels
+    (Kueue adds a flavor's nodeLabels to the pods' nodeSelector). (True, None) when it does,
+    (False, None) when the queue resolves and none does, (None, what is missing) when the queue
+    does not resolve, (False, None) when the object is not queued."""
+    from .kueue import QUEUE_LABEL, _labelled, resolve_queue
+
+    queue = next((v for obj, _, v in _labelled(model, QUEUE_LABEL) if obj is o), None)
+    if not isinstance(queue, str) or not queue:
+        return False, None
+    lq, cq = resolve_queue(model, o, queue)
+    if cq is None:
+        return None, f"LocalQueue {queue!r} in namespace {o.namespace!r}" if lq is None else \
+            f"the ClusterQueue of LocalQueue {queue!r}"
+    return _has_tpu_flavor(model, cq), None
+
+
+def _has_tpu_flavor(model, cq) -> bool:
+    """Whether one of the ClusterQueue's ResourceFlavors has the TPU accelerator among its nodeLabels."""
+    from .kueue import KUEUE
+
+    for group in cq.spec.get("resourceGroups") or []:
+        for flavor in (group or {}).get("flavors") or []:
+            rf = model.get(KUEUE, "ResourceFlavor", (flavor or {}).get("name"))
+            if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
+                return True
+    return False
+
+
+@rule("TP003", ERROR, "a TPU pod template lacks the TPU node selector (and neither a GKE compute class nor its Kueue "
+      "queue's ResourceFlavor supplies it), or names an unknown TPU type",
+      f"set nodeSelector {TPU_LABELS[0]} to the TPU type (known: {', '.join(sorted(KNOWN_TPUS))}), or give the "
+      f"queue's ResourceFlavor that node label")
 def tpu_selector(model):
     for o, ps, _shape, accel in _tpu_pods(model):
+        selector = ps.spec.get("nodeSelector") or {}
         if accel is None:
-            yield Hit(o, ps.path + ("spec", "nodeSelector"), f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
+            if COMPUTE_CLASS_LABEL in selector:
+                continue   # the compute class picks the accelerator
+            injected, missing = _injected(model, o)
+            if injected:
+                continue
+            at = ps.path + ("spec", "nodeSelector")
+            if missing is not None:
+                yield Hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}; the ResourceFlavor of its "
+                                 f"queue may inject it at admission, but {missing} is not in the input",
+                          missing=missing)
+            else:
+                yield Hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in KNOWN_TPUS:
-            label = next(label for label in TPU_LABELS if label in (ps.spec.get("nodeSelector") or {}))
+            label = next(label for label in TPU_LABELS if label in selector)
             # A note, not an error: GKE may know a generation the device catalog does not yet.
             yield Hit(o, ps.path + ("spec", "nodeSelector", label),
                       f"{accel!r} is not a TPU generation of the device catalog (known: "
@@ -156,3 +206,64 @@ def chip_counts(model):
             yield Hit(g["obj"], ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
                       f"slice {g['shape']} has {g['chips']} chips but one slice group gets "
                       f"{' + '.join(g['what'])} = {g['have']} ({ps.what})")
+
+
+TOPOLOGY_LABEL = catalog.labels.TPU_TOPOLOGY_LABEL
+BY_ACCELERATOR = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values()}
+
+
+def static_shape(gen: catalog.TpuGeneration, text: str):
+    """The shape of a node-pool topology of this generation, or None when no machine type
+    of the device catalog forms it (a static slice is a whole node pool's topology)."""
+    try:
+        shape = gen.shape(text)
+    except ValueError:
+        return None
+    return shape if gen.machines_for(shape) else None
+
+
+def _topologies(gen: catalog.TpuGeneration) -> str:
+    shapes = sorted({s for m in gen.machines for s in m.topologies}, key=lambda s: (s.chips, s.dims))
+    texts = [s.text for s in shapes]
+    return ", ".join(texts) if len(texts) <= 12 else ", ".join(texts[:12]) + ", ..."
+
+
+def _static_pods(model):
+    """(object, podset, generation, topology text) of pod templates that select a TPU topology
+    by node label and carry no dynamic slice annotation."""
+    for o, ps, shape, accel in _tpu_pods(model):
+        topology = (ps.spec.get("nodeSelector") or {}).get(TOPOLOGY_LABEL)
+        gen = BY_ACCELERATOR.get(accel)
+        if shape is None and topology is not None and gen is not None:
+            yield o, ps, gen, str(topology)
+
+
+@rule("TP006", ERROR, f"a static TPU slice (nodeSelector {TOPOLOGY_LABEL}) that its pods cannot form: a topology the "
+      f"generation has no node pool of, {TPU_RESOURCES[0]} per pod other than one VM's chips, or pods per slice "
+      "(Job parallelism, LWS group size) x chips per pod other than the topology's chips",
+      "for tpu-v6e-slice 4x4: 4 pods of 4 chips (ct6e-standard-4t); for 2x4: one pod of 8 chips, or two of 4")
+def static_slices(model):
+    groups: dict = {}
+    for o, ps, gen, topology in _static_pods(model):
+        shape = static_shape(gen, topology)
+        at = ps.path + ("spec", "nodeSelector", TOPOLOGY_LABEL)
+        if shape is None:
+            yield Hit(o, at, f"{topology!r} is not a {gen.accelerator} slice (topologies: {_topologies(gen)})")
+            continue
+        resource = TPU_RESOURCES[0]
+        per_pod = ps.requests.get(resource, 0)
+        vm_chips = sorted({m.chips for m in gen.machines_for(shape)})
+        if per_pod not in vm_chips:
+            yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {gen.accelerator} "
+                      f"slice pod takes a whole VM: {' or '.join(map(str, vm_chips))}")
+            continue
+        if ps.slice_group == "pod":
+            continue   # pods of a Deployment or StatefulSet: which of them form one slice is not written down
+        g = groups.setdefault((id(o), ps.slice_group), {"obj": o, "ps": ps, "shape": shape, "have": 0, "what": [],
+                                                        "at": at})
+        g["have"] += ps.slice_pods * per_pod
+        g["what"].append(f"{ps.slice_pods} pod(s) x {per_pod}")
+    for g in groups.values():
+        if g["have"] != g["shape"].chips:
+            yield Hit(g["obj"], g["at"], f"slice {g['shape'].text} has {g['shape'].chips} chips but one slice group "
+                      f"gets {' + '.join(g['what'])} = {g['have']} ({g['ps'].what})")

@@ -2,13 +2,13 @@
 refuse longer text: a pull-request comment body (65,536 characters) or a
 step's job summary (1 MiB).
 
-    python3 fit_text.py FILE --limit N [--bytes]
+    python -m generator.fittext FILE --limit N [--bytes]
 
 Text within the limit is printed unchanged. Longer text is cut at a line
 boundary, an open ``` block is closed, and a last line says how much was
 left out and where the whole text is (the run's job summary, when the
-GitHub Actions environment names the run). Standard library only: the
-workflow runs it before any install."""
+GitHub Actions environment names the run). Standard library only. Both
+this repository's CI and the CI `gke-ml-platform init` writes use it."""
 from __future__ import annotations
 
 import argparse
