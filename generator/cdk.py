@@ -20,7 +20,7 @@ from . import render
 from .kube import ApiObject
 
 if TYPE_CHECKING:   # the builders pass charts where cdk8s-plus-33's signatures take a construct scope
-    from constructs import Construct as _Scope
+    from cdk8s import Chart as _Scope
 else:
     _Scope = object
 
