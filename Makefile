@@ -19,7 +19,7 @@ IMAGE_TEST_REQS := images/finetune/requirements-test.txt images/jax-slice-check/
 PYTEST_ARGS ?=
 
 .PHONY: help synth check schema test test-fast test-generator test-images lint upstream-data validate crds plan bench \
-        images install install-test install-images clean wheel
+        images install install-test install-images docs docs-ref clean wheel
 
 help:
 	@echo "make synth      generate base/, overlays/, controllers/, argocd/ from platform.yaml"
@@ -32,6 +32,8 @@ help:
 	@echo "make images     build and push images/* to each profile's registry (IMAGE_BUILDER=docker|gcloud)"
 	@echo "make crds       download the pinned upstream CRDs and test data into the per-user cache (sha256-checked)"
 	@echo "make bench      time synth, kustomize and validate as the platform grows; writes bench/results.md"
+	@echo "make docs       build the documentation site (MkDocs, strict: broken links fail) into build/site"
+	@echo "make docs-ref   regenerate docs/reference/ (spec, validate rules, CLI) from the code"
 	@echo "make wheel      build dist/gke_ml_platform-<version>-py3-none-any.whl (the installed command; docs/platform-repo.md)"
 
 $(VENV)/.generator: setup.cfg pyproject.toml
@@ -53,6 +55,11 @@ $(IMAGES_VENV)/.images: $(IMAGE_TEST_REQS)
 	$(IPY) $(PIP) --upgrade pip
 	$(IPY) $(PIP) $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL)) torch==2.13.0
 	$(IPY) $(PIP) $(if $(TORCH_INDEX_URL),--extra-index-url $(TORCH_INDEX_URL)) $(addprefix -r ,$(IMAGE_TEST_REQS))
+	touch $@
+
+# The documentation site's generator (extra `docs`), beside the generator's own install.
+$(VENV)/.docs: $(VENV)/.generator
+	$(PY) $(PIP) -e '.[docs]'
 	touch $@
 
 install: $(VENV)/.generator
@@ -135,6 +142,16 @@ IMAGE_BUILDER ?= docker
 IMAGE_PLATFORM ?=
 images: $(VENV)/.generator
 	$(PY) -m generator.images --builder $(IMAGE_BUILDER) $(if $(IMAGE_PLATFORM),--platform $(IMAGE_PLATFORM)) $(IMAGES_ARGS)
+
+# docs/reference/ is generated from the code (the spec model, the rule registry,
+# the CLI parsers); tests/test_docs.py fails when it is stale.
+docs-ref: $(VENV)/.generator
+	$(PY) -m generator.docsgen
+
+# Strict: a warning (a broken relative link or anchor, a page left out of the nav) fails.
+docs: $(VENV)/.docs
+	$(PY) -m generator.docsgen --check
+	$(VENV)/bin/mkdocs build --strict
 
 # Timing, not a test: never part of `make test` (tests/test_bench.py smoke-runs it).
 bench: $(VENV)/.bytecode

@@ -409,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
             from . import validate_bench
             biggest = max(cases, key=lambda c: c.workloads)
             print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
-            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps)) + "\n"
+            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
+                                                   biggest.spec)) + "\n"
         text = _with_targets(text)
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)

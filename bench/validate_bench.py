@@ -29,15 +29,15 @@ def write_files(synth_out: Path, dest: Path, limit: int = FILES) -> int:
     return n
 
 
-def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int) -> list[str]:
-    """Markdown lines for the report."""
+def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int, spec: Path) -> list[str]:
+    """Markdown lines for the report. `spec` gives the versions (the one the files were made from)."""
     import sys
 
     py = sys.executable
     files = work / "validate-files"
     n = write_files(synth_out, files)
     one = files / "0000.yaml"
-    crd = ["--crd-dir", str(_crd_root())]
+    crd = ["--crd-dir", str(_crd_root()), "--spec", str(spec)]
     ours = [py, "-m", "generator", "validate", *crd, str(files)]
     floor = [py, str(paths.ROOT / "bench" / "validate_floor.py"), str(files), versions.table()["kubernetes"]["default"]]
     single = [py, "-m", "generator", "validate", *crd, str(one)]

@@ -152,9 +152,11 @@ def _prog() -> str:
     return COMMAND if sys.argv and os.path.basename(sys.argv[0]) == COMMAND else "python -m generator"
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """Every command and option, built without running anything (docs/reference/cli.md is
+    generated from it: python -m generator.docsgen); `prog` defaults to how the user ran us."""
     from . import versions
-    parser = argparse.ArgumentParser(prog=_prog(), description=__doc__,
+    parser = argparse.ArgumentParser(prog=prog or _prog(), description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -216,8 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     fetch.register(sub)
     from . import init
     init.register(sub)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     with _sigint_noted() as sigint:
         try:
             return args.func(args)

@@ -2,7 +2,7 @@
 plan scenarios, and the manifests given to `plan` and `validate`.
 
 Reading such input is bounded, so a hostile or broken file costs a clear
-error, never a hang (README, "Limits on input"):
+error, never a hang (docs/changing.md, "Limits on input"):
 
 - size: at most MAX_BYTES (10 MiB) per file or stream;
 - encoding: UTF-8 (a byte-order mark is allowed);

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import copy
+import os
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,37 @@ def kustomize(directory: Path) -> list[dict]:
     directory = Path(directory)
     stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in _inputs(directory, set()))
     return copy.deepcopy(list(_kustomize_cached(str(directory), stamp)))
+
+
+# ---------------------------------------------------------------- what tests never read
+
+# The shipped spec, its scenarios and the committed output: the user's to edit.
+# Tests read tests/fixtures/ instead; tests/conftest.py fails a test that opens
+# any of these (make check, make validate and make plan cover them).
+SHIPPED = ("platform.yaml", "scenarios", *paths.OUTPUT_DIRS)
+
+
+def shipped_path(path: str | Path) -> bool:
+    """Whether path (relative to the working directory, or absolute) is the shipped
+    spec, under scenarios/, or under the committed output of this checkout."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(ROOT)
+    except ValueError:
+        return False
+    return bool(rel.parts) and rel.parts[0] in SHIPPED
+
+
+def copy_of_repository(dest: Path) -> Path:
+    """What a fresh clone holds (the files git tracks, and new ones it does not
+    ignore), less the shipped spec, scenarios and committed output."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src = ROOT / name
+        if src.is_file() and Path(name).parts[0] not in SHIPPED:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
 
 
 # ---------------------------------------------------------------- the fixture spec

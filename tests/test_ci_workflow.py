@@ -103,13 +103,7 @@ def test_fit_text_counts_bytes_for_the_job_summary():
 
 def _copy_of_the_repository(dest: Path) -> Path:
     """What actions/checkout gives: the files git tracks (and new ones it does not ignore)."""
-    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=paths.ROOT,
-                           capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, names):
-        src = paths.ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
+    helpers.copy_of_repository(dest)
     # The venv this suite runs in stands for the one setup-python + make would
     # build: the copy's install inputs must not look newer than its stamps.
     for name in ("setup.cfg", "pyproject.toml"):
@@ -117,7 +111,6 @@ def _copy_of_the_repository(dest: Path) -> Path:
     # The generator's own fixture spec and scenarios, not the shipped ones a user edits
     # (a changed capacity rightly fails the user's scenarios until they are updated).
     shutil.copy2(paths.ROOT / "tests" / "fixtures" / "platform.yaml", dest / "platform.yaml")
-    shutil.rmtree(dest / "scenarios")
     shutil.copytree(paths.ROOT / "tests" / "fixtures" / "scenarios", dest / "scenarios")
     subprocess.run([sys.executable, "-m", "generator", "synth"], cwd=dest, capture_output=True, check=True, timeout=300)
     return dest

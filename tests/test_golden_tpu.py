@@ -19,7 +19,7 @@ CODELAB = "devrel-demos/ai-ml/dynamic-slicing/"
 RAW = helpers.fixture_raw()
 PLACEHOLDERS = {"${NAMESPACE}": "llm", "MODEL_WEIGHT_BUCKET": RAW["profiles"][SUB]["values"]["modelBucket"]}
 
-ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync waves and options (README 'GitOps'); "
+ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync waves and options (docs/gitops.md); "
                                                     "the codelab applies by hand"}
 KUEUE_API = {"apiVersion": "the pinned Kueue (v0.17.4, as the codelab installs) stores v1beta2; "
                            "the codelab's file still says the deprecated v1beta1"}

@@ -27,6 +27,8 @@ from tests import helpers
 from tests.test_validate_corpus import CORPUS, expected, found, run
 
 EXAMPLE = paths.ROOT / "examples" / "multikueue.yaml"
+# Versions come from the tests' own spec, never the shipped platform.yaml.
+FIXTURE = ["--spec", str(helpers.FIXTURE_SPEC)]
 MK = "kueue.x-k8s.io/multikueue"
 
 
@@ -252,7 +254,7 @@ def test_a_worker_left_out_is_a_note(capsys, example):
 ])
 def test_group_usage_errors_exit_2(capsys, example, args, message):
     args = [a.format(o=example / "overlays") for a in args]
-    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), *args])
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), *FIXTURE, *args])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.startswith(f"validate: {message}"), err
     assert "Traceback" not in err
@@ -424,7 +426,7 @@ spec: {clusterQueue: worker-cluster-queue}
 def test_kueues_own_group_example(capsys, tmp_path, cpu, warning):
     (tmp_path / "manager.yaml").write_text(TAS_MANAGER.replace("nominalQuota: CPU", f"nominalQuota: {cpu}"))
     (tmp_path / "worker.yaml").write_text(TAS_WORKER)
-    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--closed", "--format", "json", "--multikueue",
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), *FIXTURE, "--closed", "--format", "json", "--multikueue",
                      str(tmp_path / "manager.yaml"), f"worker1={tmp_path / 'worker.yaml'}",
                      f"worker2={tmp_path / 'worker.yaml'}"])
     doc = json.loads(capsys.readouterr()[0])
@@ -439,7 +441,7 @@ def test_a_namespace_that_is_not_a_name(capsys, tmp_path):
     f = tmp_path / "lq.yaml"
     f.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: {a: b}}\n"
                  "spec: {clusterQueue: cq}\n")
-    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--closed", str(f)])
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), *FIXTURE, "--closed", str(f)])
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in err
     assert "LocalQueue/default/lq: metadata.namespace: NM001 error: namespace is a dict, not a name" in out
@@ -484,7 +486,7 @@ def test_fuzz_group_mutations(group, tmp_path_factory, capsys):
     d = tmp_path_factory.mktemp("g")
     for name, docs in group.items():
         (d / f"{name}.yaml").write_text(yamlio.dump_all(docs))
-    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--closed", "--format", "json", "--multikueue",
+    code = cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), *FIXTURE, "--closed", "--format", "json", "--multikueue",
                      *[str(d / f"{name}.yaml") for name in sorted(group)]])
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "internal error" not in err, err

@@ -157,9 +157,10 @@ def test_the_wheel_carries_every_data_file_the_tool_reads():
     assert "paths.py" in setup_py and "DATA_FILES" in setup_py   # setup.py copies what paths names
 
 
-# Modules that may name this checkout: paths itself, bench's and `make images`' helpers, and two
+# Modules that may name this checkout: paths itself, bench's and `make images`' helpers, the docs
+# generator (docs/reference/ of this repository), and two
 # fallbacks that apply only when the tool runs from a checkout (upstream.shared_dir, platform._source_name).
-CHECKOUT_ONLY = {"paths.py", "images.py", "platform.py", "upstream.py"}
+CHECKOUT_ONLY = {"paths.py", "images.py", "platform.py", "upstream.py", "docsgen.py"}
 
 
 def test_no_command_reads_or_writes_the_checkout():

@@ -71,12 +71,12 @@ def test_hand_written_files_are_never_deleted(tmp_path, capsys):
     assert helpers.without_warnings(err) == [(
         f"synth: {tmp_path}: synth would delete 2 file(s) it did not generate: base/notes/README.md, "
         "overlays/l4-standard/my-patch.yaml; move them out of base/, overlays/, controllers/, argocd/ "
-        "(see README 'Your own additions')")]
+        "(see docs/changing.md, 'Your own additions')")]
     assert writer.read_tree(tmp_path, paths.OUTPUT_DIRS) == before
 
 
 README_LAYER = {
-    # The README's "Your own additions" example: a folder synth never touches
+    # The "Your own additions" example of docs/changing.md: a folder synth never touches
     # that builds on the generated overlay.
     "kustomization.yaml": """\
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -114,8 +114,8 @@ spec:
 }
 
 
-def test_the_readme_shows_exactly_this_layer():
-    readme = (paths.ROOT / "README.md").read_text()
+def test_the_docs_show_exactly_this_layer():
+    readme = (paths.ROOT / "docs" / "changing.md").read_text()
     for name, text in README_LAYER.items():
         assert f"`custom/l4-standard/{name}`" in readme and f"```yaml\n{text}```" in readme, name
 

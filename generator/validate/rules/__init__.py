@@ -27,7 +27,7 @@ class Hit:
 class Rule:
     id: str
     severity: str
-    summary: str       # one line, for the README table and --list-rules
+    summary: str       # one line, for --list-rules and docs/reference/rules.md
     hint: str
     check: Callable[[Model], Iterable[Hit]] | None
 
