@@ -3,6 +3,7 @@ Python and through cdk8s-plus-33 in Node (generator/cdk8s_render.py, the way
 synth rendered before) must give the same JSON, key order included."""
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -71,3 +72,16 @@ def test_a_duplicate_object_id_is_refused_as_cdk8s_refuses_it():
     k8s.KubeNamespace(chart, "Namespace._.a", metadata=k8s.ObjectMeta(name="a"))
     with pytest.raises(ValueError, match="There is already a Construct with name 'Namespace._.a'"):
         k8s.KubeNamespace(chart, "Namespace._.a", metadata=k8s.ObjectMeta(name="a"))
+
+
+def test_builders_use_the_stand_ins():
+    """A builder that imported cdk8s-plus-33 itself would hand a Node construct to a Python chart."""
+    allowed = {"k8s.py", "cdk.py", "cdk8s_render.py"}   # the type checker's view; the reference rendering
+    for f in (ROOT / "generator").rglob("*.py"):
+        if f.name in allowed:
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            assert not any(n.split(".")[0] in ("cdk8s", "cdk8s_plus_33") for n in names), \
+                f"{f}: import the typed classes with `from generator import k8s`"
