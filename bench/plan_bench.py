@@ -83,4 +83,7 @@ def measure(run_timed, series_cls, work: Path, reps: int, sizes: tuple[int, ...]
         ef = exponent((lo, hi), (floor_s[0], floor_s[-1]))
         lines += ["", f"Fitted exponent from {lo:,} to {hi:,} Jobs: plan {e:.2f} (wall), {ec:.2f} (CPU); "
                   f"floor {ef:.2f}. Target ≤ 1.1: {'met' if max(e, ec) <= 1.1 else 'NOT met'}."]
+        from . import targets
+        targets.record(f"plan growth exponent, {lo:,} to {hi:,} Jobs", ec, 1.1, unit="",
+                       note=f"CPU of the process; wall {e:.2f}")
     return lines

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from generator import paths
 
+from . import targets
+
 
 def measure(run_timed, series_cls, specs: list[tuple[str, Path]], reps: int) -> list[str]:
     """Markdown lines for the report; specs: (label, path) pairs."""
@@ -32,5 +34,6 @@ def measure(run_timed, series_cls, specs: list[tuple[str, Path]], reps: int) -> 
         ratio = a.median / b.median
         lines.append(f"| {label} | {a.min:.2f} / {a.median:.2f} | {b.min:.2f} / {b.median:.2f} | {ratio:.2f}× |")
         verdicts.append(f"{label}: {'met' if ratio <= 3 else 'NOT met'} ({ratio:.2f}×)")
+        targets.record(f"spec load ÷ floor, {label}", ratio, 3, note="wall")
     lines += ["", "Target: within 3× of the floor, no Node process: " + "; ".join(verdicts) + "."]
     return lines

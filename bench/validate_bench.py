@@ -9,6 +9,8 @@ from pathlib import Path
 
 from generator import paths, versions, writer, yamlio
 
+from . import targets
+
 FILES = 300
 
 
@@ -47,6 +49,7 @@ def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int, spec:
         c.add(run_timed(single, ok=(0, 1), no_node=True)[0])
         d.add(run_timed(merged, ok=(0, 1), no_node=True)[0])
     ratio = a.median / b.median
+    targets.record(f"validate ÷ kubernetes-validate, {n} files", ratio, 0.5, note="wall")
     return [
         "", f"## validate on {n} files", "",
         f"One `generator validate DIR` call over {n} files of one object each (the largest platform's overlay "
@@ -59,7 +62,7 @@ def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int, spec:
         f"| generator validate --one-stream, {n} files | {d.min:.2f} / {d.median:.2f} | {d.median / b.median:.2f}× |",
         f"| kubernetes-validate floor, {n} files | {b.min:.2f} / {b.median:.2f} | 1.00× |",
         f"| generator validate, one file (start-up) | {c.min:.2f} / {c.median:.2f} | |", "",
-        f"Target: at or below the floor: {'met' if ratio <= 1 else 'NOT met'} ({ratio:.2f}×).",
+        f"Target: within 0.5× of the floor: {'met' if ratio <= 0.5 else 'NOT met'} ({ratio:.2f}×).",
     ] + recall_lines()
 
 

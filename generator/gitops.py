@@ -478,9 +478,7 @@ def build(app, spec, tree: dict[str, str], header: str, emit,
 def _install(app, tree: dict[str, str], s: Settings, header: str) -> None:
     """argocd/install: the pinned Argo CD release in the chosen namespace, plus
     the Application health check (a ConfigMap patch)."""
-    import cdk8s_plus_33.k8s as k8s
-
-    from . import core
+    from . import core, k8s
 
     chart = cdk.chart(app, "argocd/install")
     k8s.KubeConfigMap(chart, f"ConfigMap.{s.namespace}.argocd-cm",

@@ -15,9 +15,7 @@ ServiceAccount, ClusterRole and binding of Kueue's create-multikueue-kubeconfig.
 empty service-account-token Secret that Kubernetes fills in."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from . import core, kueue
+from . import core, k8s, kueue
 from .spec.multikueue import MultiKueueGroup
 
 KUEUE_NAMESPACE = "kueue-system"

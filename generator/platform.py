@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cdk8s_plus_33.k8s as k8s
-
-from . import apiscope, cdk, controllers, core, gitops, paths, podpolicy, queues, yamlio
+from . import apiscope, cdk, controllers, core, gitops, k8s, paths, podpolicy, queues, yamlio
 from .spec import Platform, Profile
 from .spec.multikueue import DISPATCHERS
 from .workloads import BUILDERS

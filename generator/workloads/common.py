@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cdk8s
-
 from .. import cdk
 from ..spec import Platform, Profile, hardware
 from ..spec.context import CheckContext
@@ -15,7 +13,7 @@ from ..spec.context import CheckContext
 class BuildContext:
     spec: Platform
     profile: Profile
-    chart: cdk8s.Chart
+    chart: cdk.Chart
 
     def image(self, key: str) -> str:
         return self.spec.image(key, self.profile)

@@ -8,9 +8,7 @@ the bucket.
 would make Argo CD fight Kueue."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import core, kueue
+from .. import core, k8s, kueue
 from ..spec.kinds import Finetune
 from ..spec.kinds.finetune import MOUNT
 from .common import BuildContext

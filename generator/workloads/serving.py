@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import shlex
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import catalog, core, embed, gateway, kueue, versions
+from .. import catalog, core, embed, gateway, k8s, kueue, versions
 from ..catalog import labels as L
 from ..catalog.engines import Engine, Metric, Probe
 from ..spec.kinds.serving import HF_TOKEN_KEY, Serving

@@ -11,9 +11,7 @@ No spec.replicas: the HPA owns the replica count, and a value in Git would
 make Argo CD and the HPA fight over it."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import core, kueue
+from .. import core, k8s, kueue
 from ..spec.kinds import T5Inference
 from .common import BuildContext
 from .t5_autoscaling import PodMonitoring, queue_latency_hpa

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import core, versions
+from .. import core, k8s, versions
 from ..spec.kinds.t5 import duration_ms
 
 # TorchServe's queue-latency counter (metrics_mode=prometheus in the image's

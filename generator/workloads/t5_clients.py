@@ -10,9 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import core, paths
+from .. import core, k8s, paths
 from ..spec.kinds.t5 import Client, LoadGenerator, T5Model
 
 CLIENT_PORT = 8050          # fastdash listens here (client-app image)

@@ -4,9 +4,7 @@ High priority: when it scales up, Kueue preempts lower-priority work in the
 same ClusterQueue. Each pod is one Kueue workload (pod/deployment integration)."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import core, kueue
+from .. import core, k8s, kueue
 from ..spec.kinds import Tgi
 from .common import BuildContext
 

@@ -16,9 +16,7 @@ Two kinds of slices:
 `spec.suspend` is not written: Kueue sets it."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import catalog, core, embed, kueue, tpu, versions
+from .. import catalog, core, embed, k8s, kueue, tpu, versions
 from ..catalog import labels as L
 from ..spec.kinds import TpuJobset
 from ..spec.kinds.tpu_common import slice_of

@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import shlex
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import catalog, core, embed, gateway, kueue, tpu, versions
+from .. import catalog, core, embed, gateway, k8s, kueue, tpu, versions
 from ..spec.kinds import TpuPdServing
 from ..spec.kinds.tpu_common import slice_of
 from ..spec.kinds.tpu_pd_serving import KV_TRANSFER_PORT, MODEL_LABEL, ROLES, SIDE_CHANNEL_PORT

@@ -23,9 +23,7 @@ program's time to save one after SIGTERM. `spec.suspend` is not written: Kueue
 sets it."""
 from __future__ import annotations
 
-import cdk8s_plus_33.k8s as k8s
-
-from .. import core, embed, kueue, versions
+from .. import core, embed, k8s, kueue, versions
 from ..spec.kinds.tpu_common import slice_of
 from ..spec.kinds.training import Training
 from .common import BuildContext
