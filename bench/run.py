@@ -266,8 +266,20 @@ def targets(cases: list[Case]) -> list[str]:
 
 
 def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, load: tuple) -> str:
+    lines = _report_header(reps, elapsed, load) + _size_table(cases) + _overlay_table(cases) + _growth_table(cases)
+    lines += ["", "Targets:", ""] + [f"- {t}" for t in targets(cases)]
+    same = all(c.floor_identical for c in cases)
+    lines += ["", f"Floor output byte-identical to synth output: {'yes' if same else 'NO'} "
+                  f"({', '.join(c.label + ': ' + ('yes' if c.floor_identical else 'no') for c in cases)})."]
+    if split:
+        lines += _split_section(split)
+    return "\n".join(lines) + "\n"
+
+
+def _report_header(reps: int, elapsed: float, load: tuple) -> list[str]:
+    """Title, when and on what it was measured, and what the columns mean."""
     today = datetime.date.today().isoformat()
-    lines = [
+    return [
         "# Benchmark: synth, kustomize, validate",
         "",
         f"Measured {today} by `make bench` ({reps} repetition{'s' if reps != 1 else ''} of each command, "
@@ -282,6 +294,12 @@ def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, loa
         "included); user CPU is the least disturbed by other load, system CPU is mostly file creation, whose "
         "cost on this machine varies several-fold from run to run.",
         "",
+    ]
+
+
+def _size_table(cases: list[Case]) -> list[str]:
+    """One row per spec size: every command's wall clock and CPU."""
+    lines = [
         "| spec | workloads | files | synth | floor | synth ÷ floor | synth CPU user + sys | floor CPU user + sys "
         "| user CPU ÷ | kustomize (all overlays) | validate |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -296,49 +314,61 @@ def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, loa
             f"{fmt_s(c.synth.user)} + {fmt_s(c.synth.sys)} | {fmt_s(c.floor.user)} + {fmt_s(c.floor.sys)} | "
             f"{c.synth.user / c.floor.user:.1f}× | "
             f"{fmt_s(c.kustomize_all.min)} / {fmt_s(c.kustomize_all.median)} | {val} |")
-    lines += ["", "Per overlay, `kubectl kustomize` median seconds:", ""]
+    return lines
+
+
+def _overlay_table(cases: list[Case]) -> list[str]:
+    """`kubectl kustomize` per overlay; a spec without a profile leaves its cell empty."""
+    lines = ["", "Per overlay, `kubectl kustomize` median seconds:", ""]
     profiles = sorted({p for c in cases for p in c.profiles})
     lines += ["| spec | " + " | ".join(profiles) + " |", "|---|" + "---:|" * len(profiles)]
     for c in cases:
         lines.append(f"| {c.label} | " + " | ".join(
             fmt_s(c.kustomize[p].median) if p in c.kustomize else "" for p in profiles) + " |")
+    return lines
 
+
+def _growth_table(cases: list[Case]) -> list[str]:
+    """Cost per extra file between neighbouring grown sizes (the shipped spec, first, left out)."""
     grown = cases[1:]
-    if len(grown) >= 2:
-        lines += ["", "Growth: extra milliseconds per extra file (one object per file) between sizes, from medians; "
-                  "a constant means linear growth:", "",
-                  "| step | synth ms/file | floor ms/file | kustomize ms/file | validate ms/file |",
-                  "|---|---:|---:|---:|---:|"]
-        for a, b in zip(grown, grown[1:], strict=False):  # neighbouring pairs: one shorter by design
-            df = b.files - a.files
+    if len(grown) < 2:
+        return []
+    lines = ["", "Growth: extra milliseconds per extra file (one object per file) between sizes, from medians; "
+             "a constant means linear growth:", "",
+             "| step | synth ms/file | floor ms/file | kustomize ms/file | validate ms/file |",
+             "|---|---:|---:|---:|---:|"]
+    for a, b in zip(grown, grown[1:], strict=False):  # neighbouring pairs: one shorter by design
+        df = b.files - a.files
+        lines.append(f"| {a.workloads} → {b.workloads} workloads | {_per_file(a.synth, b.synth, df)} | "
+                     f"{_per_file(a.floor, b.floor, df)} | {_per_file(a.kustomize_all, b.kustomize_all, df)} | "
+                     f"{_per_file(a.validate, b.validate, df)} |")
+    return lines
 
-            def per(sa: Series, sb: Series) -> str:
-                return f"{1000 * (sb.median - sa.median) / df:.2f}" if sa.samples and sb.samples else "-"  # noqa: B023  called in this iteration only
-            lines.append(f"| {a.workloads} → {b.workloads} workloads | {per(a.synth, b.synth)} | "
-                         f"{per(a.floor, b.floor)} | {per(a.kustomize_all, b.kustomize_all)} | "
-                         f"{per(a.validate, b.validate)} |")
-    lines += ["", "Targets:", ""] + [f"- {t}" for t in targets(cases)]
-    same = all(c.floor_identical for c in cases)
-    lines += ["", f"Floor output byte-identical to synth output: {'yes' if same else 'NO'} "
-                  f"({', '.join(c.label + ': ' + ('yes' if c.floor_identical else 'no') for c in cases)})."]
-    if split:
-        lines += ["", f"## Where synth's time goes ({split['workloads']} workloads, {split['files']} files, one process)", "",
-                  f"Total {split['total_s']:.2f} s wall, of which {split['python_cpu_s']:.2f} s Python CPU "
-                  "(bench/timesplit.py; one run, same flags as `make synth`).", "",
-                  "| phase | seconds | share |", "|---|---:|---:|"]
-        for name, s in split["phases"]:
-            lines.append(f"| {name} | {s:.2f} | {100 * s / split['total_s']:.0f}% |")
-        if split["jsii"]:
-            lines += ["", "jsii requests to Node (count, seconds including the wait for Node's answer):", "",
-                      "| request | count | seconds |", "|---|---:|---:|"]
-            for name, n, s in split["jsii"][:10]:
-                lines.append(f"| {name} | {n} | {s:.2f} |")
-        if split.get("cprofile"):
-            lines += ["", "cProfile of the build step, most own time:", "",
-                      "| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
-            for fn, n, own, cum in split["cprofile"]:
-                lines.append(f"| `{fn}` | {n} | {own:.2f} | {cum:.2f} |")
-    return "\n".join(lines) + "\n"
+
+def _per_file(sa: Series, sb: Series, df: int) -> str:
+    """Extra milliseconds per extra file from one size's median to the next ("-" if either was not run)."""
+    return f"{1000 * (sb.median - sa.median) / df:.2f}" if sa.samples and sb.samples else "-"
+
+
+def _split_section(split: dict) -> list[str]:
+    """Where one synth run spends its time: phases, then jsii requests and cProfile when measured."""
+    lines = ["", f"## Where synth's time goes ({split['workloads']} workloads, {split['files']} files, one process)", "",
+             f"Total {split['total_s']:.2f} s wall, of which {split['python_cpu_s']:.2f} s Python CPU "
+             "(bench/timesplit.py; one run, same flags as `make synth`).", "",
+             "| phase | seconds | share |", "|---|---:|---:|"]
+    for name, s in split["phases"]:
+        lines.append(f"| {name} | {s:.2f} | {100 * s / split['total_s']:.0f}% |")
+    if split["jsii"]:
+        lines += ["", "jsii requests to Node (count, seconds including the wait for Node's answer):", "",
+                  "| request | count | seconds |", "|---|---:|---:|"]
+        for name, n, s in split["jsii"][:10]:
+            lines.append(f"| {name} | {n} | {s:.2f} |")
+    if split.get("cprofile"):
+        lines += ["", "cProfile of the build step, most own time:", "",
+                  "| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
+        for fn, n, own, cum in split["cprofile"]:
+            lines.append(f"| `{fn}` | {n} | {own:.2f} | {cum:.2f} |")
+    return lines
 
 
 def _with_targets(text: str) -> str:
