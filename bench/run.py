@@ -379,7 +379,8 @@ def _with_targets(text: str) -> str:
     return head + "\n\n" + "\n".join(board.table()) + "\n" + sep.lstrip("\n") + rest
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, with --quick's smaller defaults applied."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each command (default 3)")
@@ -393,6 +394,52 @@ def main(argv: list[str] | None = None) -> int:
         args.sizes = [10] if args.quick else list(SIZES)
     if args.quick:
         args.reps = 1
+    return args
+
+
+def _cases(base_spec: Path, raw: dict, sizes: list[int], work: Path) -> list[Case]:
+    """The given spec as it is, then one grown copy per size (written under `work`)."""
+    cases = []
+    base = "shipped" if base_spec == paths.DEFAULT_SPEC.resolve() else "given"
+    for label, n in [(base, len(raw["workloads"]))] + [(f"{n} workloads", n) for n in sizes]:
+        tag = label.split()[0]
+        if label == base:
+            spec = base_spec
+        else:
+            spec = work / f"spec-{n}.yaml"
+            spec.write_text(yaml.safe_dump(scale.scaled(raw, n), sort_keys=False))
+        cases.append(Case(label, spec, n, work / f"synth-{tag}", work / f"floor-{tag}", work / f"objects-{tag}.json"))
+    return cases
+
+
+def _other_sections(cases: list[Case], args: argparse.Namespace, work: Path, with_validate: bool) -> str:
+    """The sections the other bench modules measure: check, spec load, validate, plan."""
+    text = ""
+    biggest = max(cases, key=lambda c: c.workloads)
+    from . import check_bench
+    print("bench: check", file=sys.stderr)
+    checked = [(cases[0].label, cases[0].spec, cases[0].synth_out)]
+    if biggest is not cases[0]:
+        checked.append((biggest.label, biggest.spec, biggest.synth_out))
+    text += "\n".join(check_bench.measure(run_timed, Series, checked, args.reps)) + "\n"
+    from . import spec_bench
+    print("bench: spec load", file=sys.stderr)
+    specs = [(cases[0].label, cases[0].spec)] + ([(biggest.label, biggest.spec)] if biggest is not cases[0] else [])
+    text += "\n".join(spec_bench.measure(run_timed, Series, specs, args.reps)) + "\n"
+    if with_validate:
+        from . import validate_bench
+        print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
+        text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
+                                               biggest.spec)) + "\n"
+    from . import plan_bench
+    print("bench: plan as the number of Jobs grows", file=sys.stderr)
+    plan_sizes = (100, 300) if args.quick else plan_bench.SIZES
+    text += "\n".join(plan_bench.measure(run_timed, Series, work, args.reps, plan_sizes)) + "\n"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     with_validate = not args.no_validate and validate_available()
     board.BOARD.clear()
     load = os.getloadavg()
@@ -402,16 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
         ensure_optimized_bytecode()
-        cases = []
-        base = "shipped" if base_spec == paths.DEFAULT_SPEC.resolve() else "given"
-        for label, n in [(base, len(raw["workloads"]))] + [(f"{n} workloads", n) for n in args.sizes]:
-            tag = label.split()[0]
-            if label == base:
-                spec = base_spec
-            else:
-                spec = work / f"spec-{n}.yaml"
-                spec.write_text(yaml.safe_dump(scale.scaled(raw, n), sort_keys=False))
-            cases.append(Case(label, spec, n, work / f"synth-{tag}", work / f"floor-{tag}", work / f"objects-{tag}.json"))
+        cases = _cases(base_spec, raw, args.sizes, work)
         for c in cases:
             print(f"bench: {c.label}: preparing", file=sys.stderr)
             prepare(c)
@@ -424,27 +462,7 @@ def main(argv: list[str] | None = None) -> int:
             split = profile_split(biggest)
             split["workloads"] = biggest.workloads
         text = report(cases, split, args.reps, time.perf_counter() - start, load)
-        biggest = max(cases, key=lambda c: c.workloads)
-        from . import check_bench
-        print("bench: check", file=sys.stderr)
-        checked = [(cases[0].label, cases[0].spec, cases[0].synth_out)]
-        if biggest is not cases[0]:
-            checked.append((biggest.label, biggest.spec, biggest.synth_out))
-        text += "\n".join(check_bench.measure(run_timed, Series, checked, args.reps)) + "\n"
-        from . import spec_bench
-        print("bench: spec load", file=sys.stderr)
-        specs = [(cases[0].label, cases[0].spec)] + ([(biggest.label, biggest.spec)] if biggest is not cases[0] else [])
-        text += "\n".join(spec_bench.measure(run_timed, Series, specs, args.reps)) + "\n"
-        if with_validate:
-            from . import validate_bench
-            biggest = max(cases, key=lambda c: c.workloads)
-            print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
-            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
-                                                   biggest.spec)) + "\n"
-        from . import plan_bench
-        print("bench: plan as the number of Jobs grows", file=sys.stderr)
-        plan_sizes = (100, 300) if args.quick else plan_bench.SIZES
-        text += "\n".join(plan_bench.measure(run_timed, Series, work, args.reps, plan_sizes)) + "\n"
+        text += _other_sections(cases, args, work, with_validate)
         text = _with_targets(text)
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
