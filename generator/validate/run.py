@@ -235,18 +235,14 @@ def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> 
 
 def validate(opts: Options) -> Report:
     """Validate every input. Raises UsageError (or crds.CrdFileError) when it cannot run."""
-    from .. import crds
-    from . import context, group, loader, selection
+    from . import context, loader, selection
     from .rules import RULES
 
     sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
     spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
     out = Path(opts.out)
     names, paths = _inputs(opts, out)
-    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
-    if not crd_root.is_dir():
-        raise UsageError(f"{crd_root}: no CRD directory; run `gke-ml-platform crds` (or set CRD_DIR) or pass --crd-dir")
-
+    crd_root = _crd_root(opts)
     targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
     pending: list = []
     try:
@@ -258,29 +254,9 @@ def validate(opts: Options) -> Report:
         siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
         if opts.paths and not opts.multikueue and not opts.one_stream:
             streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
-        # MultiKueue groups: --multikueue names one; `make validate` (no paths) takes the spec's.
-        groups = group.from_flag(names, streams) if opts.multikueue else \
-            group.from_spec(spec, profile_of) if not opts.paths else []
-        managers_of: dict[int, list[int]] = {}   # a worker may serve several managers
-        for m, members in groups:
-            for i, _ in members:
-                if i != m:
-                    managers_of.setdefault(i, []).append(m)
+        groups = _groups(opts, names, streams, spec, profile_of)
+        results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel)
         report = Report()
-        known: dict = {}
-        results: dict = {}
-        # Managers first: a worker's context holds what its manager dispatches to it.
-        for i in sorted(range(len(streams)), key=lambda i: (i not in {m for m, _ in groups}, i)):
-            t = targets[i]
-            schemas = schemas_for(t, crd_root)
-            if opts.context and t not in known:
-                known[t] = _context_objects(opts, t, schemas, crd_root)
-            extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
-                     for o in group.dispatched_context(results[m][4])]
-            own = streams[i].name
-            near = [o for o in siblings[i] if o.source != own and not o.source.startswith(own + "#")]
-            results[i] = _check(streams[i], t, schemas, opts.namespace or "",
-                                context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
         for i, stream in enumerate(streams):
             findings, count, skipped, ignored, _ = results[i]
             report.findings += findings
@@ -293,6 +269,53 @@ def validate(opts: Options) -> Report:
     finally:
         for pend in pending:
             pend.cancel()
+
+
+def _crd_root(opts: Options) -> Path:
+    """The CRD directory: --crd-dir, else the pinned CRDs (downloaded where they are not yet)."""
+    from .. import crds
+
+    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
+    if not crd_root.is_dir():
+        raise UsageError(f"{crd_root}: no CRD directory; run `gke-ml-platform crds` (or set CRD_DIR) or pass --crd-dir")
+    return crd_root
+
+
+def _groups(opts: Options, names: list[str], streams: list, spec, profile_of: dict[int, str]) -> list:
+    """The MultiKueue groups to check, as (manager index, [(member index, name)]): --multikueue
+    names one; `make validate` (no paths) takes the spec's."""
+    from . import group
+
+    if opts.multikueue:
+        return group.from_flag(names, streams)
+    return group.from_spec(spec, profile_of) if not opts.paths else []
+
+
+def _check_streams(opts: Options, streams: list, targets: list, closed: list[bool], siblings: list[list],
+                   groups: list, crd_root: Path, sel) -> dict:
+    """Each stream's _check result, by input index. Managers first: a worker's context holds
+    what its manager dispatches to it."""
+    from . import group
+
+    managers_of: dict[int, list[int]] = {}   # a worker may serve several managers
+    for m, members in groups:
+        for i, _ in members:
+            if i != m:
+                managers_of.setdefault(i, []).append(m)
+    known: dict = {}
+    results: dict = {}
+    for i in sorted(range(len(streams)), key=lambda i: (i not in {m for m, _ in groups}, i)):
+        t = targets[i]
+        schemas = schemas_for(t, crd_root)
+        if opts.context and t not in known:
+            known[t] = _context_objects(opts, t, schemas, crd_root)
+        extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
+                 for o in group.dispatched_context(results[m][4])]
+        own = streams[i].name
+        near = [o for o in siblings[i] if o.source != own and not o.source.startswith(own + "#")]
+        results[i] = _check(streams[i], t, schemas, opts.namespace or "",
+                            context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
+    return results
 
 
 def _split_folders(pending, streams, targets, closed, crd_root):
