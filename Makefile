@@ -128,10 +128,7 @@ validate: upstream-data
 # PLAN_ARGS="--format markdown" for a pull-request comment; PLAN_PLOTS=DIR
 # also draws DIR/<profile>--<scenario>.png (needs matplotlib).
 plan: $(VENV)/.generator
-	@set -e; for s in $(sort $(wildcard scenarios/*/*.yaml)); do \
-	  p=$$(basename $$(dirname $$s)); n=$$(basename $$s .yaml); \
-	  $(PY) -m generator plan overlays/$$p --scenario $$s $(PLAN_ARGS) \
-	    $(if $(PLAN_PLOTS),--plot $(PLAN_PLOTS)/$$p--$$n.png); echo; done
+	$(PY) -m generator plan $(PLAN_ARGS) $(if $(PLAN_PLOTS),--plot $(PLAN_PLOTS))
 
 # The project's own images (images/<key> for each `images.<key>` with a
 # `name`), tagged from the spec and pushed to each profile's registry.

@@ -411,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
             text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
                                                    biggest.spec)) + "\n"
+        from . import plan_bench
+        print("bench: plan as the number of Jobs grows", file=sys.stderr)
+        plan_sizes = (100, 300) if args.quick else plan_bench.SIZES
+        text += "\n".join(plan_bench.measure(run_timed, Series, work, args.reps, plan_sizes)) + "\n"
         text = _with_targets(text)
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)

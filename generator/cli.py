@@ -196,8 +196,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "name (its MultiKueueCluster's, e.g. overlays/h100); jobs submitted to the manager are dispatched to "
         "the worker that admits them first, and the report shows where each runs.",
         epilog="example: python -m generator plan --group overlays/manager overlays/h100 overlays/l4-spot")
-    p.add_argument("overlay", nargs="+", help="overlay directory (built with kubectl kustomize), YAML stream files "
-                   "(read in order as one), or - for stdin; with --group: the manager's, then each worker's")
+    p.add_argument("overlay", nargs="*", help="overlay directory (built with kubectl kustomize), YAML stream files "
+                   "(read in order as one), or - for stdin; with --group: the manager's, then each worker's; "
+                   "none: replay every scenarios/<profile>/*.yaml of the platform repository against "
+                   "overlays/<profile> (with --scenario FILE: that one, against its profile's overlay)")
     p.add_argument("--group", action="store_true",
                    help="plan a MultiKueue group: the first path is the manager, the others its workers "
                    "(NAME=PATH, or PATH named by its last part); every worker its MultiKueueConfig lists is needed")
@@ -206,13 +208,15 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    "Configuration) for dispatcherName, workerLostTimeout and fair sharing; default: "
                    "controllers/<manager>/kueue/kueue-manager-config.yaml beside overlays/<manager>, else Kueue's defaults")
     p.add_argument("--scenario", help="steps to replay (schemas/scenario.schema.json); default: apply everything")
+    p.add_argument("--update-expectations", action="store_true",
+                   help="rewrite each scenario's `expect:` that no longer holds from this plan (review the change)")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
-    p.add_argument("--kueue-version", default=versions.default("kueue"), choices=versions.known("kueue"),
-                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow "
-                   f"(default {versions.default('kueue')})")
+    p.add_argument("--kueue-version", choices=versions.known("kueue"),
+                   help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default: the one "
+                   f"platform.yaml pins for overlays/<profile>, else {versions.default('kueue')})")
     p.set_defaults(func=cmd_plan)
     from .validate import fetch
     fetch.register(sub)

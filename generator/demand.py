@@ -90,6 +90,9 @@ def _container_requests(c: Mapping, path: tuple, problems: list[Problem]) -> Req
         for r, v in _dict(res.get(part)).items():
             try:
                 out[r] = _bounded(quantity.parse(v))
+                if out[r] < 0:      # the API server refuses it (k8s.io/api core validation: >= 0)
+                    problems.append(Problem(format_path(path + ("resources", part, r)),
+                                            f"{v!r} is negative; requests and limits are 0 or more"))
             except OverflowError:
                 problems.append(Problem(format_path(path + ("resources", part, r)), quantity.too_large(v)))
             except (ValueError, ArithmeticError):

@@ -189,3 +189,116 @@ def one_cycle(objs: list[dict]) -> tuple[simulate.Simulator, simulate.StepResult
         sim.submit(owner)
     sim.cycle()
     return sim, simulate.snapshot(sim, 0, "one scheduling cycle", "")
+
+
+# ---------------------------------------------------------------- restated cases, counted
+# Every restated case names its upstream source as "kubernetes-sigs/kueue@REL PATH [TestFunc] 'case'":
+# a case table's `source` (or a tuple's first string), a test's docstring, or `restates(...)` on a
+# test. `counts()` reads them from the test modules themselves, so the docs' table is generated.
+UPSTREAM = "kubernetes-sigs/kueue@"
+CASE_MODULES = ("tests.test_plan_kueue_cases", "tests.test_plan_kueue_fair", "tests.test_plan_kueue_schedule",
+                "tests.test_plan_multikueue", "tests.test_plan_semantics", "tests.test_plan_cohort_tutorial")
+COUNTS_BEGIN, COUNTS_END = "<!-- restated-cases:begin -->", "<!-- restated-cases:end -->"
+
+
+def restates(*sources: str):
+    """Mark a test as the restatement of upstream test cases (full source strings)."""
+    def mark(fn):
+        fn.restates = sources
+        return fn
+    return mark
+
+
+def _source(text: str) -> tuple[str, str, str, str] | None:
+    """(release, path, test function or '', case) of a source string, or None."""
+    if not isinstance(text, str) or not text.startswith(UPSTREAM):
+        return None
+    words = " ".join(text.split()).split(" ", 3)
+    if len(words) < 3:
+        return None
+    release, path = words[0][len(UPSTREAM):], words[1]
+    func = words[2] if words[2].startswith("Test") else ""
+    case = (words[3] if len(words) > 3 else "") if func else " ".join(words[2:])
+    if not case or case[0] not in "'\"":
+        return None                 # a prefix (file and function) without a case
+    return release, path, func, case
+
+
+def _found(value, depth: int = 0):
+    """Source strings in a module global: tables of cases (lists, tuples, dicts, dataclasses)."""
+    if depth > 3:
+        return
+    if isinstance(value, str):
+        yield value
+    elif hasattr(value, "source") and isinstance(value.source, str):
+        yield value.source
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _found(v, depth + 1)
+
+
+def counts() -> dict[tuple[str, str], dict[str, int]]:
+    """(upstream file, test function) -> {"restated": n, "not expressed": m}, read from the test modules."""
+    import importlib
+    seen: set[tuple[str, str, str, str]] = set()
+    skipped: dict[tuple[str, str], int] = {}
+    for name in CASE_MODULES:
+        mod = importlib.import_module(name)
+        texts: list[str] = []
+        for attr, value in vars(mod).items():
+            if attr.startswith("test_") and callable(value):
+                texts += list(getattr(value, "restates", ()))
+                doc = (value.__doc__ or "").strip()
+                texts.append(" ".join(doc.split("\n", 2)[:2]).split(": ", 1)[0] if doc.startswith(UPSTREAM) else "")
+            elif attr.isupper() and attr != "NOT_EXPRESSED":
+                texts += list(_found(value))
+        for t in texts:
+            src = _source(t)
+            if src is not None:
+                seen.add(src)
+        not_expressed = getattr(mod, "NOT_EXPRESSED", {})
+        if not_expressed:
+            src = _source(f"{mod.NOT_EXPRESSED_IN} 'x'")
+            assert src is not None, f"{name}.NOT_EXPRESSED_IN is not a source prefix"
+            skipped[(src[1], src[2])] = skipped.get((src[1], src[2]), 0) + len(not_expressed)
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for _, path, func, _ in seen:
+        out.setdefault((path, func), {"restated": 0, "not expressed": 0})["restated"] += 1
+    for key, n in skipped.items():
+        out.setdefault(key, {"restated": 0, "not expressed": 0})["not expressed"] += n
+    return dict(sorted(out.items()))
+
+
+def counts_table() -> str:
+    """The counts as the Markdown table docs/plan.md carries."""
+    rows = counts()
+    lines = ["| Upstream file (kubernetes-sigs/kueue) | Test | Restated | Not expressible (skipped) |",
+             "|---|---|---|---|"]
+    for (path, func), n in rows.items():
+        lines.append(f"| `{path}` | {f'`{func}`' if func else '(suite)'} | {n['restated']} | {n['not expressed']} |")
+    total = sum(n["restated"] for n in rows.values()), sum(n["not expressed"] for n in rows.values())
+    lines.append(f"| all | | {total[0]} | {total[1]} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_counts(page: str) -> bool:
+    """Replace the table between the markers in a docs page; True when it changed."""
+    from pathlib import Path
+    p = Path(page)
+    text = p.read_text()
+    head, rest = text.split(COUNTS_BEGIN, 1)
+    _, tail = rest.split(COUNTS_END, 1)
+    new = f"{head}{COUNTS_BEGIN}\n{counts_table()}{COUNTS_END}{tail}"
+    if new != text:
+        p.write_text(new)
+    return new != text
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:2] == ["--counts"]:
+        sys.stdout.write(counts_table())
+    elif sys.argv[1:2] == ["--write"] and len(sys.argv) == 3:
+        print(f"{sys.argv[2]}: {'updated' if write_counts(sys.argv[2]) else 'unchanged'}")
+    else:
+        sys.exit("usage: python -m tests.kueue_cases --counts | --write docs/plan.md")

@@ -46,7 +46,20 @@ BAD = {
                                   "ClusterQueue/cq.spec.preemption.withinClusterQueue: 'Sometimes' is not one of"),
     "resource groups not a list": (lambda: [{**cq(), "spec": {"resourceGroups": "x"}}] + _base()[1:],
                                    "ClusterQueue/cq.spec.resourceGroups: 'x' is not a list"),
+    # The API server refuses negative requests (issue #25 item 7: it used to be admitted to no flavor).
+    "negative cpu": (lambda: _base() + [job("j", 1, {"cpu": "-2"})],
+                     "Job/ns/j.spec.template.spec.containers[0].resources.requests.cpu: '-2' is negative"),
+    # A cohort tree with a loop, or a Cohort naming itself (issue #27): one line naming the loop.
+    "cohort names itself": (lambda: [cq(cohort="a"), _cohort("a", "a")] + _base()[1:],
+                            "Cohort/a.spec.parentName: Cohort 'a' is its own parent"),
+    "cohort loop": (lambda: [cq(cohort="a"), _cohort("a", "b"), _cohort("b", "c"), _cohort("c", "a")] + _base()[1:],
+                    "Cohort/a.spec.parentName: Cohort parents form a cycle: a -> b -> c -> a"),
 }
+
+
+def _cohort(name, parent):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": name},
+            "spec": {"parentName": parent}}
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -94,8 +107,15 @@ def test_plot_creates_its_folder(capsys, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.fixture
+def small_cap(monkeypatch):
+    """The cap at 2,000 Workloads, so these tests stay quick (the cap itself is bench's business)."""
+    from generator.plan import simulate
+    monkeypatch.setattr(simulate, "MAX_WORKLOADS", 2_000)
+
+
 @pytest.mark.slow  # 200,000 replicas through the planner
-def test_huge_inputs_are_capped_and_said(capsys, tmp_path):
+def test_huge_inputs_are_capped_and_said(capsys, tmp_path, small_cap):
     from generator.plan import simulate
     # 200,000 replicas: only the first MAX_WORKLOADS are simulated, and the plan says so.
     f = _write(tmp_path, _base() + [deployment("web", 200_000, {"cpu": "1m"})])
@@ -109,6 +129,45 @@ def test_huge_inputs_are_capped_and_said(capsys, tmp_path):
     f = _write(tmp_path, tpu_queue(999999), "tpu.yaml")
     rc, out, _ = _cli(capsys, f, "--cubes", 1_000_000_000)
     assert rc == 0 and f"only the first {simulate.MAX_CUBES} of 1000000000 cubes are simulated" in out
+
+
+def test_a_scenario_cohort_loop_is_refused_before_the_plan(capsys, tmp_path):
+    f = _write(tmp_path, [cq(cohort="a"), _cohort("a", "b")] + _base()[1:])
+    sc = tmp_path / "loop.yaml"
+    sc.write_text(yamlio.dump({"steps": [{"title": "loop", "apply": {"manifest": _cohort("b", "a")}}]}))
+    rc, out, err = _cli(capsys, f, "--scenario", sc)
+    assert rc == 2 and out == ""
+    assert str(sc) in err and "steps[0].apply: Cohort/a.spec.parentName: Cohort parents form a cycle: a -> b -> a" in err
+
+
+@pytest.mark.parametrize("replicas", [10**8, 2**31, 2**63, 10**100], ids=["1e8", "2^31", "2^63", "1e100"])
+def test_a_huge_scale_step_is_refused_before_the_work(replicas, capsys, tmp_path, small_cap):
+    from generator.plan import simulate
+    f = _write(tmp_path, _base() + [deployment("web", 1, {"cpu": "1m"})])
+    sc = tmp_path / "scale.yaml"
+    sc.write_text(f"steps:\n- title: up\n  scale: {{kind: Deployment, name: web, replicas: {replicas}}}\n")
+    rc, out, err = _cli(capsys, f, "--scenario", sc)
+    assert rc == 2 and out == ""
+    assert str(sc) in err and "steps[0].scale.replicas: " in err
+    assert f"replicas is more than a plan simulates ({simulate.MAX_WORKLOADS} Workloads in all)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_capped_replicas_are_counted_once_after_scale_steps(capsys, tmp_path, small_cap):
+    from generator.plan import simulate
+    cap = simulate.MAX_WORKLOADS
+    # A Job and `cap` replicas: one replica is left out; scaling back and up again leaves the
+    # same one out, which the note counts once.
+    f = _write(tmp_path, _base() + [job("j", 1, {"cpu": "1m"}), deployment("web", cap, {"cpu": "1m"})])
+    sc = tmp_path / "scale.yaml"
+    sc.write_text(yamlio.dump({"steps": [
+        {"title": "down", "scale": {"kind": "Deployment", "name": "web", "replicas": cap - 5}},
+        {"title": "up", "scale": {"kind": "Deployment", "name": "web", "replicas": cap}},
+        {"title": "up again", "scale": {"kind": "Deployment", "name": "web", "replicas": cap}}]}))
+    rc, out, _ = _cli(capsys, f, "--scenario", sc, "--format", "json")
+    assert rc == 0
+    notes = json.loads(out)["notes"]
+    assert f"only the first {cap} Workloads are simulated; 1 more were left out" in " ".join(notes)
 
 
 # ---------------------------------------------------------------- fuzz

@@ -29,6 +29,7 @@ from tests.kueue_cases import (
     localqueue,
     preempted_by,
     replay,
+    restates,
     workload,
 )
 
@@ -254,6 +255,7 @@ def _events_before(step, first: str, second: str) -> bool:
     return bool(firsts) and (not seconds or firsts[0] < seconds[0])
 
 
+@restates(f"{FS} 'with fair sharing: schedule workload with lowest share first'")
 def test_schedule_workload_with_lowest_share_first():
     """TestScheduleForFairSharing (see FS) 'with fair sharing: schedule workload with lowest share first':
     eng-shared adds 10 on-demand to the cohort (110). all_nominal holds 50 (alpha), borrowing 55 (beta);

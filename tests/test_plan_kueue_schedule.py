@@ -467,16 +467,25 @@ def test_pods_quota():
 def test_strict_fifo_blocks_behind_its_head():
     """kubernetes-sigs/kueue@v0.17.4 test/integration/singlecluster/scheduler/scheduler_test.go
     'Queueing with StrictFIFO' / 'Should schedule workloads by their priority strictly': 5 CPU;
-    wl1 (2, priority 100) is admitted, wl2 (5, priority 10) waits, and wl3 (1, priority 1) waits behind
-    it although it would fit. With BestEffortFIFO (the contrast, reasoned from Kueue's docs) wl3 runs."""
+    wl1 (2, priority 100), wl2 (5, priority 10) and wl3 (1, priority 1) are created before their
+    LocalQueue, so all three enter the queue at once and its priority order decides: wl1 is
+    admitted, wl2 waits, and wl3 waits behind it although it would fit. With BestEffortFIFO (the
+    contrast, reasoned from Kueue's docs) wl3 runs."""
     def objs(strategy):
         return [ON_DEMAND, clusterqueue("strict-fifo-cq", [{"on-demand": {CPU: rq(5, 0)}}], "cohort",
-                                        strategy=strategy), localqueue("strict-fifo-cq")]
+                                        strategy=strategy, namespaceSelector=_sel("eng")),
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns", "labels": {"dep": "eng"}}}]
+    # Created in upstream's order; the queue sees them together only when it exists.
     loads = [wl("wl1", "strict-fifo-cq", 2, 100), wl("wl2", "strict-fifo-cq", 5, 10), wl("wl3", "strict-fifo-cq", 1, 1)]
-    s0 = story(objs("StrictFIFO"), loads, [submit("wl2"), submit("wl3")], initial=["wl1"]).steps[-1]
-    assert states(s0) == {"wl1": "admitted", "wl2": "pending", "wl3": "pending"}
-    s0 = story(objs("BestEffortFIFO"), loads, [submit("wl2"), submit("wl3")], initial=["wl1"]).steps[-1]
-    assert states(s0) == {"wl1": "admitted", "wl3": "admitted", "wl2": "pending"}
+    create_queue = {"title": "create the LocalQueue", "apply": {"manifest": localqueue("strict-fifo-cq")}}
+    s1 = story(objs("StrictFIFO"), loads, [create_queue]).steps[-1]
+    assert states(s1) == {"wl1": "admitted", "wl2": "pending", "wl3": "pending"}
+    assert "waiting behind ns/wl2 (StrictFIFO)" in next(r.detail for r in s1.rows if r.workload == "ns/wl3")
+    # The priority order, not the creation order: wl3 created first still waits behind wl2.
+    s1 = story(objs("StrictFIFO"), loads[::-1], [create_queue]).steps[-1]
+    assert states(s1) == {"wl1": "admitted", "wl2": "pending", "wl3": "pending"}
+    s1 = story(objs("BestEffortFIFO"), loads, [create_queue]).steps[-1]
+    assert states(s1) == {"wl1": "admitted", "wl3": "admitted", "wl2": "pending"}
 
 
 def test_hold_at_startup_then_admit_by_priority():
@@ -567,6 +576,7 @@ def test_creation_time_orders_the_queue():
 
 
 # ---------------------------------------------------------------- what the planner cannot express
+NOT_EXPRESSED_IN = SCH          # the upstream test whose cases these are
 NOT_EXPRESSED = {
     "error during admission": "it injects an API error into the admission call; the planner has no API server",
     "container does not satisfy limitRange constraints": "LimitRange objects are not read by the planner",
@@ -585,3 +595,30 @@ NOT_EXPRESSED = {
 @pytest.mark.parametrize("name", sorted(NOT_EXPRESSED))
 def test_kueue_schedule_cases_not_expressed(name):
     pytest.skip(f"{SCH} '{name}': {NOT_EXPRESSED[name]}")
+
+
+# ---------------------------------------------------------------- after issuing preemptions
+def test_mark_preemption_outcome_clears_the_last_tried_flavor():
+    """kubernetes-sigs/kueue@v0.17.4 pkg/scheduler/scheduler_test.go TestEntryMarkPreemptionOutcome
+    'pending preemption': after IssuePreemptions the entry's LastAssignment is nil, so the next
+    cycle tries every flavor again (scheduler.go markPreemptionOutcome). Restated on a cohort: a
+    (flavors f1, f2; whenCanPreempt MayStopSearch) and b (f1 only, nothing of its own) share f1;
+    v (b, borrowing f1) and q (a, f2) hold 2 CPU each. p (a, priority 100) stops at f1, where it
+    may reclaim v; once v is gone, p tries f1 first again and is admitted there; q is untouched.
+    Kept, the last tried flavor would send p on to f2, preempting q, and v back to f1."""
+    objs = [clusterqueue("a", [{"f1": {CPU: 2}, "f2": {CPU: 2}}], "co", within="LowerPriority", reclaim="Any",
+                         fungibility={"whenCanPreempt": "MayStopSearch"}),
+            clusterqueue("b", [{"f1": {CPU: 0}}], "co"), flavor("f1"), flavor("f2"), localqueue("a"), localqueue("b")]
+    admitted = [workload("v", "b", {CPU: 2}, admitted={CPU: "f1"}), workload("q", "a", {CPU: 2}, admitted={CPU: "f2"})]
+    cluster = model.build("kueue-case", objs + admitted + [workload("p", "a", {CPU: 2}, priority=100)])
+    sim = simulate.Simulator(cluster)
+    sim.begin_step()
+    for owner in cluster.owners:
+        sim.submit(owner)
+    sim.cycle()
+    p = sim.states["ns/p"]
+    assert p.reason == "preempting ns/v" and p.last_tried is None      # wantLastAssignmentNil
+    sim.settle()
+    step = simulate.snapshot(sim, 0, "settled", "")
+    assert {r.workload: (r.state, r.flavors.get(CPU)) for r in step.rows} == {
+        "ns/p": ("admitted", "f1"), "ns/q": ("admitted", "f2"), "ns/v": ("preempted", None)}

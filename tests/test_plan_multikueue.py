@@ -16,11 +16,15 @@ from generator import cli, paths, yamlio
 from generator.errors import SpecError
 from generator.plan import dispatch, group, scenario
 from tests import helpers
-from tests.kueue_cases import API, NS, clusterqueue, flavor, localqueue
+from tests.kueue_cases import API, NS, clusterqueue, flavor, localqueue, restates
 from tests.test_plan_model import job, wpc
 
 CPU, MEM, EPH = "cpu", "memory", "ephemeral-storage"
 H100, V100S = "example.com/gpu-h100", "example.com/gpu-v100s"   # the e2e suite's extended resources
+# The upstream suites the restated MultiKueue cases come from (counted by tests.kueue_cases.counts).
+MK_SCHED = "kubernetes-sigs/kueue@v0.17.4 test/integration/multikueue/scheduler/scheduler_test.go"
+MK_E2E = "kubernetes-sigs/kueue@v0.17.4 test/e2e/multikueue/e2e_test.go"
+MK_JOBS = "kubernetes-sigs/kueue@v0.17.4 test/integration/multikueue/jobs_test.go"
 
 
 # ---------------------------------------------------------------- fixtures
@@ -109,6 +113,8 @@ def _scheduler_case(high_requests: dict):
                       initial=[{"kind": "Job", "name": "low-job"}], steps=[submit("high-job")])
 
 
+@restates(f"{MK_SCHED} 'should preempt a running low-priority workload when "
+          "a high-priority workload is admitted (same worker)'")
 def test_T6_high_priority_preempts_on_the_manager_and_runs_on_the_same_worker():
     # Kueue v0.17.4 test/integration/multikueue/scheduler/scheduler_test.go:227 "should preempt a running
     # low-priority workload when a high-priority workload is admitted (same worker)".
@@ -127,6 +133,8 @@ def test_T6_high_priority_preempts_on_the_manager_and_runs_on_the_same_worker():
     assert not any(r.workload.startswith("worker") for r in s1.rows)       # nothing else on the workers
 
 
+@restates(f"{MK_SCHED} 'should preempt a running low-priority workload when "
+          "a high-priority workload is admitted (other workers)'")
 def test_T7_high_priority_preempts_on_the_manager_and_runs_on_the_other_worker():
     # Kueue v0.17.4 scheduler_test.go:360 "... (other workers)": high asks cpu 1, memory 2G; worker1's
     # memory quota is 1G, worker2 has cpu 1 and memory 2G.
@@ -154,6 +162,8 @@ def _e2e(manager_quota, low: dict, high: dict, version="v0.17.4"):
                       initial=[{"kind": "Job", "name": "low-job"}], steps=[submit("high-job")], version=version)
 
 
+@restates(f"{MK_E2E} 'Should preempt a running low-priority workload when "
+          "a high-priority workload is admitted (same worker)'")
 def test_T14_e2e_same_worker():
     # Kueue v0.17.4 test/e2e/multikueue/e2e_test.go:1298 "Should preempt a running low-priority workload
     # when a high-priority workload is admitted (same worker)": both Jobs ask gpu-h100 2, which only
@@ -165,6 +175,8 @@ def test_T14_e2e_same_worker():
     assert copies(s1, "ns/low-job") == {}
 
 
+@restates(f"{MK_E2E} 'Should preempt a running low-priority workload when "
+          "a high-priority workload is admitted (other workers)'")
 def test_T15_e2e_other_workers():
     # Kueue v0.17.4 e2e_test.go:1462 "... (other workers)": low h100 2 + v100s 1 -> worker1 (worker2 has
     # h100 1); high h100 1 + v100s 2 -> the manager preempts low (h100 3 > 2), worker1 has v100s 1 < 2:
@@ -177,6 +189,8 @@ def test_T15_e2e_other_workers():
     assert copies(s1, "ns/low-job") == {}
 
 
+@restates(f"{MK_E2E} 'Should preempt a running low-priority workload on a worker "
+          "when a high-priority workload is admitted to it by manager'")
 def test_T16_e2e_preemption_on_the_worker_sends_the_victim_back_to_the_manager():
     # Kueue v0.17.4 e2e_test.go:1547 "Should preempt a running low-priority workload on a worker when a
     # high-priority workload is admitted to it by manager": manager v100s raised to 4. Both Jobs ask
@@ -197,6 +211,8 @@ def test_T16_e2e_preemption_on_the_worker_sends_the_victim_back_to_the_manager()
     assert used(s1, "manager", V100S) == "4"
 
 
+@restates(f"{MK_E2E} 'Should re-do admission process when "
+          "workload gets evicted in the worker'")
 def test_T17_e2e_eviction_on_the_worker_redoes_admission_elsewhere():
     # Kueue v0.17.4 e2e_test.go:1377 "Should re-do admission process when workload gets evicted in the
     # worker": a Job asking h100 2 runs on worker1; worker1's h100 quota goes to 1 and worker2's to 2,
@@ -262,6 +278,8 @@ def test_kep9988_manager_quota_of_23_lets_wl4_run():
 
 
 # ---------------------------------------------------------------- dispatch mechanics
+@restates(f"{MK_JOBS} 'Should run a job "
+          "on worker if admitted'")
 def test_T1_the_job_finishing_on_the_worker_finishes_it_on_the_manager():
     # Kueue v0.17.4 test/integration/multikueue/jobs_test.go:185 "Should run a job on worker if admitted":
     # copies on both workers; after worker1 admits, worker2's copy is deleted; when the worker1 Job
@@ -278,13 +296,34 @@ def test_T1_the_job_finishing_on_the_worker_finishes_it_on_the_manager():
     assert used(s1, "manager", CPU) == "0" and used(s1, "worker1", CPU) == "0"
 
 
+@restates(f"{MK_JOBS} 'Should requeue the workload with a delay when "
+          "the connection to the admitting worker is lost'")
 def test_T3_worker_lost_sends_its_workload_back_then_its_stale_copy_is_removed():
-    # Kueue v0.17.4 jobs_test.go:1483 "Should requeue the workload with a delay when the connection to the
-    # admitting worker is lost": after workerLostTimeout the check goes back to Pending ("Reserving
-    # remote lost") and the manager's Workload loses its quota; after reconnection worker2's copy is
-    # deleted. That test has no scheduler on the manager; here the manager admits it again at once
-    # (requeue backoff is not modelled) and worker1 runs it, so worker2's copy is deleted as the
-    # non-selected one.
+    # Kueue v0.17.4 test/integration/multikueue/jobs_test.go:1483 "Should requeue the workload with a delay
+    # when the connection to the admitting worker is lost": worker2 admits; the connection breaks; the
+    # manager's check goes back to Pending and its Workload loses QuotaReserved; after reconnection
+    # worker2's Workload is removed "since the local one no longer has a reservation". That suite has
+    # no scheduler on the manager (it sets quota reservations by hand), so nothing reserves quota
+    # again: restated with the manager's ClusterQueue on Hold once the job runs.
+    objs = mk_manager({CPU: "4"}) + [job("job", 1, {CPU: "2"})]
+    plan = plan_group(objs, {"worker1": mk_worker({CPU: "2"}, stopPolicy="Hold"), "worker2": mk_worker({CPU: "2"})},
+                      steps=[{"title": "no more reservations", "stopPolicy": {"clusterQueue": "q1", "policy": "Hold"}},
+                             {"title": "worker2 lost", "workerLost": "worker2"},
+                             {"title": "worker2 back", "workerReconnected": "worker2"}])
+    s0, _, s2, s3 = plan.steps
+    assert where(s0) == {"ns/job": ("admitted", "worker2")}
+    assert any("(Reserving remote lost)" in e for e in s2.events)
+    assert "[manager] ns/job evicted: AdmissionCheck ac1 Retry" in s2.events
+    assert where(s2) == {"ns/job": ("pending", None)}          # no QuotaReserved on the manager
+    assert used(s2, "manager", CPU) == "0"
+    assert used(s3, "worker2", CPU) == "0"                     # worker2's Workload is removed
+    assert any(e.startswith("[worker2] ns/job copy removed") for e in s3.events)
+
+
+def test_worker_lost_then_the_manager_admits_again_and_another_worker_runs_it():
+    # Ours (the planner's behaviour, not an upstream test): with a scheduler on the manager, the
+    # Workload sent back is admitted again at once (requeue backoff is not modelled) and worker1 runs
+    # it; worker2 keeps its stale copy until it is reachable again.
     objs = mk_manager({CPU: "4"}) + [job("job", 1, {CPU: "2"})]
     plan = plan_group(objs, {"worker1": mk_worker({CPU: "2"}, stopPolicy="Hold"), "worker2": mk_worker({CPU: "2"})},
                       steps=[{"title": "worker2 lost", "workerLost": "worker2"},
@@ -391,9 +430,9 @@ def test_scenario_expectations_name_clusters_and_copies():
                       steps=[{"title": "noop", "cluster": "worker2", "evict": {"kind": "Job", "name": "low-job"},
                               "expect": bad}])
     assert nope.failures == [
-        "step 1 (noop): expected cq on worker2 used cpu over all flavors = 2, got 0",
-        "step 1 (noop): expected low-job to run on worker2, but it runs on worker1",
-        "step 1 (noop): expected low-job's copy on worker2 admitted, but it is none",
+        "case.yaml: step 1 (noop): expect.usage: expected cq on worker2 used cpu over all flavors = 2, got 0",
+        "case.yaml: step 1 (noop): expect.clusters: expected low-job to run on worker2, but it runs on worker1",
+        "case.yaml: step 1 (noop): expect.copies: expected low-job's copy on worker2 admitted, but it is none",
     ]
 
 

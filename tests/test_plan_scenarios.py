@@ -183,9 +183,9 @@ def test_a_story_that_stops_being_true_fails_the_plan(capsys, l4_stream, tmp_pat
     f.write_text(yamlio.dump(raw))
     rc, _, err = _cli(capsys, l4_stream, "--scenario", f)
     assert rc == 1
-    assert ("plan: expectation failed: step 3 (TGI bursts to 4 replicas): expected llm/tgi-gemma-deployment#4 "
-            "admitted, but it is pending") in err
-    assert ("step 1 (TGI scales up to 2 replicas): expected llm/finetune-gemma-l4 preempted by "
+    assert (f"plan: expectation failed: {f}: step 3 (TGI bursts to 4 replicas): expect.admitted: "
+            "expected llm/tgi-gemma-deployment#4 admitted, but it is pending") in err
+    assert ("step 1 (TGI scales up to 2 replicas): expect.preemptedBy: expected llm/finetune-gemma-l4 preempted by "
             "llm/tgi-gemma-deployment#1 in this step, but llm/finetune-gemma-l4 preempted by "
             "llm/tgi-gemma-deployment#2") in err
 

@@ -243,3 +243,15 @@ def test_preempted_deployment_pod_is_replaced_and_queues_as_new():
                                      "ns/a": "pending"}
     assert states(plan.steps[2]) == {"ns/web#1": "admitted", "ns/web#2": "admitted", "ns/a": "pending"}
     assert used(plan.steps[2]) == Decimal(2)
+
+
+def test_a_workload_whose_pod_sets_use_two_flavors_names_both():
+    # Issue #25 item 7: one resource, two pod sets on different flavors (f1 has room for one only);
+    # the report names every flavor, not the first pod set's.
+    from tests.kueue_cases import clusterqueue, flavor as kflavor, localqueue, replay, workload
+    objs = [clusterqueue("a", [{"f1": {"cpu": 1}, "f2": {"cpu": 1}}]), kflavor("f1"), kflavor("f2"), localqueue("a")]
+    wl = workload("two", "a", podsets=[("one", 1, {"cpu": 1}), ("other", 1, {"cpu": 1})])
+    step = replay(objs, [], [wl]).steps[-1]
+    (row,) = step.rows
+    assert row.state == "admitted" and row.detail == "admitted to f1, f2"
+    assert "ns/two admitted to f1/f2" in step.events

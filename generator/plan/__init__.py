@@ -1,30 +1,35 @@
 """`python -m generator plan`: what Kueue will do with a built overlay.
 
 model.py reads the objects, scenario.py the steps; simulate.py replays Kueue's
-scheduling cycles with quota.py (quota and usage of ClusterQueues and cohorts),
-assign.py (flavor assignment) and preempt.py (who is evicted); packer.py places
-TPU slices; report.py prints the result and plot.py draws who holds the
-accelerators at each step. With --group, group.py reads a MultiKueue manager
+scheduling cycles (state.py: a Workload as it tracks it) with queues.py (the
+pending Workloads of each ClusterQueue), quota.py (quota and usage of
+ClusterQueues and cohorts), assign.py (flavor assignment), preempt.py (who is
+evicted) and fairorder.py (which head goes first with fair sharing), following
+the rules of the Kueue release releases.py names; packer.py places TPU slices;
+results.py makes each step's rows, report.py prints them, expectations.py
+rewrites a scenario's `expect:` (--update-expectations) and plot.py draws who
+holds the accelerators at each step. With --group, group.py reads a MultiKueue manager
 and its workers and dispatch.py replays MultiKueue between their simulators."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
+from pathlib import Path
 
-from . import model, report, scenario, simulate
+from . import model, releases, report, scenario, simulate
 
 
 def plan(overlay: str | list[str], scenario_file: str | None = None, cubes: int | None = None,
-         kueue_version: str = "v0.17.4") -> simulate.Plan:
+         kueue_version: str = releases.DEFAULT) -> simulate.Plan:
     source, objs = model.load_objects(overlay)
     cluster = model.build(source, objs)
     scen = scenario.load(scenario_file, cluster) if scenario_file else scenario.default(cluster)
     result = simulate.run(cluster, scen, cubes, kueue_version)
     note = _multikueue_note(cluster)
-    return result if note is None else simulate.Plan(result.source, result.scenario, result.description,
-                                                     (note,) + result.notes, result.steps)
+    return result if note is None else replace(result, notes=(note,) + result.notes)
 
 
-def plan_group(paths: list[str], scenario_file: str | None = None, kueue_version: str = "v0.17.4",
+def plan_group(paths: list[str], scenario_file: str | None = None, kueue_version: str = releases.DEFAULT,
                manager_config: str | None = None) -> simulate.Plan:
     """A MultiKueue manager's overlay, then each worker's (NAME=PATH, or PATH named by its last part)."""
     from . import dispatch, group
@@ -47,30 +52,162 @@ def _multikueue_note(cluster: model.Cluster) -> str | None:
             "--group MANAGER WORKER... to see where they run")
 
 
-def run(args) -> int:
-    """The CLI command; SpecError (exit 2) propagates to generator.cli."""
+def platform_root() -> Path:
+    """The platform repository whose scenarios `plan` without an overlay replays: the folder
+    holding platform.yaml, found from the working directory up (paths.find_spec); without
+    one, the working directory."""
+    from .. import paths
+    try:
+        return paths.find_spec().parent
+    except paths.NoPlatform:
+        return Path.cwd()
+
+
+def scenario_runs(root: Path, scenario_file: str | None) -> list[tuple[str, str]]:
+    """(overlay, scenario) pairs for `plan` without an overlay: every scenarios/<profile>/*.yaml
+    against overlays/<profile> (what `make plan` looped over), or the one --scenario names."""
     from ..errors import Problem, SpecError
+    if scenario_file:
+        files = [Path(scenario_file)]
+    else:
+        files = sorted((root / "scenarios").glob("*/*.yaml"))
+        if not files:
+            raise SpecError(str(root), [Problem("", f"no overlay given and no scenarios/<profile>/*.yaml under {root}: "
+                                               "give an overlay (plan overlays/PROFILE) or write a scenario")])
+    out, problems = [], []
+    for f in files:
+        overlay = root / "overlays" / f.resolve().parent.name
+        if not overlay.is_dir():
+            problems.append(Problem(str(f), f"no overlay {_shown(overlay, root)} for this scenario's profile "
+                                    f"({f.resolve().parent.name}); run synth, or give the overlay"))
+        out.append((_shown(overlay, root), _shown(f, root)))
+    if problems:
+        raise SpecError(str(root), problems)
+    return out
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _check_args(args) -> None:
+    from ..errors import Problem, SpecError
+    many = not args.overlay
     if args.cubes is not None and not 0 <= args.cubes:
         raise SpecError("--cubes", [Problem("--cubes", f"{args.cubes} is not a number of cubes (0 or more)")])
-    if args.plot and not args.plot.endswith(".png"):
+    if args.plot and not many and not args.plot.endswith(".png"):
         raise SpecError(args.plot, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
     if args.manager_config and not args.group:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
+    if args.group and not args.overlay:
+        raise SpecError("--group", [Problem("", "give the manager's overlay, then each worker's")])
+    if args.group and args.cubes is not None:
+        raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
+    if args.update_expectations and args.overlay and not args.scenario:
+        raise SpecError("--update-expectations", [Problem("", "there are expectations to update only in a scenario: "
+                                                          "give --scenario FILE, or no overlay to update them all")])
+
+
+def run(args) -> int:
+    """The CLI command; SpecError (exit 2) propagates to generator.cli."""
+    _check_args(args)
+    if args.overlay:
+        return _run_one(args, args.overlay, args.scenario, args.plot)
+    root = platform_root()
+    runs = scenario_runs(root, args.scenario)
+    rc = 0
+    for i, (overlay, scen) in enumerate(runs):
+        if i:
+            sys.stdout.write("\n")
+        plot = None
+        if args.plot:
+            plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")
+            Path(args.plot).mkdir(parents=True, exist_ok=True)
+        rc = max(rc, _run_one(args, [str(root / overlay)], str(root / scen), plot, (overlay, scen)))
+    return rc
+
+
+def release_for(overlay: str, given: str | None) -> tuple[str, str]:
+    """(Kueue release, who chose it): --kueue-version; else, for overlays/<profile> of the
+    platform repository, the release its spec pins for that profile; else the default."""
+    if given:
+        return given, "--kueue-version"
+    root = platform_root()
+    from .. import paths
+    spec = root / paths.SPEC_NAME
+    path = Path(overlay)
+    if not (spec.is_file() and path.is_dir() and path.resolve().parent == (root / "overlays").resolve()):
+        return releases.DEFAULT, "the default; the spec pins a release for overlays/<profile> only"
+    from .. import spec as spec_mod
+    from ..errors import SpecError
+    try:
+        platform = spec_mod.load(spec)
+    except SpecError:
+        return releases.DEFAULT, f"the default: {spec.name} does not load (run validate)"
+    prof = platform.profiles.get(path.name)
+    if prof is None:
+        return releases.DEFAULT, f"the default: {spec.name} has no profile {path.name}"
+    return prof.kueue.version, f"pinned by {spec.name} for profile {path.name}"
+
+
+def _replay(args, overlay: list[str], scenario_file: str | None, release: str) -> simulate.Plan:
     if args.group:
-        if args.cubes is not None:
-            raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
-        result = plan_group(args.overlay, args.scenario, args.kueue_version, args.manager_config)
-    else:
-        result = plan(args.overlay, args.scenario, args.cubes, args.kueue_version)
-    if args.plot:
+        return plan_group(overlay, scenario_file, release, args.manager_config)
+    return plan(overlay, scenario_file, args.cubes, release)
+
+
+def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str | None,
+             shown: tuple[str, str] | None = None) -> int:
+    """One plan: the report on stdout (also when an expectation fails), failures on stderr."""
+    release, why = release_for(overlay[0], args.kueue_version)
+    result = _replay(args, overlay, scenario_file, release)
+    modelled = releases.rules(release).release
+    result = replace(result, release=release, release_source=why if modelled == release
+                     else f"{why}; not modelled, so {modelled}'s rules")
+    if shown is not None:
+        result = replace(result, source=shown[0], scenario=shown[1])
+    if plot_file:
         from . import plot  # matplotlib only when asked for
-        plot.write(result, args.plot)
+        plot.write(result, plot_file)
     sys.stdout.write(report.render(result, args.format))
-    if args.plot:
-        print(f"plan: wrote {args.plot}", file=sys.stderr)
+    if plot_file:
+        print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures
-    for f in failures:
-        print(f"plan: expectation failed: {f}", file=sys.stderr)
+    if failures and args.update_expectations and scenario_file:
+        failures = _update(args, overlay, scenario_file, release, result)
+    _say_failures(failures, args, result, shown)
     if failures or (args.strict and any(r.state == "never" for s in result.steps for r in s.rows)):
         return 1
     return 0
+
+
+def _update(args, overlay: list[str], scenario_file: str, release: str, result: simulate.Plan) -> list[str]:
+    """--update-expectations: the scenario rewritten from this plan, then planned again; what
+    still fails (nothing, unless a name became ambiguous)."""
+    from . import expectations
+    n = expectations.rewrite(scenario_file, result)
+    print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
+          "review the change (git diff) and commit it", file=sys.stderr)
+    return _replay(args, overlay, scenario_file, release).failures
+
+
+def _say_failures(failures: list[str], args, result: simulate.Plan, shown: tuple[str, str] | None) -> None:
+    for f in failures:
+        print(f"plan: expectation failed: {f}", file=sys.stderr)
+    if failures:
+        print(f"plan: {result.scenario}: if the new outcome is intended, accept it with "
+              f"`python -m generator plan {_again(args, shown)} --update-expectations`, which rewrites "
+              "the scenario's expect: blocks from this plan", file=sys.stderr)
+
+
+def _again(args, shown: tuple[str, str] | None) -> str:
+    """The command line that reruns this plan."""
+    if shown is not None:
+        return f"--scenario {shown[1]}"
+    parts = (["--group"] if args.group else []) + list(args.overlay)
+    if args.scenario:
+        parts += ["--scenario", args.scenario]
+    return " ".join(parts)

@@ -92,6 +92,10 @@ class Assignment:
                 out.setdefault(r, c.flavor)
         return out
 
+    def flavor_names(self) -> list[str]:
+        """Every flavor the assignment holds quota in (pod sets may differ for one resource)."""
+        return sorted({f for f, _ in self.usage} | {c.flavor for ps in self.podsets for c in ps.flavors.values()})
+
     def frs_need_preemption(self) -> set[FR]:
         return {(c.flavor, r) for ps in self.podsets for r, c in ps.flavors.items() if c.mode == M_PREEMPT}
 
@@ -133,19 +137,7 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
         if covers_pods:
             req[model.PODS] = Decimal(count)
         psa = PodSetAssignment(ps.name, count, req)
-        chosen: dict[str, Choice] | None = {}
-        reasons: list[str] = []
-        for res in sorted(req):
-            if req[res] == 0 and ctx.cq.group_of(res) is None:
-                continue            # zero requests of uncovered resources are ignored (#8079)
-            if chosen is None or res in chosen:
-                continue
-            flavors, why = _find_flavor(ctx, i, ps, req, res, a.usage)
-            if not flavors:
-                chosen, reasons = None, why
-                break
-            chosen.update(flavors)
-            reasons += why
+        chosen, reasons = _pod_set_flavors(ctx, i, ps, req, a.usage)
         psa.flavors = {r: c for r, c in (chosen or {}).items() if r in req}
         psa.reasons = reasons
         _append(a, psa)
@@ -155,6 +147,23 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
         _check_slices(ctx, wl, a)
         tas.check(ctx, wl, a)   # GPU pod sets that must share one GKE block or host
     return a
+
+
+def _pod_set_flavors(ctx: Context, i: int, ps: model.PodSet, req: dict[str, Decimal],
+                     assumed: dict[FR, Decimal]) -> tuple[dict[str, Choice] | None, list[str]]:
+    """A flavor for each resource of one pod set (a resource group's flavor covers all its
+    resources); None with the reasons when one has none."""
+    chosen: dict[str, Choice] = {}
+    reasons: list[str] = []
+    for res in sorted(req):
+        if (req[res] == 0 and ctx.cq.group_of(res) is None) or res in chosen:
+            continue            # zero requests of uncovered resources are ignored (#8079)
+        flavors, why = _find_flavor(ctx, i, ps, req, res, assumed)
+        if not flavors:
+            return None, why
+        chosen.update(flavors)
+        reasons += why
+    return chosen, reasons
 
 
 def _append(a: Assignment, psa: PodSetAssignment) -> None:
@@ -182,34 +191,8 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
         return {}, [(f"resource {res} unavailable in ClusterQueue {ctx.cq.name} "
                     f"(covered: {', '.join(ctx.cq.covered()) or 'none'})")]
     requests = {r: v for r, v in req.items() if r in group.covered}
-    label_keys = {k for f in group.flavors if f.flavor in ctx.flavors for k in ctx.flavors[f.flavor].node_labels}
     reasons: list[str] = []
-    best: dict[str, Choice] | None = None
-    best_mode = (NOFIT, 1 << 30)
-    attempted = -1
-    for idx in range(_next_flavor(ctx, ps_index, res), len(group.flavors)):
-        attempted = idx
-        fq = group.flavors[idx]
-        mismatch = _check_flavor(ctx, fq.flavor, ps, label_keys)
-        if mismatch:
-            reasons.append(mismatch)
-            continue
-        choices: dict[str, Choice] = {}
-        rep = (FIT, 0)
-        for r in sorted(requests):
-            fr = (fq.flavor, r)
-            pm, borrow, why = _fits_quota(ctx, fr, assumed.get(fr, ZERO), requests[r])
-            reasons += why
-            if _preferred(rep, (pm, borrow), ctx.cq.fungibility):
-                rep = (pm, borrow)
-            if rep[0] == NOFIT:
-                break
-            choices[r] = Choice(fq.flavor, _mode(pm), borrow)
-        if not _try_next(rep, ctx.cq.fungibility):
-            best, best_mode = choices, rep
-            break
-        if _preferred(rep, best_mode, ctx.cq.fungibility):
-            best, best_mode = choices, rep
+    best, best_mode, attempted = _scan(ctx, group, _next_flavor(ctx, ps_index, res), ps, requests, assumed, reasons)
     for c in (best or {}).values():
         c.tried = -1 if attempted == len(group.flavors) - 1 else attempted
     if best is None:
@@ -217,6 +200,47 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
     if best_mode[0] == FIT:
         return best, []
     return best, reasons
+
+
+def _scan(ctx: Context, group, start: int, ps: model.PodSet, requests: dict[str, Decimal],
+          assumed: dict[FR, Decimal], reasons: list[str]) -> tuple[dict[str, Choice] | None, tuple[int, int], int]:
+    """The group's flavors from `start`, in order, as fungibility says: (the best choices, their
+    mode, the index of the last flavor tried)."""
+    label_keys = {k for f in group.flavors if f.flavor in ctx.flavors for k in ctx.flavors[f.flavor].node_labels}
+    best: dict[str, Choice] | None = None
+    best_mode = (NOFIT, 1 << 30)
+    attempted = -1
+    for idx in range(start, len(group.flavors)):
+        attempted = idx
+        fq = group.flavors[idx]
+        mismatch = _check_flavor(ctx, fq.flavor, ps, label_keys)
+        if mismatch:
+            reasons.append(mismatch)
+            continue
+        choices, rep = _in_flavor(ctx, fq.flavor, requests, assumed, reasons)
+        if not _try_next(rep, ctx.cq.fungibility):
+            return choices, rep, attempted
+        if _preferred(rep, best_mode, ctx.cq.fungibility):
+            best, best_mode = choices, rep
+    return best, best_mode, attempted
+
+
+def _in_flavor(ctx: Context, flavor: str, requests: dict[str, Decimal], assumed: dict[FR, Decimal],
+               reasons: list[str]) -> tuple[dict[str, Choice], tuple[int, int]]:
+    """How the requests fit one flavor: a choice per resource, and the worst (mode, borrowing)
+    as the flavor's representative; stops at the first resource that does not fit."""
+    choices: dict[str, Choice] = {}
+    rep = (FIT, 0)
+    for r in sorted(requests):
+        fr = (flavor, r)
+        pm, borrow, why = _fits_quota(ctx, fr, assumed.get(fr, ZERO), requests[r])
+        reasons += why
+        if _preferred(rep, (pm, borrow), ctx.cq.fungibility):
+            rep = (pm, borrow)
+        if rep[0] == NOFIT:
+            break
+        choices[r] = Choice(flavor, _mode(pm), borrow)
+    return choices, rep
 
 
 def _preferred(a: tuple[int, int], b: tuple[int, int], fung: model.Fungibility) -> bool:

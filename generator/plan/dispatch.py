@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 
-from . import simulate
+from . import results, simulate
 from .group import Group
 from .simulate import ADMITTED, FINISHED, NEVER, RESERVED, Simulator, State
 
@@ -358,7 +358,7 @@ class GroupSim:
         for name, res in wres.items():
             rows += [replace(r, workload=f"{name}:{r.workload}", cluster=name, home=name)
                      for r in res.rows if r.workload not in self.copies[name]]
-        rows.sort(key=lambda r: (simulate.STATES.index(r.state), -r.priority, simulate._natural(r.workload)))
+        rows.sort(key=lambda r: (simulate.STATES.index(r.state), -r.priority, results._natural(r.workload)))
         usage = [replace(u, cluster=g.manager.name) for u in mres.usage]
         cubes = list(mres.cubes)
         for name, res in wres.items():
@@ -377,13 +377,7 @@ class GroupSim:
         held = ", ".join(sorted(set(m.flavors.values())))
         copies = tuple((w, self._copy_state(w, r.workload, wrows)) for w in rem.workers)
         if rem.winner is not None:
-            wr = wrows[rem.winner].get(r.workload)
-            where = wr.detail if wr else "unreachable"
-            detail = f"runs on {rem.winner}: {where}; manager quota in {held}"
-            if r.workload in self._ties:
-                detail += " (tie between workers broken by the plan's rule)"
-            return replace(r, state=ADMITTED, detail=detail, flavors=dict(wr.flavors) if wr else {},
-                           cluster=rem.winner, home=mname, copies=copies)
+            return self._running_row(r, rem.winner, held, copies, wrows)
         reasons = [f"{w}: {self._copy_reason(w, r.workload, rem, wrows)}" for w in rem.workers]
         reachable = [w for w in rem.workers if w not in self.lost]
         if reachable and all(self._copy_state(w, r.workload, wrows) == NEVER for w in reachable):
@@ -392,6 +386,15 @@ class GroupSim:
                            + "; ".join(reasons), home=mname, copies=copies)
         return replace(r, state=RESERVED, detail=f"quota reserved on the manager in {held}; waiting for a worker "
                        "to admit it: " + "; ".join(reasons), home=mname, copies=copies)
+
+    def _running_row(self, r: simulate.Row, winner: str, held: str, copies: tuple, wrows: dict) -> simulate.Row:
+        """A manager Workload whose copy runs on a worker: admitted there."""
+        wr = wrows[winner].get(r.workload)
+        detail = f"runs on {winner}: {wr.detail if wr else 'unreachable'}; manager quota in {held}"
+        if r.workload in self._ties:
+            detail += " (tie between workers broken by the plan's rule)"
+        return replace(r, state=ADMITTED, detail=detail, flavors=dict(wr.flavors) if wr else {},
+                       cluster=winner, home=self.group.manager.name, copies=copies)
 
     def _copy_state(self, worker: str, key: str, wrows: dict) -> str:
         if worker in self.lost:
@@ -431,7 +434,7 @@ def run(group: Group, scenario) -> simulate.Plan:
     for s in sim._sims():
         notes += s.notes
     return simulate.Plan(describe(group), scenario.source, scenario.description, tuple(dict.fromkeys(notes)),
-                         tuple(steps), group.names)
+                         tuple(steps), group.names, release=group.kueue_version)
 
 
 def describe(group: Group) -> str:

@@ -201,6 +201,29 @@ def read_dispatch(source: str, objs: list[dict], cluster: model.Cluster, notes: 
                   ) -> tuple[dict[str, Dispatch], dict[str, str]]:
     """The MultiKueue checks of the manager and the ClusterQueues that use them."""
     problems: list[Problem] = []
+    configs, clusters, checks = _multikueue_objects(objs, problems)
+    if not checks:
+        raise SpecError(source, [Problem("", f"no AdmissionCheck with controllerName {CONTROLLER}: not a MultiKueue "
+                                             "manager (plan a single cluster without --group)")])
+    out: dict[str, Dispatch] = {}
+    for name, o in sorted(checks.items()):
+        d = _dispatch(name, o, configs, clusters, problems, notes)
+        if d is not None:
+            out[name] = d
+    queues = _checked_queues(cluster, checks, problems)
+    for name in sorted(set(out) - set(queues.values())):
+        notes.append(f"AdmissionCheck {name} (MultiKueue) is used by no ClusterQueue of the manager")
+    if problems:
+        raise SpecError(source, problems)
+    if not queues:
+        raise SpecError(source, [Problem("", "no ClusterQueue of the manager uses its MultiKueue check "
+                                             f"({', '.join(sorted(checks))}): nothing would be dispatched")])
+    return out, queues
+
+
+def _multikueue_objects(objs: list[dict], problems: list[Problem]
+                        ) -> tuple[dict[str, tuple[dict, model.Reader]], set[str], dict[str, dict]]:
+    """The manager's MultiKueueConfigs (with a reader each), MultiKueueClusters and MultiKueue checks."""
     configs: dict[str, tuple[dict, model.Reader]] = {}
     clusters: set[str] = set()
     checks: dict[str, dict] = {}
@@ -214,14 +237,11 @@ def read_dispatch(source: str, objs: list[dict], cluster: model.Cluster, notes: 
             clusters.add(name)
         elif _kueue(o, "AdmissionCheck") and (o.get("spec") or {}).get("controllerName") == CONTROLLER:
             checks[name] = o
-    if not checks:
-        raise SpecError(source, [Problem("", f"no AdmissionCheck with controllerName {CONTROLLER}: not a MultiKueue "
-                                             "manager (plan a single cluster without --group)")])
-    out: dict[str, Dispatch] = {}
-    for name, o in sorted(checks.items()):
-        d = _dispatch(name, o, configs, clusters, problems, notes)
-        if d is not None:
-            out[name] = d
+    return configs, clusters, checks
+
+
+def _checked_queues(cluster: model.Cluster, checks: dict[str, dict], problems: list[Problem]) -> dict[str, str]:
+    """ClusterQueue -> the MultiKueue check it uses."""
     queues: dict[str, str] = {}
     for cq in sorted(cluster.cluster_queues.values(), key=lambda q: q.name):
         mk = [c for c in cq.checks if c.name in checks]
@@ -233,26 +253,15 @@ def read_dispatch(source: str, objs: list[dict], cluster: model.Cluster, notes: 
                                     "one limited by onFlavors; use one check for every flavor"))
         elif mk:
             queues[cq.name] = mk[0].name
-    for name in sorted(set(out) - set(queues.values())):
-        notes.append(f"AdmissionCheck {name} (MultiKueue) is used by no ClusterQueue of the manager")
-    if problems:
-        raise SpecError(source, problems)
-    if not queues:
-        raise SpecError(source, [Problem("", "no ClusterQueue of the manager uses its MultiKueue check "
-                                             f"({', '.join(sorted(checks))}): nothing would be dispatched")])
-    return out, queues
+    return queues
 
 
 def _dispatch(name: str, o: dict, configs: dict, clusters: set[str], problems: list[Problem],
               notes: list[str]) -> Dispatch | None:
-    params = (o.get("spec") or {}).get("parameters")
     where = f"AdmissionCheck/{name}.spec.parameters"
-    if not isinstance(params, dict) or params.get("kind") != "MultiKueueConfig" \
-            or params.get("apiGroup") != model.KUEUE_GROUP or not isinstance(params.get("name"), str):
-        problems.append(Problem(where, "a MultiKueue check names its MultiKueueConfig: "
-                                       "{apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: ...}"))
+    config = _config_name(o, where, problems)
+    if config is None:
         return None
-    config = params["name"]
     if config not in configs:
         problems.append(Problem(where + ".name", f"MultiKueueConfig {config!r} is not in the manager's overlay "
                                                  "(Kueue keeps the check inactive: BadConfig)"))
@@ -276,6 +285,16 @@ def _dispatch(name: str, o: dict, configs: dict, clusters: set[str], problems: l
     return Dispatch(name, config, tuple(usable))
 
 
+def _config_name(o: dict, where: str, problems: list[Problem]) -> str | None:
+    params = (o.get("spec") or {}).get("parameters")
+    if not isinstance(params, dict) or params.get("kind") != "MultiKueueConfig" \
+            or params.get("apiGroup") != model.KUEUE_GROUP or not isinstance(params.get("name"), str):
+        problems.append(Problem(where, "a MultiKueue check names its MultiKueueConfig: "
+                                       "{apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: ...}"))
+        return None
+    return params["name"]
+
+
 # ---------------------------------------------------------------- manager configuration
 def read_settings(path: str | None, objs: list[dict], kueue_version: str, notes: list[str]) -> Settings:
     if not path:
@@ -286,18 +305,7 @@ def read_settings(path: str | None, objs: list[dict], kueue_version: str, notes:
         raise SpecError(path, [Problem("", "no kueue-manager-config ConfigMap or Configuration in it")])
     r = model.Reader("Configuration", problems)
     mk = r.map(doc, "multiKueue", "multiKueue")
-    name = r.str(mk, "dispatcherName", "multiKueue.dispatcherName")
-    dispatcher = "all-at-once"
-    if name is not None:
-        known = {v: k for k, v in DISPATCHERS.items()}
-        if kueue_version == "v0.12.3":
-            notes.append("multiKueue.dispatcherName is not a field of Kueue v0.12.3 (its strict configuration "
-                         "loader refuses it); v0.12.3 always dispatches to every worker at once")
-        elif name not in known:
-            r.bad("multiKueue.dispatcherName", f"{name!r} is an external dispatcher, which the plan cannot "
-                                               f"follow (Kueue's own: {', '.join(DISPATCHERS.values())})")
-        else:
-            dispatcher = known[name]
+    dispatcher = _dispatcher(r.str(mk, "dispatcherName", "multiKueue.dispatcherName"), r, kueue_version, notes)
     step = r.int(r.map(mk, "incrementalDispatcherConfig", "multiKueue.incrementalDispatcherConfig"), "stepSize",
                  "multiKueue.incrementalDispatcherConfig.stepSize", DEFAULT_STEP_SIZE)
     if step is not None and step < 1:
@@ -313,6 +321,22 @@ def read_settings(path: str | None, objs: list[dict], kueue_version: str, notes:
                      f"{DEFAULT_STEP_SIZE} workers a round")
         step = DEFAULT_STEP_SIZE
     return Settings(dispatcher, step or DEFAULT_STEP_SIZE, timeout, gates, path)
+
+
+def _dispatcher(name: str | None, r: model.Reader, kueue_version: str, notes: list[str]) -> str:
+    """The dispatcher multiKueue.dispatcherName names (default: all at once)."""
+    known = {v: k for k, v in DISPATCHERS.items()}
+    if name is None:
+        return "all-at-once"
+    if kueue_version == "v0.12.3":
+        notes.append("multiKueue.dispatcherName is not a field of Kueue v0.12.3 (its strict configuration "
+                     "loader refuses it); v0.12.3 always dispatches to every worker at once")
+    elif name not in known:
+        r.bad("multiKueue.dispatcherName", f"{name!r} is an external dispatcher, which the plan cannot "
+                                           f"follow (Kueue's own: {', '.join(DISPATCHERS.values())})")
+    else:
+        return known[name]
+    return "all-at-once"
 
 
 def _configuration(objs: list[dict], r: model.Reader) -> dict | None:

@@ -350,6 +350,7 @@ class Cluster:
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     cohorts: dict[str, Cohort] = field(default_factory=dict)           # Cohort objects
     owners: list[Owner] = field(default_factory=list)                  # in the stream's order
+    owner_refs: set[tuple] = field(default_factory=set)                # their refs (replacing one is rare)
     notes: list[str] = field(default_factory=list)
     config: Config = field(default_factory=Config)
 
@@ -512,8 +513,7 @@ def build(source: str, objs: list[dict]) -> Cluster:
     c = Cluster(source)
     for i, o in enumerate(objs):
         read_object(c, o, i, problems)
-    for loop in supply.find_cycles({co.name: co.parent for co in c.cohorts.values() if co.declared}):
-        problems.append(Problem(f"Cohort/{loop[0]}.spec.parentName", supply.cycle_message(loop)))
+    problems += cohort_cycles(c)
     if not c.cluster_queues and not problems:
         problems.append(Problem("", "no ClusterQueue in the overlay: nothing to simulate"))
     if problems:
@@ -522,6 +522,13 @@ def build(source: str, objs: list[dict]) -> Cluster:
         if owner.kind == "Deployment" and "replicas" not in (owner.obj.get("spec") or {}):
             c.notes.append(f"{owner.label} has no spec.replicas (an HPA target?); simulated with 1")
     return c
+
+
+def cohort_cycles(c: Cluster) -> list[Problem]:
+    """One problem per loop of Cohort parents (a Cohort naming itself included), in the
+    words every tool uses (supply.cycle_message): the overlay's, and a scenario's `apply`."""
+    return [Problem(f"Cohort/{loop[0]}.spec.parentName", supply.cycle_message(loop))
+            for loop in supply.find_cycles({co.name: co.parent for co in c.cohorts.values() if co.declared})]
 
 
 @dataclass
@@ -546,11 +553,8 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     if not isinstance(kind, str) or not isinstance(meta, dict):
         problems.append(Problem(f"[{i}]", "not a Kubernetes object (needs kind and metadata)"))
         return None
+    o, meta = _named(c, o, kind, meta)
     name = meta.get("name")
-    if not name and kind in OWNER_KINDS and isinstance(meta.get("generateName"), str):
-        name = generated_name(c, meta["generateName"])
-        o = {**o, "metadata": {**meta, "name": name}}
-        meta = o["metadata"]
     if not isinstance(name, str) or not name:
         problems.append(Problem(f"[{i}].metadata.name", f"{kind} has no name"))
         return None
@@ -561,7 +565,22 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     r = Reader(f"{kind}/{name}", problems)
     api = o.get("apiVersion")
     group = api.rpartition("/")[0] if isinstance(api, str) else ""
-    obj = _Obj(c, o, kind, name, ns, group, str(api), r.map(o, "spec", "spec"), r, problems, replace)
+    reader = _reader(kind, group, name)
+    if reader is None:
+        return None
+    reader(_Obj(c, o, kind, name, ns, group, str(api), r.map(o, "spec", "spec"), r, problems, replace))
+    return f"{kind} {name}"
+
+
+def _named(c: Cluster, o: dict, kind: str, meta: dict) -> tuple[dict, dict]:
+    """A workload object with only metadata.generateName gets a name, as the API server gives one."""
+    if not meta.get("name") and kind in OWNER_KINDS and isinstance(meta.get("generateName"), str):
+        o = {**o, "metadata": {**meta, "name": generated_name(c, meta["generateName"])}}
+    return o, o["metadata"]
+
+
+def _reader(kind: str, group: str, name: str):
+    """The function that reads an object of this kind (None: the planner does not read it)."""
     reader = _KUEUE_READERS.get(kind) if group == KUEUE_GROUP else _CORE_READERS.get(kind)
     if reader is None and kind == "Configuration" and group.startswith("config.kueue.x-k8s.io"):
         reader = _read_configuration
@@ -569,10 +588,7 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
         reader = _read_config_map
     if reader is None and kind in OWNER_KINDS and (kind != "Workload" or group == KUEUE_GROUP):
         reader = _read_owner
-    if reader is None:
-        return None
-    reader(obj)
-    return f"{kind} {name}"
+    return reader
 
 
 def _read_cluster_queue(x: _Obj) -> None:
@@ -677,9 +693,10 @@ def _read_owner(x: _Obj) -> None:
             if v > MAX_QUANTITY:
                 x.problems.append(Problem(f"{where}.{demand_path(ps)}", f"{res} request {too_large(v)}"))
     owner = Owner(x.kind, x.ns, x.name, x.o, replicas)
-    if x.replace:
+    if x.replace and owner.ref in x.c.owner_refs:
         x.c.owners = [o for o in x.c.owners if o.ref != owner.ref]
     x.c.owners.append(owner)
+    x.c.owner_refs.add(owner.ref)
 
 
 _KUEUE_READERS = {
@@ -882,16 +899,21 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     if not isinstance(adm, dict) or not isinstance(adm.get("clusterQueue"), str):
         return None
     assigned = {a.get("name"): a for a in adm.get("podSetAssignments") or [] if isinstance(a, dict)}
-    flavors, counts = [], []
-    for ps in podsets:
-        a = assigned.get(ps.name) or {}
-        fl = _mapping(a.get("flavors"))
-        flavors.append({str(k): str(v) for k, v in fl.items()})
-        n = a.get("count")
-        counts.append(n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= ps.count else ps.count)
-    reserved = next((c.get("lastTransitionTime") for c in status.get("conditions") or []
-                     if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(reserved))
+    flavors = [{str(k): str(v) for k, v in _mapping((assigned.get(ps.name) or {}).get("flavors")).items()}
+               for ps in podsets]
+    counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)))
+
+
+def _reserved_at(status: dict) -> Any:
+    """When the QuotaReserved condition became true, as recorded."""
+    return next((c.get("lastTransitionTime") for c in status.get("conditions") or []
+                 if isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"), None)
+
+
+def _recorded_count(n: Any, most: int) -> int:
+    """A pod set's recorded count when it is one (0..its pods), else all its pods."""
+    return n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= most else most
 
 
 def timestamp(value: Any) -> float | None:

@@ -188,15 +188,18 @@ class Reservation:
         # shape that contains this one. Prefer the fullest at each level.
         levels = [self.cube] + sorted((s for s in self.mode.subslice_shapes if s != shape and shape.fits_in(s)),
                                       key=lambda s: -s.chips)
-        best_key, best = None, None
-        for cube, grid in enumerate(self._grid):
-            for origin in itertools.product(*(range(0, c, s) for c, s in zip(self.cube.dims, shape.dims, strict=True))):
-                if any(cell in grid for cell in _box(origin, shape.dims)):
-                    continue
-                key = tuple(self._free_in(grid, origin, level) for level in levels) + (cube, origin)
-                if best_key is None or key < best_key:
-                    best_key, best = key, Placement(shape, (cube,), origin)
-        return best
+        keyed = [(tuple(self._free_in(grid, origin, level) for level in levels) + (cube, origin), cube, origin)
+                 for cube, grid in enumerate(self._grid) for origin in self._origins(grid, shape)]
+        if not keyed:
+            return None
+        _, cube, origin = min(keyed, key=lambda k: k[0])
+        return Placement(shape, (cube,), origin)
+
+    def _origins(self, grid: dict, shape: TpuShape):
+        """Where in one cube the slice could start: aligned to its shape, on free cells only."""
+        for origin in itertools.product(*(range(0, c, s) for c, s in zip(self.cube.dims, shape.dims, strict=True))):
+            if not any(cell in grid for cell in _box(origin, shape.dims)):
+                yield origin
 
     @staticmethod
     def _free_in(grid: dict, origin: Cell, level: TpuShape) -> int:

@@ -106,10 +106,15 @@ def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | N
             linestyle="--", linewidth=1.2, label="nominal quota")
     for x, step in enumerate(plan.steps):
         _marks(ax, plan, step, x, (x, max(bottom[x], quota[x])), resource, cluster)
-    ax.set_xticks(xs, ["\n".join(textwrap.wrap(f"{s.index}. {s.title}", 18)) for s in plan.steps], fontsize=8)
+    _axes(ax, plan, cluster, resource, max(max(bottom, default=0), max(quota, default=0)) or 1)
+
+
+def _axes(ax, plan: Plan, cluster: str | None, resource: str, top: float) -> None:
+    """Ticks, labels, title and legend of one panel."""
+    ax.set_xticks(list(range(len(plan.steps))),
+                  ["\n".join(textwrap.wrap(f"{s.index}. {s.title}", 18)) for s in plan.steps], fontsize=8)
     what = "reserved on the manager" if plan.clusters and cluster == plan.clusters[0] else "admitted"
     ax.set_ylabel(f"{resource} {what}")
-    top = max(max(bottom, default=0), max(quota, default=0)) or 1
     ax.set_ylim(0, top * 1.5)
     title = f"Kueue plan: {Path(plan.source).name}" if cluster is None else f"{cluster}"
     ax.set_title(title + (f" / {Path(plan.scenario).stem}" if plan.scenario else ""), fontsize=10)
@@ -123,12 +128,7 @@ def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | N
 
 def _marks(ax, plan: Plan, step, x: int, anchor, resource: str, cluster: str | None) -> None:
     """Preemptions and re-admissions on this cluster, and who waits (on the manager, for a group)."""
-    tag = f"[{cluster}] " if cluster else ""
-    events = [e[len(tag):] for e in step.events if e.startswith(tag)]
-    marks = [e for e in events if " preempted by " in e]
-    back = [e for e in events if " re-admitted" in e]
-    notes = [f"preempted: {_short(e.split(' preempted by ')[0])}" for e in marks]
-    notes += [f"back: {_short(e.split(' re-admitted')[0])}" for e in back]
+    notes = _event_notes(step, cluster)
     if notes:
         ax.annotate("\n".join(notes), anchor, xytext=(0, 6), textcoords="offset points",
                     ha="center", va="bottom", fontsize=7, color="firebrick")
@@ -139,12 +139,19 @@ def _marks(ax, plan: Plan, step, x: int, anchor, resource: str, cluster: str | N
     never = [_short(r.workload) for r in mine if r.state == "never"]
     offset = 8 + 9 * len(notes)
     for label, names, colour in (("waiting", waiting, "dimgray"), ("never admitted", never, "black")):
-        if not names:
-            continue
-        shown = names[:3] + ([f"+{len(names) - 3} more"] if len(names) > 3 else [])
-        ax.annotate(f"{label}: " + "\n".join(shown), anchor, xytext=(0, offset),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=7, color=colour)
-        offset += 9 * (len(shown) + 1)
+        if names:
+            shown = names[:3] + ([f"+{len(names) - 3} more"] if len(names) > 3 else [])
+            ax.annotate(f"{label}: " + "\n".join(shown), anchor, xytext=(0, offset),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=7, color=colour)
+            offset += 9 * (len(shown) + 1)
+
+
+def _event_notes(step, cluster: str | None) -> list[str]:
+    """Who was preempted and who came back in this step, on this cluster."""
+    tag = f"[{cluster}] " if cluster else ""
+    events = [e[len(tag):] for e in step.events if e.startswith(tag)]
+    return [f"preempted: {_short(e.split(' preempted by ')[0])}" for e in events if " preempted by " in e] + \
+        [f"back: {_short(e.split(' re-admitted')[0])}" for e in events if " re-admitted" in e]
 
 
 def _short(workload: str) -> str:

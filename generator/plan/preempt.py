@@ -22,6 +22,8 @@ preemptor's share after admission stays at most the target's share after the
 eviction (rule S2-a), else below the target's share before it (S2-b)."""
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -79,6 +81,25 @@ class Snapshot:
         self.tas_fits = tas_fits            # (shapes by flavor, removed keys) -> bool
         self.removed: set[str] = set()
         self.reservations: dict[str, packer.Reservation] = {}   # TPU flavor -> its slices (the simulator sets them)
+        # (cq, flavor, resource) -> the ranks of its admitted Workloads that use that flavor and
+        # resource, in candidate order (lowest priority, newest admission); kept by the simulator
+        # as Workloads are admitted and released; read, never changed, here. None: sort here.
+        self.ranked: dict[tuple, list[tuple]] | None = None
+
+    def ordered(self, cq: str, frs):
+        """The admitted Workloads of a ClusterQueue that use one of `frs`, in candidate order
+        (those a trial removed skipped)."""
+        present = self.workloads.get(cq, {})
+        if self.ranked is None:
+            yield from sorted((i for i in present.values() if _uses(i, frs)), key=rank)
+            return
+        lists = [self.ranked.get((cq, *fr), []) for fr in sorted(frs)]
+        last = None
+        for *_, key in (lists[0] if len(lists) == 1 else heapq.merge(*lists)):
+            info = present.get(key) if key != last else None
+            last = key
+            if info is not None:
+                yield info
 
     def node(self, cq: str) -> Node:
         return self.tree.cqs[cq]
@@ -100,6 +121,11 @@ def satisfies(policy: str, p_prio: int, p_created: float, c: Info) -> bool:
     if policy == "LowerOrNewerEqualPriority":
         return p_prio > c.priority or (p_prio == c.priority and p_created < c.created)
     return policy == "Any"
+
+
+def rank(c: Info) -> tuple:
+    """Candidate order within one ClusterQueue: lowest priority, newest admission."""
+    return (c.priority, -c.admitted_at, c.key)
 
 
 def order_key(c: Info, preemptor_cq: str):
@@ -145,7 +171,7 @@ class _Cand:
 
 
 def _uses(info: Info, frs) -> bool:
-    return any(fr in frs for fr in info.frs)
+    return not info.frs.isdisjoint(frs)
 
 
 def _classify(snap: Snapshot, p: Preemptor, c: Info, advantage: bool) -> str | None:
@@ -166,17 +192,25 @@ def _classify(snap: Snapshot, p: Preemptor, c: Info, advantage: bool) -> str | N
     return "ReclaimWhile"
 
 
-def _from_cq(snap: Snapshot, p: Preemptor, cq: Node, lca: Node | None, advantage: bool) -> list[_Cand]:
-    out = []
-    for info in list(snap.workloads.get(cq.name, {}).values()):
+def _from_cq(snap: Snapshot, p: Preemptor, cq: str, lca: Node | None, advantage: bool, dead: set[str]):
+    """The candidates of one ClusterQueue, in candidate order, as they are asked for. The
+    order is by priority, so the policy's priority bound ends the scan (satisfies() would
+    refuse every Workload after it)."""
+    pol = snap.policies[p.cq]
+    policy = pol.within if cq == p.cq else pol.reclaim
+    for info in snap.ordered(cq, p.frs_need):
+        if cq in dead or (policy == "LowerPriority" and info.priority >= p.priority) or \
+                (policy == "LowerOrNewerEqualPriority" and info.priority > p.priority):
+            return
         v = _classify(snap, p, info, advantage)
         if v:
-            out.append(_Cand(info, lca, v))
-    return out
+            yield _Cand(info, lca, v)
 
 
 def _collect(snap: Snapshot, p: Preemptor, current: Node, root: Node, skip: Node | None, advantage: bool,
-             out: list[_Cand]) -> None:
+             out: list[tuple[str, Node | None, bool]]) -> None:
+    """The ClusterQueues of the cohort whose Workloads are candidates (decided before any
+    removal, as Kueue collects them)."""
     for child in current.child_cohorts:
         if child is skip or quota.within_nominal(child, p.frs_need):
             continue
@@ -185,15 +219,29 @@ def _collect(snap: Snapshot, p: Preemptor, current: Node, root: Node, skip: Node
         if child.name == p.cq:
             continue
         if not quota.within_nominal(child, p.frs_need):
-            out += _from_cq(snap, p, child, root, advantage)
+            out.append((child.name, root, advantage))
 
 
-def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
+def _merged(snap: Snapshot, p: Preemptor, sources: list[tuple[str, Node | None, bool]], dead: set[str]):
+    """One group's candidates from several ClusterQueues, in candidate order (a lazy merge
+    of each queue's ordered candidates: a preemptor that fits early reads few of them)."""
+    gens = [_from_cq(snap, p, cq, lca, adv, dead) for cq, lca, adv in sources]
+    if len(gens) == 1:
+        return gens[0]
+    return heapq.merge(*gens, key=lambda c: rank(c.info))
+
+
+Sources = list[tuple[str, Node | None, bool]]       # (ClusterQueue, common cohort, hierarchical advantage)
+
+
+def _sources(snap: Snapshot, p: Preemptor) -> tuple[Sources, Sources, Sources]:
+    """Where candidates come from: (hierarchical reclaim, priority-based reclaim, the
+    preemptor's own ClusterQueue)."""
     node = snap.node(p.cq)
     pol = snap.policies[p.cq]
-    same = _from_cq(snap, p, node, None, False) if pol.within != "Never" else []
-    hier: list[_Cand] = []
-    prio: list[_Cand] = []
+    same: Sources = [(p.cq, None, False)] if pol.within != "Never" else []
+    hier: Sources = []
+    prio: Sources = []
     if node.parent is not None and pol.reclaim != "Never":
         advantage, remaining = quota.quantities_fit_in_quota(node, p.usage)
         previous = None
@@ -202,31 +250,54 @@ def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
             fits, remaining = quota.quantities_fit_in_quota(ancestor, remaining)
             advantage = advantage or fits
             previous = ancestor
-    for lst in (same, prio, hier):
-        lst.sort(key=lambda c: order_key(c.info, p.cq))
-    cands = [c for c in hier if c.info.evicted] + [c for c in prio if c.info.evicted] + \
-        [c for c in same if c.info.evicted] + [c for c in hier if not c.info.evicted] + \
-        [c for c in prio if not c.info.evicted] + [c for c in same if not c.info.evicted]
-    forbidden = pol.borrow == "Never"
+    return hier, prio, same
+
+
+def _attempts(snap: Snapshot, p: Preemptor, hier: Sources, prio: Sources) -> list[bool]:
+    """With borrowing allowed, without, or both, in Kueue's order."""
+    node = snap.node(p.cq)
+    others = next(itertools.chain(_merged(snap, p, hier, set()), _merged(snap, p, prio, set())), None) is not None
+    has_hier = next(iter(_merged(snap, p, hier, set())), None) is not None
+    forbidden = snap.policies[p.cq].borrow == "Never"
     under_nominal = all(node.usage.get(fr, ZERO) < node.nominal(fr) for fr in p.frs_need)
-    if (not hier and not prio) or (forbidden and not under_nominal):
-        attempts = [True]
-    elif forbidden and not hier:
-        attempts = [False, True]
-    else:
-        attempts = [True, False]
-    for borrow in attempts:
-        targets: list[Target] = []
-        for c in cands:
-            if not _valid(snap, p, c, borrow):
-                continue
-            snap.remove(c.info)
-            targets.append(Target(c.info, _reason(c.variant)))
-            if _fits(snap, p, borrow):
-                targets = _fill_back(snap, p, targets, borrow)
-                _restore(snap, targets)
-                return targets
-        _restore(snap, targets)
+    if not others or (forbidden and not under_nominal):
+        return [True]
+    if forbidden and not has_hier:
+        return [False, True]
+    return [True, False]
+
+
+def classical(snap: Snapshot, p: Preemptor) -> list[Target]:
+    hier, prio, same = _sources(snap, p)
+    for borrow in _attempts(snap, p, hier, prio):
+        # Other queues' first (hierarchical reclaim, then priority-based), then the preemptor's
+        # own; no admitted Workload of the planner is already being evicted (Kueue's first group).
+        # A queue (or its cohort up to the common one) found within nominal stays so while
+        # candidates are only removed: the rest of its candidates are not valid either.
+        dead: set[str] = set()
+        found = _attempt(snap, p, borrow, dead, itertools.chain(
+            _merged(snap, p, hier, dead), _merged(snap, p, prio, dead), _merged(snap, p, same, dead)))
+        if found:
+            return found
+    return []
+
+
+def _attempt(snap: Snapshot, p: Preemptor, borrow: bool, dead: set[str], candidates) -> list[Target]:
+    """Remove candidates in order until the preemptor fits; the targets, or [] (all restored)."""
+    targets: list[Target] = []
+    for c in candidates:
+        why = _invalid(snap, p, c, borrow)
+        if why == "within nominal":
+            dead.add(c.info.cq)
+        if why:
+            continue
+        snap.remove(c.info)
+        targets.append(Target(c.info, _reason(c.variant)))
+        if _fits(snap, p, borrow):
+            targets = _fill_back(snap, p, targets, borrow)
+            _restore(snap, targets)
+            return targets
+    _restore(snap, targets)
     return []
 
 
@@ -235,20 +306,21 @@ def _reason(variant: str) -> str:
             "ReclaimWhile": RECLAIM_WHILE_BORROWING}[variant]
 
 
-def _valid(snap: Snapshot, p: Preemptor, c: _Cand, borrow: bool) -> bool:
+def _invalid(snap: Snapshot, p: Preemptor, c: _Cand, borrow: bool) -> str:
+    """Why a candidate may not be taken now ('' when it may)."""
     if c.info.cq == p.cq:
-        return True
+        return ""
     if borrow and c.variant == "ReclaimWithout":
-        return False
+        return "reclaim without borrowing"
     cq = snap.node(c.info.cq)
     if quota.within_nominal(cq, p.frs_need):
-        return False
+        return "within nominal"
     for node in cq.ancestors():
         if node is c.lca:
             break
         if quota.within_nominal(node, p.frs_need):
-            return False
-    return True
+            return "within nominal"
+    return ""
 
 
 # ---------------------------------------------------------------- fair sharing
@@ -258,20 +330,9 @@ def _is_borrowing(node: Node, frs) -> bool:
 
 def fair(snap: Snapshot, p: Preemptor, strategies: tuple[str, ...], within_nominal_rule: bool) -> list[Target]:
     node = snap.node(p.cq)
-    pol = snap.policies[p.cq]
-    cands: list[Info] = []
-    if pol.within != "Never":
-        cands += [i for i in snap.workloads.get(p.cq, {}).values()
-                  if satisfies(pol.within, p.priority, p.created, i) and _uses(i, p.frs_need)]
-    if node.parent is not None and pol.reclaim != "Never":
-        for other in node.root().subtree_cqs():
-            if other is node or not _is_borrowing(other, p.frs_need):
-                continue
-            cands += [i for i in snap.workloads.get(other.name, {}).values()
-                      if satisfies(pol.reclaim, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    cands = _fair_candidates(snap, p)
     if not cands:
         return []
-    cands.sort(key=lambda c: order_key(c, p.cq))
     quota.add(node, p.usage)                # shares include the incoming workload
 
     def fits() -> bool:
@@ -290,6 +351,24 @@ def fair(snap: Snapshot, p: Preemptor, strategies: tuple[str, ...], within_nomin
     targets = _fill_back(snap, p, targets, True)
     _restore(snap, targets)
     return targets
+
+
+def _fair_candidates(snap: Snapshot, p: Preemptor) -> list[Info]:
+    """The preemptor's own queue's Workloads its policy allows, and those of the borrowing
+    queues of its cohort tree, in candidate order."""
+    node = snap.node(p.cq)
+    pol = snap.policies[p.cq]
+    cands: list[Info] = []
+    if pol.within != "Never":
+        cands += [i for i in snap.workloads.get(p.cq, {}).values()
+                  if satisfies(pol.within, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    if node.parent is not None and pol.reclaim != "Never":
+        for other in node.root().subtree_cqs():
+            if other is not node and _is_borrowing(other, p.frs_need):
+                cands += [i for i in snap.workloads.get(other.name, {}).values()
+                          if satisfies(pol.reclaim, p.priority, p.created, i) and _uses(i, p.frs_need)]
+    cands.sort(key=lambda c: order_key(c, p.cq))
+    return cands
 
 
 def _strategy(name: str, preemptor_new: quota.DRS, target_old: quota.DRS, target_new: quota.DRS | None) -> bool:
@@ -336,6 +415,18 @@ class _Ordering:
                 yield t
 
     def _next(self, cohort: Node) -> Node | None:
+        best_cq, best_cq_drs = self._best_cq(cohort)
+        best_co, best_co_drs = self._best_cohort(cohort)
+        if best_co is None and best_cq is None:
+            self.pruned_cohorts.add(cohort.name)
+            return None
+        if best_co is not None and quota.compare_drs(best_co_drs, best_cq_drs) >= 0:
+            return self._next(best_co)
+        return best_cq
+
+    def _best_cq(self, cohort: Node) -> tuple[Node | None, quota.DRS]:
+        """The child ClusterQueue with the highest share that still has candidates (ties: the
+        one whose next candidate comes first); those without are pruned."""
         best_cq, best_cq_drs = None, quota.NEGATIVE_DRS
         for cq in cohort.child_cqs:
             if cq.name in self.pruned_cqs:
@@ -348,6 +439,10 @@ class _Ordering:
                     best_cq = cq
             elif quota.compare_drs(d, best_cq_drs) == 1:
                 best_cq, best_cq_drs = cq, d
+        return best_cq, best_cq_drs
+
+    def _best_cohort(self, cohort: Node) -> tuple[Node | None, quota.DRS]:
+        """The child cohort with the highest share that borrows (or leads to the preemptor)."""
         best_co, best_co_drs = None, quota.NEGATIVE_DRS
         for co in cohort.child_cohorts:
             if co.name in self.pruned_cohorts:
@@ -357,12 +452,7 @@ class _Ordering:
                 self.pruned_cohorts.add(co.name)
             elif quota.compare_drs(d, best_co_drs) >= 0:
                 best_co, best_co_drs = co, d
-        if best_co is None and best_cq is None:
-            self.pruned_cohorts.add(cohort.name)
-            return None
-        if best_co is not None and quota.compare_drs(best_co_drs, best_cq_drs) >= 0:
-            return self._next(best_co)
-        return best_cq
+        return best_co, best_co_drs
 
 
 def _almost_lcas(preemptor: Node, target: Node) -> tuple[Node, Node]:

@@ -114,7 +114,8 @@ def _header(plan: Plan) -> list[str]:
     overlays = "overlays" if plan.clusters else "overlay"
     what = f"scenario {plan.scenario}" if plan.scenario else f"no scenario: everything the {overlays} declare" \
         + ("" if plan.clusters else "s")
-    return [f"Kueue plan for {plan.source} ({what})"]
+    return [f"Kueue plan for {plan.source} ({what})"] + ([f"Rules of Kueue {plan.release} ({plan.release_source})"]
+                                                        if plan.release else [])
 
 
 # ---------------------------------------------------------------- text
@@ -133,29 +134,7 @@ def text(plan: Plan) -> str:
     for n in plan.notes:
         out.append(f"note: {n}")
     for step in plan.steps:
-        out += ["", f"== Step {step.index}: {step.title}  ({step.action})"]
-        if step.events:
-            out.append("events:")
-            out += [f"  - {e}" for e in step.events]
-        out.append("workloads:")
-        if plan.clusters:
-            out += _table(["workload", "kind", "priority", "state", "runs on", "detail"],
-                          [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], _runs_on(r), r.detail]
-                           for r in step.rows])
-            out.append(f"running on: {_where(plan, step)}")
-        else:
-            out += _table(["workload", "kind", "priority", "state", "detail"],
-                          [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], r.detail] for r in step.rows])
-        for cluster, cq in _queues(plan, step):
-            on = f" on {cluster}" if cluster else ""
-            out.append(f"quota of ClusterQueue {cq}{on}{_cohort(step, cq, cluster)}:")
-            out += _table(USAGE_HEADERS, [_usage_cells(u) for u in step.usage
-                                          if u.cluster_queue == cq and u.cluster == cluster])
-            out += [f"    {ln}" for ln in borrow_lines(step, cq, cluster)]
-        lines = _cube_lines(step)
-        if lines:
-            out.append("TPU cubes:")
-            out += [f"  {ln}" for ln in lines]
+        out += _text_step(plan, step)
     if plan.failures:
         out += ["", "Expectations that do not hold:"] + [f"  - {f}" for f in plan.failures]
     out += ["", "Summary:"]
@@ -163,6 +142,33 @@ def text(plan: Plan) -> str:
     out += _table(["step", "title", *keys], [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys]
                                              for s in plan.steps])
     return "\n".join(out) + "\n"
+
+
+def _text_step(plan: Plan, step: StepResult) -> list[str]:
+    out = ["", f"== Step {step.index}: {step.title}  ({step.action})"]
+    if step.events:
+        out.append("events:")
+        out += [f"  - {e}" for e in step.events]
+    out.append("workloads:")
+    if plan.clusters:
+        out += _table(["workload", "kind", "priority", "state", "runs on", "detail"],
+                      [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], _runs_on(r), r.detail]
+                       for r in step.rows])
+        out.append(f"running on: {_where(plan, step)}")
+    else:
+        out += _table(["workload", "kind", "priority", "state", "detail"],
+                      [[r.workload, r.kind, str(r.priority), STATE_LABEL[r.state], r.detail] for r in step.rows])
+    for cluster, cq in _queues(plan, step):
+        on = f" on {cluster}" if cluster else ""
+        out.append(f"quota of ClusterQueue {cq}{on}{_cohort(step, cq, cluster)}:")
+        out += _table(USAGE_HEADERS, [_usage_cells(u) for u in step.usage
+                                      if u.cluster_queue == cq and u.cluster == cluster])
+        out += [f"    {ln}" for ln in borrow_lines(step, cq, cluster)]
+    lines = _cube_lines(step)
+    if lines:
+        out.append("TPU cubes:")
+        out += [f"  {ln}" for ln in lines]
+    return out
 
 
 # ---------------------------------------------------------------- markdown
@@ -180,42 +186,54 @@ def markdown(plan: Plan) -> str:
     what = f"scenario `{plan.scenario}`" if plan.scenario else \
         "everything the overlays declare" if plan.clusters else "everything the overlay declares"
     out = [f"### Kueue plan: `{plan.source}`, {what}", ""]
+    if plan.release:
+        out += [f"_Rules of Kueue {plan.release} ({plan.release_source})_", ""]
     if plan.description:
         out += [plan.description.strip(), ""]
-    for n in plan.notes:
-        out.append(f"> {n}")
-    if plan.notes:
-        out.append("")
+    out += [f"> {n}" for n in plan.notes] + ([""] if plan.notes else [])
     if plan.failures:
         out += ["**Expectations that do not hold:**", ""] + [f"- {f}" for f in plan.failures] + [""]
     keys = _summary_states(plan)
     out += _md_table(["Step", "What happens", *(k.capitalize() for k in keys)],
                      [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys] for s in plan.steps])
     for step in plan.steps:
-        out += ["", f"#### Step {step.index}: {step.title}", "", f"_{step.action}_", ""]
-        if step.events:
-            out += [f"- {e}" for e in step.events] + [""]
-        group = bool(plan.clusters)
-        out += _md_table(["Workload", "Kind", "Priority", "State"] + (["Runs on"] if group else []) + ["Detail"],
-                         [[f"`{r.workload}`", r.kind, str(r.priority), f"**{STATE_LABEL[r.state]}**"
-                           if r.state in ("preempted", "never") else STATE_LABEL[r.state]]
-                          + ([_runs_on(r)] if group else []) + [r.detail]
-                          for r in step.rows])
-        if group:
-            out += ["", f"Running on: {_where(plan, step)}"]
-        out.append("")
-        out += _md_table((["Cluster"] if group else []) + ["ClusterQueue", "Cohort", "Flavor", "Resource", "Used",
-                                                             "Nominal", "Borrowed", "Lent", "Free", "Use"],
-                         [([u.cluster or "-"] if group else []) + [u.cluster_queue, u.cohort or "-"] + _usage_cells(u)
-                          for u in step.usage])
-        lines = [f"- `{cq}`{f' on {c}' if c else ''} {ln}" for c, cq in _queues(plan, step)
-                 for ln in borrow_lines(step, cq, c)]
-        if lines:
-            out += [""] + lines
-        lines = _cube_lines(step)
-        if lines:
-            out += [""] + [f"- TPU cubes, {ln}" for ln in lines]
+        out += _md_step(plan, step)
     return "\n".join(out) + "\n"
+
+
+def _md_state(state: str) -> str:
+    return f"**{STATE_LABEL[state]}**" if state in ("preempted", "never") else STATE_LABEL[state]
+
+
+def _md_step(plan: Plan, step: StepResult) -> list[str]:
+    out = ["", f"#### Step {step.index}: {step.title}", "", f"_{step.action}_", ""]
+    if step.events:
+        out += [f"- {e}" for e in step.events] + [""]
+    group = bool(plan.clusters)
+    out += _md_table(["Workload", "Kind", "Priority", "State"] + (["Runs on"] if group else []) + ["Detail"],
+                     [[f"`{r.workload}`", r.kind, str(r.priority), _md_state(r.state)]
+                      + ([_runs_on(r)] if group else []) + [r.detail]
+                      for r in step.rows])
+    if group:
+        out += ["", f"Running on: {_where(plan, step)}"]
+    out.append("")
+    return out + _md_usage(plan, step)
+
+
+def _md_usage(plan: Plan, step: StepResult) -> list[str]:
+    group = bool(plan.clusters)
+    out = _md_table((["Cluster"] if group else []) + ["ClusterQueue", "Cohort", "Flavor", "Resource", "Used",
+                                                        "Nominal", "Borrowed", "Lent", "Free", "Use"],
+                    [([u.cluster or "-"] if group else []) + [u.cluster_queue, u.cohort or "-"] + _usage_cells(u)
+                     for u in step.usage])
+    lines = [f"- `{cq}`{f' on {c}' if c else ''} {ln}" for c, cq in _queues(plan, step)
+             for ln in borrow_lines(step, cq, c)]
+    if lines:
+        out += [""] + lines
+    lines = _cube_lines(step)
+    if lines:
+        out += [""] + [f"- TPU cubes, {ln}" for ln in lines]
+    return out
 
 
 # ---------------------------------------------------------------- json
@@ -225,6 +243,8 @@ def as_json(plan: Plan) -> str:
         "scenario": plan.scenario,
         "description": plan.description,
         "notes": list(plan.notes),
+        "kueueVersion": plan.release,
+        "kueueVersionSource": plan.release_source,
         **({"clusters": list(plan.clusters)} if plan.clusters else {}),
         "steps": [{
             "index": s.index,

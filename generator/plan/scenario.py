@@ -50,9 +50,15 @@ class Expect:
     copies: dict[str, dict[str, str]] = field(default_factory=dict)  # group plans: workload -> worker -> state
 
     def check(self, result) -> list[str]:
+        """What does not hold, each as `expect.KEY: expected ..., but ...` (the old outcome, then the new)."""
         rows = {r.workload: r for r in result.rows}
-        return (self._states(rows) + self._flavors(rows) + self._usage(result) + self._counts(result)
-                + self._preemptions(rows, result) + self._details(rows) + self._clusters(rows) + self._copies(rows))
+        out = [f"expect.{_state_key(m)}: {m}" for m in self._states(rows)]
+        for key, found in (("flavors", self._flavors(rows)), ("usage", self._usage(result)),
+                           ("count", self._counts(result)), ("preemptedBy", self._preemptions(rows, result)),
+                           ("detail", self._details(rows)), ("clusters", self._clusters(rows)),
+                           ("copies", self._copies(rows))):
+            out += [f"expect.{key}: {m}" for m in found]
+        return out
 
     def _clusters(self, rows: dict) -> list[str]:
         out = []
@@ -146,6 +152,12 @@ class Expect:
         return out
 
 
+def _state_key(message: str) -> str:
+    """The state an `expected NAME STATE, but ...` message is about."""
+    head = message.split(", but", 1)[0].split()
+    return head[-1] if head else "states"
+
+
 def _untagged(event: str) -> str:
     """A group plan's event without its '[cluster] ' tag."""
     return event.split("] ", 1)[1] if event.startswith("[") and "] " in event else event
@@ -183,32 +195,12 @@ class Step:
 
     def _describe(self) -> str:
         a = self.args
-        if self.kind == "scale":
-            return f"scale {_ref(a['ref'])} to {a['replicas']}"
-        if self.kind == "submit":
-            owners = a["owners"]
-            return f"submit {owners[0].label}" + (f" and {len(owners) - 1} more" if len(owners) > 1 else "")
         if self.kind in ("delete", "finish", "evict"):
             return f"{self.kind} {_ref(a['ref'])}"
         if self.kind in ("workerLost", "workerReconnected"):
             return f"worker {a['worker']} " + ("unreachable" if self.kind == "workerLost" else "reachable again")
-        if self.kind == "quota":
-            parts = [f"{k} {v if v is not None else 'none'}" for k, v in
-                     (("nominalQuota", a.get("nominal")), ("borrowingLimit", a.get("borrowing", "keep")),
-                      ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
-            return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
-        if self.kind == "stopPolicy":
-            ns = f"{a['namespace']}/" if a.get("namespace") else ""
-            return f"set stopPolicy of {a['kind']} {ns}{a['name']} to {a['policy']}"
-        if self.kind == "namespaceLabels":
-            return f"set labels of namespace {a['namespace']} to {a['labels']}"
-        if self.kind == "apply":
-            return "apply " + ", ".join(f"{o['kind']} {o['metadata'].get('name')}" for o in a["objects"])
-        if self.kind == "remove":
-            return f"remove {a['kind']} {a['name']}"
-        if self.kind == "admissionCheck":
-            return f"AdmissionCheck {a['name']} answers {a['state']}" + (f" for {_ref(a['ref'])}" if a.get("ref") else "")
-        return self.kind
+        describe = _DESCRIBE.get(self.kind)
+        return describe(a) if describe else self.kind
 
     def apply(self, sim) -> None:
         a = self.args
@@ -250,6 +242,33 @@ class Step:
 
 def _ref(ref: tuple) -> str:
     return f"{ref[0]} {ref[1]}/{ref[2]}"
+
+
+def _describe_quota(a: dict) -> str:
+    parts = [f"{k} {v if v is not None else 'none'}" for k, v in
+             (("nominalQuota", a.get("nominal")), ("borrowingLimit", a.get("borrowing", "keep")),
+              ("lendingLimit", a.get("lending", "keep"))) if v != "keep" and not (k == "nominalQuota" and v is None)]
+    return f"set {a['resource']} of {a['owner']}/{a['flavor']}: " + ", ".join(parts)
+
+
+def _describe_submit(a: dict) -> str:
+    owners = a["owners"]
+    return f"submit {owners[0].label}" + (f" and {len(owners) - 1} more" if len(owners) > 1 else "")
+
+
+# How each kind of step reads in the report (the ones that name an object or a worker are in Step._describe).
+_DESCRIBE = {
+    "scale": lambda a: f"scale {_ref(a['ref'])} to {a['replicas']}",
+    "submit": _describe_submit,
+    "quota": _describe_quota,
+    "stopPolicy": lambda a: f"set stopPolicy of {a['kind']} "
+                            f"{a['namespace'] + '/' if a.get('namespace') else ''}{a['name']} to {a['policy']}",
+    "namespaceLabels": lambda a: f"set labels of namespace {a['namespace']} to {a['labels']}",
+    "apply": lambda a: "apply " + ", ".join(f"{o['kind']} {o['metadata'].get('name')}" for o in a["objects"]),
+    "remove": lambda a: f"remove {a['kind']} {a['name']}",
+    "admissionCheck": lambda a: f"AdmissionCheck {a['name']} answers {a['state']}"
+                                + (f" for {_ref(a['ref'])}" if a.get("ref") else ""),
+}
 
 
 @dataclass
@@ -312,22 +331,28 @@ def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>",
     clusters = _Clusters(views, manager, workers is not None)
     _initial(raw.get("initial", "all"), sc, clusters, problems)
     for i, s in enumerate(raw["steps"]):
-        kind = next(k for k in STEP_KINDS if k in s)
-        path = ["steps", i, kind]
-        at = clusters.which(s.get("cluster"), ["steps", i, "cluster"], problems)
-        if at == _UNKNOWN:
-            continue
-        if kind in GROUP_KINDS:
-            args = clusters.worker(s[kind], path, problems)
-        else:
-            v = views[at]
-            copies = views[None].live if at is not None else {}
-            args = _STEP_READERS[kind](s[kind], _Ctx(path, problems, v.work, v.available, v.live, base_dir, copies))
-        if args is not None:
-            sc.steps.append(Step(s["title"], kind, args, _expect(s.get("expect")), at))
+        step = _step(i, s, clusters, problems, base_dir)
+        if step is not None:
+            sc.steps.append(step)
     if problems:
         raise SpecError(source, problems)
     return sc
+
+
+def _step(i: int, s: dict, clusters: _Clusters, problems: list, base_dir: Path) -> Step | None:
+    """One step checked against the objects as the steps before it left them (None: a problem said why)."""
+    kind = next(k for k in STEP_KINDS if k in s)
+    path = ["steps", i, kind]
+    at = clusters.which(s.get("cluster"), ["steps", i, "cluster"], problems)
+    if at == _UNKNOWN:
+        return None
+    if kind in GROUP_KINDS:
+        args = clusters.worker(s[kind], path, problems)
+    else:
+        v = clusters.views[at]
+        copies = clusters.views[None].live if at is not None else {}
+        args = _STEP_READERS[kind](s[kind], _Ctx(path, problems, v.work, v.available, v.live, base_dir, copies))
+    return Step(s["title"], kind, args, _expect(s.get("expect")), at) if args is not None else None
 
 
 @dataclass
@@ -411,8 +436,19 @@ class _Ctx:
 
 
 def _args_scale(body, x: _Ctx) -> dict | None:
+    from .simulate import MAX_WORKLOADS
+    if body["replicas"] > MAX_WORKLOADS:
+        # Refused before any work: a plan simulates at most MAX_WORKLOADS Workloads.
+        x.problems.append(problem(x.path + ["replicas"], f"{_count(body['replicas'])} replicas is more than a plan "
+                                  f"simulates ({MAX_WORKLOADS} Workloads in all); give {MAX_WORKLOADS} or fewer"))
+        return None
     owner = _resolve(body, x.running(), x.path, x.problems, what="running")
     return {"ref": owner.ref, "replicas": body["replicas"]} if owner else None
+
+
+def _count(n: int) -> str:
+    """A count as a person reads it: 10^100 is not printed in full."""
+    return str(n) if n < 10**12 else f"about 10^{len(str(n)) - 1}"
 
 
 def _args_delete(body, x: _Ctx) -> dict | None:
@@ -483,7 +519,9 @@ def _args_apply(body, x: _Ctx) -> dict | None:
         x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in sub]
         if not sub:
             out.append(o)
-    return {"objects": out} if out else None
+    cycles = model.cohort_cycles(x.work)
+    x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in cycles]
+    return {"objects": out} if out and not cycles else None
 
 
 def _args_remove(body, x: _Ctx) -> dict | None:
@@ -535,25 +573,44 @@ def _path(parts) -> str:
 def _quota(body, path, problems, work: model.Cluster) -> dict | None:
     is_cohort = "cohort" in body
     name = body["cohort"] if is_cohort else body["clusterQueue"]
+    fq = _flavor_quota(body, path, problems, work, is_cohort, name)
+    if fq is None:
+        return None
+    args: dict[str, Any] = {"owner": name, "cohort": is_cohort, "flavor": body["flavor"], "resource": body["resource"]}
+    args.update(_quota_values(body, path, problems))
+    q = fq.resources[body["resource"]]
+    nominal = args.get("nominal", q.nominal)
+    lending = args.get("lending", q.lending)
+    if isinstance(lending, Decimal) and nominal is not None and lending > nominal:
+        problems.append(problem(path + ["lendingLimit"], f"lendingLimit {lending} is above nominalQuota {nominal}"))
+    return args
+
+
+def _flavor_quota(body, path, problems, work: model.Cluster, is_cohort: bool, name: str):
+    """The flavor's quotas of the ClusterQueue or Cohort the step names, or None (a problem said why)."""
+    what = "Cohort" if is_cohort else "ClusterQueue"
     table = work.cohorts if is_cohort else work.cluster_queues
     if name not in table:
         problems.append(problem(path + ["cohort" if is_cohort else "clusterQueue"],
-                                _unknown("Cohort" if is_cohort else "ClusterQueue", name, table)
-                                + (" in the overlay" if not is_cohort else "")))
+                                _unknown(what, name, table) + (" in the overlay" if not is_cohort else "")))
         return None
     owner = table[name]
-    flavors = [f.flavor for g in owner.groups for f in g.flavors]
-    if body["flavor"] not in flavors:
-        problems.append(problem(path + ["flavor"], f"{'Cohort' if is_cohort else 'ClusterQueue'} {name} has no flavor "
+    fq = next((f for g in owner.groups for f in g.flavors if f.flavor == body["flavor"]), None)
+    if fq is None:
+        flavors = [f.flavor for g in owner.groups for f in g.flavors]
+        problems.append(problem(path + ["flavor"], f"{what} {name} has no flavor "
                                 f"{body['flavor']!r} (known: {', '.join(flavors) or 'none'})"))
         return None
-    fq = next(f for g in owner.groups for f in g.flavors if f.flavor == body["flavor"])
     if body["resource"] not in fq.resources:
-        problems.append(problem(path + ["resource"], f"flavor {body['flavor']} of "
-                                f"{'Cohort' if is_cohort else 'ClusterQueue'} {name} has no quota for "
+        problems.append(problem(path + ["resource"], f"flavor {body['flavor']} of {what} {name} has no quota for "
                                 f"{body['resource']!r} (known: {', '.join(fq.resources)})"))
         return None
-    args: dict[str, Any] = {"owner": name, "cohort": is_cohort, "flavor": body["flavor"], "resource": body["resource"]}
+    return fq
+
+
+def _quota_values(body, path, problems) -> dict[str, Any]:
+    """nominal / borrowing / lending from the step (None: remove the limit)."""
+    args: dict[str, Any] = {}
     for key, arg in (("nominalQuota", "nominal"), ("borrowingLimit", "borrowing"), ("lendingLimit", "lending")):
         if key not in body:
             continue
@@ -565,11 +622,6 @@ def _quota(body, path, problems, work: model.Cluster) -> dict | None:
         value = model.quantity(body[key], lambda m, key=key: problems.append(problem(path + [key], m)))
         if value is not None:
             args[arg] = value
-    q = fq.resources[body["resource"]]
-    nominal = args.get("nominal", q.nominal)
-    lending = args.get("lending", q.lending)
-    if isinstance(lending, Decimal) and nominal is not None and lending > nominal:
-        problems.append(problem(path + ["lendingLimit"], f"lendingLimit {lending} is above nominalQuota {nominal}"))
     return args
 
 
@@ -616,41 +668,10 @@ def _resolve(ref: dict, pool: dict, path: list, problems: list, what: str = "in 
 def _submitted(s: dict, available: dict, live: dict, path: list, problems: list, work: model.Cluster,
                base_dir: Path) -> list[model.Owner]:
     if "manifest" in s or "file" in s:
-        objs = _objects(s, path, problems, base_dir)
-        count = s.get("count", 1)
-        out = []
-        for j, obj in enumerate(objs):
-            if obj.get("kind") not in model.OWNER_KINDS:
-                problems.append(problem(path + (["manifest"] if "manifest" in s else ["file"]),
-                                        f"{obj.get('kind')!r} is not a workload kind "
-                                        f"(allowed: {', '.join(model.OWNER_KINDS)})"))
-                continue
-            meta = obj["metadata"]
-            if count > 1 and meta.get("name"):
-                problems.append(problem(path + ["count"], f"count {count} needs objects with metadata.generateName "
-                                        f"and no name; {obj['kind']} {meta.get('name')} has a name"))
-                continue
-            for _ in range(count):
-                sub: list[Problem] = []
-                taken = {o.name for o in list(work.owners) + list(live.values())}
-                o = copy.deepcopy(obj)
-                if not o["metadata"].get("name") and isinstance(o["metadata"].get("generateName"), str):
-                    n = 1
-                    while f"{o['metadata']['generateName']}{n}" in taken:
-                        n += 1
-                    o["metadata"]["name"] = f"{o['metadata']['generateName']}{n}"
-                model.read_object(work, o, j, sub)
-                if sub:
-                    problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
-                    break
-                owner = work.owners[-1]
-                if owner.ref in live or (owner.ref in available and "manifest" in s):
-                    problems.append(problem(path + ["manifest", "metadata", "name"] if "manifest" in s else path,
-                                            f"{owner.kind} {owner.namespace}/{owner.name} already exists; "
-                                            "pick another name or delete it first"))
-                    break
-                live[owner.ref] = owner
-                out.append(owner)
+        out: list[model.Owner] = []
+        for j, obj in enumerate(_objects(s, path, problems, base_dir)):
+            if _submittable(s, obj, path, problems):
+                out += _copies(s, obj, j, available, live, path, problems, work)
         return out
     owner = _resolve(s, available, path, problems)
     if owner and owner.ref in live:
@@ -658,3 +679,47 @@ def _submitted(s: dict, available: dict, live: dict, path: list, problems: list,
                                 "(list the others in `initial` to hold it back)"))
         return []
     return [owner] if owner else []
+
+
+def _submittable(s: dict, obj: dict, path: list, problems: list) -> bool:
+    """A workload kind, and with `count` > 1 named by metadata.generateName."""
+    if obj.get("kind") not in model.OWNER_KINDS:
+        problems.append(problem(path + (["manifest"] if "manifest" in s else ["file"]),
+                                f"{obj.get('kind')!r} is not a workload kind (allowed: {', '.join(model.OWNER_KINDS)})"))
+        return False
+    count, meta = s.get("count", 1), obj["metadata"]
+    if count > 1 and meta.get("name"):
+        problems.append(problem(path + ["count"], f"count {count} needs objects with metadata.generateName "
+                                f"and no name; {obj['kind']} {meta.get('name')} has a name"))
+        return False
+    return True
+
+
+def _copies(s: dict, obj: dict, j: int, available: dict, live: dict, path: list, problems: list,
+            work: model.Cluster) -> list[model.Owner]:
+    """`count` copies of one object, each named from generateName (the first free suffix)."""
+    out = []
+    taken = {o.name for o in list(work.owners) + list(live.values())}
+    for _ in range(s.get("count", 1)):
+        sub: list[Problem] = []
+        o = copy.deepcopy(obj)
+        prefix = o["metadata"].get("generateName")
+        if not o["metadata"].get("name") and isinstance(prefix, str):
+            n = 1
+            while f"{prefix}{n}" in taken:
+                n += 1
+            o["metadata"]["name"] = f"{prefix}{n}"
+        model.read_object(work, o, j, sub)
+        if sub:
+            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
+            break
+        owner = work.owners[-1]
+        if owner.ref in live or (owner.ref in available and "manifest" in s):
+            problems.append(problem(path + ["manifest", "metadata", "name"] if "manifest" in s else path,
+                                    f"{owner.kind} {owner.namespace}/{owner.name} already exists; "
+                                    "pick another name or delete it first"))
+            break
+        live[owner.ref] = owner
+        taken.add(owner.name)
+        out.append(owner)
+    return out

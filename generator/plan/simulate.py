@@ -25,76 +25,33 @@ Sizes are capped (MAX_WORKLOADS, MAX_CUBES) so any input is simulated in
 bounded time and memory; the plan says what was left out."""
 from __future__ import annotations
 
+import bisect
 import copy
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 from .. import supply
-from ..errors import Problem, SpecError
 from ..labels import selector_matches
 from ..quantity import show as fmt
-from . import assign, model, packer, preempt, quota
+from . import actions, assign, fairorder, model, preempt, queues, quota, releases, tpusetup
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
-from .model import UNLIMITED, ClusterQueue, Owner, Workload
+from .model import ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
+from .results import STATES, Cubes, Plan, Row, StepResult, Usage, snapshot, usage_rows  # noqa: F401 (re-exported)
+from .state import (  # noqa: F401 (re-exported)
+    ADMITTED,
+    CHECK_STATES,
+    FINISHED,
+    NEVER,
+    PENDING,
+    RESERVED,
+    UNMANAGED,
+    Entry,
+    State,
+)
+from .tpusetup import MAX_CUBES  # noqa: F401 (re-exported)
 
-ADMITTED, RESERVED, PENDING, NEVER, UNMANAGED, FINISHED = \
-    "admitted", "reserved", "pending", "never", "unmanaged", "finished"
 MAX_CYCLES = 50_000
-MAX_WORKLOADS = 2_000      # Workloads simulated in one plan; more are left out, with a note
-MAX_CUBES = 64             # TPU cubes per reservation
-CHECK_STATES = ("Pending", "Ready", "Retry", "Rejected")
-# Kueue v0.17 feature gates the scheduler reads (pkg/features/kube_features.go): beta and on
-# by default from v0.17; not in v0.12.
-V017_GATES = ("FairSharingPreemptWithinNominal", "FairSharingPrioritizeNonBorrowing")
-
-
-@dataclass
-class State:
-    wl: Workload
-    created: float                                              # queue order: creation time
-    status: str = PENDING
-    reason: str = ""
-    assignment: assign.Assignment | None = None  # while quota is reserved
-    usage: dict[FR, Decimal] = field(default_factory=dict)
-    admitted_at: float | None = None                            # quota reservation time
-    placements: list[packer.Placement] = field(default_factory=list)
-    cluster_queue: str | None = None
-    preempted_by: list[str] = field(default_factory=list)       # during the current step
-    evicted: bool = False                                       # preempted and not yet back
-    readmitted: bool = False                                    # came back during the current step
-    inadmissible: bool = False                                  # set aside until quota frees up
-    blocked: bool = False                                       # state set by the queue wiring, not by quota
-    sticky: bool = False                                        # preempted for: first in line next cycle
-    last_tried: list[dict[str, int]] | None = None
-    last_generation: int = -1
-    checks: dict[str, str] = field(default_factory=dict)        # per-workload admission check states
-    waiting_checks: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return self.wl.key
-
-    @property
-    def priority(self) -> int:
-        return self.wl.priority.value
-
-    @property
-    def holds_quota(self) -> bool:
-        return self.status in (ADMITTED, RESERVED)
-
-    @property
-    def flavors(self) -> dict[str, str]:
-        return self.assignment.flavors() if self.assignment and self.holds_quota else {}
-
-
-@dataclass
-class Entry:
-    st: State
-    cq: ClusterQueue
-    a: assign.Assignment
-    targets: list[preempt.Target]
-    message: str = ""
+MAX_WORKLOADS = 10_000      # Workloads simulated in one plan; more are left out, with a note
 
 
 class Simulator:
@@ -106,97 +63,38 @@ class Simulator:
         self.live: dict[tuple, Owner] = {}
         self.events: list[str] = []
         self.notes: list[str] = list(cluster.notes)
-        self.gates = set(V017_GATES) if _minor(kueue_version) >= 17 else set()
+        self.rules = releases.rules(kueue_version)
+        # Pending Workloads per ClusterQueue (queues.py) and admitted ones per ClusterQueue (the
+        # scheduler snapshot's), kept as Workloads change instead of re-read every cycle.
+        self.queues: dict[str, queues.PendingQueue] = {}
+        self.queued: dict[str, str] = {}                 # Workload key -> the queue it waits in
+        self.touched: set[str] = set()                   # Workloads to classify again
+        self.epoch, self.synced_epoch = 0, -1            # queue objects changed: classify all again
+        self.infos: dict[str, dict[str, preempt.Info]] = {}
+        self.ranked: dict[tuple, list[tuple]] = {}       # (cq, flavor, resource) -> preempt.rank of its admitted, sorted
+        self.last_heads: list[tuple[State, ClusterQueue]] = []
+        self.gates = set(self.rules.gates)
+        self.cycle_no = 0
         self.check_defaults: dict[str, str] = {}
         self.generation: dict[str, int] = {}
-        self.dropped = 0
+        self.left_out: dict[tuple, int] = {}     # workload object -> its Workloads over MAX_WORKLOADS, now
+        self.left_out_peak: dict[tuple, int] = {}   # ... the most at any step (what the note counts)
         # Workloads that lost their quota against their will (preempted, drained, evicted), with
         # who preempted them: what MultiKueue (dispatch.py) reacts to. Read and cleared by it.
         self.evictions: list[tuple[str, str | None]] = []
-        self.reservations = self._reservations(cubes, cubes_source)
-        self.static = self._static_pools()
+        self.reservations = tpusetup.reservations(self.cluster, cubes, cubes_source, self.notes)
+        self.static = tpusetup.static_pools(self.cluster, self.reservations, self.notes)
         self.tree = quota.Tree(self.cluster)
         if self.cluster.config.fair_sharing or any(c.cohort for c in self.cluster.cluster_queues.values()):
             self.notes.append(f"Kueue configuration: {self.cluster.config.source}")
 
-    # ------------------------------------------------------------ setup
-    def _reservations(self, cubes: int | None, cubes_source: str) -> dict[str, packer.Reservation]:
-        """The dynamically sliced TPU flavors: a generation with dynamic slicing, a Kueue
-        Topology, and the ClusterQueue checked by that slicing mode's AdmissionCheck."""
-        out: dict[str, packer.Reservation] = {}
-        problems: list[Problem] = []
-        for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
-            controllers = {self.cluster.admission_checks.get(a) for a in cq.admission_checks}
-            for group in cq.groups:
-                for fq in group.flavors:
-                    rf = self.cluster.flavors.get(fq.flavor)
-                    if rf is None or rf.topology is None or rf.topology not in self.cluster.topologies:
-                        continue
-                    gen = rf.tpu_generation()
-                    if gen is None or gen.dynamic is None or fq.flavor in out \
-                            or gen.dynamic.admission_check_controller not in controllers:
-                        continue
-                    n = self._cubes(cq, fq, gen, cubes, cubes_source, problems)
-                    if n is not None:
-                        out[fq.flavor] = packer.Reservation(gen, n, self.cluster.topologies[rf.topology],
-                                                            f"Topology {rf.topology}")
-        if problems:
-            raise SpecError(self.cluster.source, problems)
-        if cubes is not None and not out:
-            self.notes.append(f"{cubes_source} ignored: no TPU flavor with slice admission in this overlay")
-        return out
-
-    def _cubes(self, cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes: int | None, cubes_source: str,
-               problems: list[Problem]) -> int | None:
-        """How many cubes the reservation behind a flavor has: --cubes, or its quota."""
-        resource, per_cube = gen.resource, gen.dynamic.cube.chips
-        q = fq.resources.get(resource)
-        nominal = q.nominal if q else None
-        if cubes is not None:
-            n = cubes
-            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} ({cubes_source})")
-        elif nominal is None or nominal >= UNLIMITED:
-            problems.append(Problem(
-                f"ClusterQueue/{cq.name}.flavors.{fq.flavor}.{resource}",
-                f"nominalQuota is {'missing' if nominal is None else fmt(resource, nominal)} (unlimited), "
-                "so the reservation's size is unknown: pass --cubes N or set `cubes` in the scenario"))
-            return None
-        else:
-            n = int(nominal // per_cube)
-            self.notes.append(f"flavor {fq.flavor}: reservation of {assign.cubes(n)} "
-                              f"({fmt(resource, nominal)} {resource} / {per_cube} chips per cube)")
-            if nominal % per_cube:
-                self.notes.append(f"flavor {fq.flavor}: {resource} quota {fmt(resource, nominal)} is not "
-                                  f"whole cubes; {nominal % per_cube} chips cannot form slices")
-        if n > MAX_CUBES:
-            self.notes.append(f"flavor {fq.flavor}: only the first {MAX_CUBES} of {n} cubes are simulated "
-                              "(slice placement is capped to keep the plan bounded)")
-            n = MAX_CUBES
-        return n
-
-    def _static_pools(self) -> dict[str, packer.StaticPool]:
-        """Flavors of static TPU node pools (accelerator and topology labels), with a note
-        per ClusterQueue on how many slices its quota is."""
-        out: dict[str, packer.StaticPool] = {}
-        for name, rf in sorted(self.cluster.flavors.items()):
-            pool = rf.static_pool() if name not in self.reservations else None
-            if pool is not None:
-                out[name] = pool
-        for cq in sorted(self.cluster.cluster_queues.values(), key=lambda q: q.name):
-            for flavor, resource, q in cq.quotas():
-                pool = out.get(flavor)
-                if pool is None or resource != pool.resource:
-                    continue
-                extra = q.nominal % pool.shape.chips
-                self.notes.append(
-                    f"flavor {flavor}: static TPU node pools, {pool.describe()}: ClusterQueue {cq.name}'s "
-                    f"{fmt(resource, q.nominal)} {resource} = {assign.plural(pool.slices_in(q.nominal), 'slice')}"
-                    + (f" and {extra} chips that make no slice" if extra else ""))
-                m = pool.machine
-                if m is not None and not m.allows(pool.shape):
-                    self.notes.append(f"flavor {flavor}: a {m.name} node pool cannot have topology {pool.shape} "
-                                      f"(it can: {', '.join(s.text for s in m.topologies)})")
-        return out
+    # Steps that change queue objects (actions.py).
+    set_quota = actions.set_quota
+    set_stop_policy = actions.set_stop_policy
+    set_namespace_labels = actions.set_namespace_labels
+    apply = actions.apply
+    remove_object = actions.remove_object
+    set_check = actions.set_check
 
     def rebuild(self) -> None:
         """After a change to queues, cohorts or quotas: the quota tree anew, with the
@@ -210,24 +108,37 @@ class Simulator:
         self._requeue_all()
 
     # ------------------------------------------------------------ actions
+    @property
+    def dropped(self) -> int:
+        """Workloads left out by the cap (a scaled object's counted once, as it stands now)."""
+        return sum(self.left_out_peak.values())
+
+    def _make(self, owner: Owner, n: int) -> None:
+        """n more Workloads of the object, as many as the cap leaves room for; counted
+        before any is made, so a huge count costs nothing."""
+        room = max(0, MAX_WORKLOADS - len(self.states))
+        for _ in range(min(n, room)):
+            self._create(owner)
+        now = self.left_out[owner.ref] = self.left_out.get(owner.ref, 0) + max(0, n - room)
+        self.left_out_peak[owner.ref] = max(self.left_out_peak.get(owner.ref, 0), now)
+
     def submit(self, owner: Owner) -> None:
         self.live[owner.ref] = owner
         if owner.kind in model.SCALABLE_KINDS:
-            for _ in range(owner.replicas or 0):
-                self._create(owner)
+            self._make(owner, owner.replicas or 0)
             if not owner.replicas:
                 self.events.append(f"{owner.label} created with 0 replicas")
         else:
-            self._create(owner)
+            self._make(owner, 1)
 
     def scale(self, ref: tuple, replicas: int) -> None:
         owner = self.live[ref]
         units = self._units(ref)
         before = len(units)
         owner.replicas = replicas
+        self.left_out.pop(ref, None)
         if replicas > before:
-            for _ in range(replicas - before):
-                self._create(owner)
+            self._make(owner, replicas - before)
         elif replicas < before:
             for st in self._scale_down_order(owner, units)[:before - replicas]:
                 self._remove(st, "scaled down")
@@ -244,6 +155,7 @@ class Simulator:
             if held:
                 self._release(st)
             st.status, st.reason = FINISHED, "completed" if held else "completed without being admitted?"
+            self.touched.add(st.key)
             self.events.append(f"{st.key} finished" + (", freeing its quota" if held else ""))
         self.live.pop(ref, None)
 
@@ -271,6 +183,7 @@ class Simulator:
         self.clock += 1
         st = State(wl, created=self.clock)
         self.states[wl.key] = st
+        self.touched.add(wl.key)
         self.events.append(f"{wl.key} created")
         return st
 
@@ -295,115 +208,8 @@ class Simulator:
         if st.holds_quota:
             self._release(st)
         st.status, st.reason = FINISHED, why
+        self.touched.add(st.key)
         self.events.append(f"{st.key} finished ({why})")
-
-    def set_quota(self, cq_name: str, flavor: str, resource: str, nominal: Decimal | None,
-                  borrowing: Decimal | None | str = "keep", lending: Decimal | None | str = "keep",
-                  cohort: bool = False) -> None:
-        owner = self.cluster.cohorts[cq_name] if cohort else self.cluster.cluster_queues[cq_name]
-        what = "Cohort" if cohort else "ClusterQueue"
-        for group in owner.groups:
-            for fq in group.flavors:
-                if fq.flavor == flavor and resource in fq.resources:
-                    q = fq.resources[resource]
-                    changes = []
-                    if nominal is not None and nominal != q.nominal:
-                        changes.append(f"nominalQuota {fmt(resource, q.nominal)} -> {fmt(resource, nominal)}")
-                        q.nominal = nominal
-                    for label, attr, value in (("borrowingLimit", "borrowing", borrowing),
-                                               ("lendingLimit", "lending", lending)):
-                        if value != "keep" and value != getattr(q, attr):
-                            old = getattr(q, attr)
-                            changes.append(f"{label} {_q(resource, old)} -> {_q(resource, value)}")
-                            setattr(q, attr, value)
-                    self.events.append(f"{what} {cq_name}: {resource} in {flavor}: " + (", ".join(changes) or "unchanged"))
-        self.rebuild()
-        if not cohort:
-            cq = self.cluster.cluster_queues[cq_name]
-            used = sum((st.usage.get((flavor, resource), ZERO) for st in self.states.values()
-                        if st.holds_quota and st.cluster_queue == cq_name), ZERO)
-            now = cq.quota(flavor, resource)
-            if now is not None and used > now.nominal:
-                # Kueue never evicts for a quota cut; admitted Workloads keep running.
-                self.events.append(f"ClusterQueue {cq_name}: {fmt(resource, used)} {resource} already admitted in "
-                                   f"{flavor} stays over the new quota until it finishes")
-
-    def set_stop_policy(self, kind: str, name: str, namespace: str | None, policy: str) -> None:
-        if kind == "ClusterQueue":
-            self.cluster.cluster_queues[name].stop_policy = policy
-            affected = [st for st in self.states.values() if st.cluster_queue == name]
-        else:
-            self.cluster.local_queues[(namespace or "default", name)].stop_policy = policy
-            affected = [st for st in self.states.values()
-                        if st.wl.namespace == namespace and st.wl.queue == name]
-        self.events.append(f"{kind} {namespace + '/' if namespace else ''}{name}: stopPolicy {policy}")
-        for st in affected:
-            # Hold: quota reserved but not admitted is taken back; HoldAndDrain evicts the admitted too
-            # (workload_controller.go reconcileOnClusterQueueActiveState / ...LocalQueue...).
-            if (st.status == RESERVED and policy != "None") or (st.status == ADMITTED and policy == "HoldAndDrain"):
-                self._release(st)
-                st.status, st.evicted = PENDING, True
-                st.reason = f"evicted: the {kind} is stopped ({policy})"
-                self.events.append(f"{st.key} evicted: {kind} {name} is stopped ({policy})")
-                self.evictions.append((st.key, None))
-        self.rebuild()
-
-    def set_namespace_labels(self, namespace: str, labels: dict) -> None:
-        self.cluster.namespaces[namespace] = dict(labels)
-        self.events.append(f"Namespace {namespace}: labels {labels}")
-        self._requeue_all()
-
-    def apply(self, obj: dict) -> str:
-        """Create or replace a queue object (ClusterQueue, Cohort, LocalQueue, ResourceFlavor,
-        AdmissionCheck, Namespace, priority classes, Topology)."""
-        problems: list[Problem] = []
-        what = model.read_object(self.cluster, obj, 0, problems, replace=True)
-        if problems:
-            raise SpecError(self.cluster.source, problems)
-        self.events.append(f"applied {what}")
-        self.reservations = {**self._reservations(None, "--cubes"), **self.reservations} \
-            if obj.get("kind") == "ClusterQueue" else self.reservations
-        self.static = self._static_pools()
-        self.rebuild()
-        return what or ""
-
-    def remove_object(self, kind: str, name: str, namespace: str | None = None) -> None:
-        c = self.cluster
-        if kind == "ClusterQueue":
-            held = [st for st in self.states.values() if st.holds_quota and st.cluster_queue == name]
-            if held:
-                # A ClusterQueue with admitted Workloads stays (terminating) until they finish.
-                c.cluster_queues[name].stop_policy = "Hold"
-                self.events.append(f"ClusterQueue {name} is terminating: {len(held)} admitted Workload(s) keep it "
-                                   "until they finish; it admits nothing more")
-            else:
-                c.cluster_queues.pop(name, None)
-                self.events.append(f"ClusterQueue {name} deleted")
-        elif kind == "ResourceFlavor":
-            c.flavors.pop(name, None)
-            self.events.append(f"ResourceFlavor {name} deleted")
-        elif kind == "Cohort":
-            c.cohorts.pop(name, None)
-            self.events.append(f"Cohort {name} deleted")
-        elif kind == "LocalQueue":
-            c.local_queues.pop((namespace or "default", name), None)
-            self.events.append(f"LocalQueue {namespace}/{name} deleted")
-        elif kind == "AdmissionCheck":
-            c.admission_checks.pop(name, None)
-            self.events.append(f"AdmissionCheck {name} deleted")
-        self.rebuild()
-
-    def set_check(self, check: str, state: str, ref: tuple | None = None) -> None:
-        """An admission check's verdict, for one object's Workloads or (ref None) for all."""
-        targets = [st for st in self.states.values() if ref is None or st.wl.owner == ref]
-        if ref is None:
-            self.check_defaults[check] = state
-        for st in targets:
-            st.checks[check] = state
-        self.events.append(f"AdmissionCheck {check}: {state}" + (f" for {ref[0]} {ref[1]}/{ref[2]}" if ref else ""))
-        for st in targets:
-            if st.holds_quota:
-                self._apply_checks(st)
 
     def begin_step(self) -> None:
         self.events = []
@@ -413,9 +219,6 @@ class Simulator:
 
     # ------------------------------------------------------------ workloads
     def _create(self, owner: Owner) -> State | None:
-        if len(self.states) >= MAX_WORKLOADS:
-            self.dropped += 1
-            return None
         index = None
         if owner.kind in model.SCALABLE_KINDS:
             # Replica labels are slots 1..replicas: a new pod takes the lowest free one.
@@ -426,6 +229,7 @@ class Simulator:
         st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at),
                    checks=dict(wl.check_states))
         self.states[wl.key] = st
+        self.touched.add(wl.key)
         self.events.append(f"{wl.key} created")
         if wl.preadmitted:
             self._preadmit(st)
@@ -438,26 +242,15 @@ class Simulator:
         if cq is None or pre.cluster_queue not in self.tree.cqs:
             st.reason = f"status.admission names ClusterQueue {pre.cluster_queue}, which does not exist"
             return
-        a = assign.Assignment(counts=pre.counts)
-        covers_pods = cq.group_of(model.PODS) is not None
-        for ps, flavors, count in zip(st.wl.podsets, pre.flavors, pre.counts, strict=True):
-            req = {r: v * count for r, v in ps.requests.items()}
-            if covers_pods:
-                req[model.PODS] = Decimal(count)
-            psa = assign.PodSetAssignment(ps.name, count, req)
-            for r, amount in req.items():
-                f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
-                if f is None and amount > 0:
-                    g = cq.group_of(r)
-                    f = g.flavors[0].flavor if g and g.flavors else None
-                if f is not None:
-                    psa.flavors[r] = assign.Choice(f, M_FIT, 0)
-            assign._append(a, psa)
+        a = _recorded_assignment(st.wl, cq)
         st.cluster_queue = cq.name
         self._hold(st, cq, a, [])
         if pre.reserved_at is not None:
             st.admitted_at = recorded(pre.reserved_at)
-        self.events.append(f"{st.key} already admitted to {'/'.join(sorted(set(a.flavors().values())))} "
+            if st.holds_quota:
+                self._released_info(st)
+                self._admitted_info(st)
+        self.events.append(f"{st.key} already admitted to {'/'.join(a.flavor_names())} "
                            "(status.admission)")
 
     def _units(self, ref: tuple) -> list[State]:
@@ -475,6 +268,7 @@ class Simulator:
         if held:
             self._release(st)
         del self.states[st.key]
+        self.touched.add(st.key)
         self.events.append(f"{st.key} {why}" + (", freeing its quota" if held else ""))
 
     def _hold(self, st: State, cq: ClusterQueue, a: assign.Assignment, placements: list) -> None:
@@ -487,9 +281,29 @@ class Simulator:
         st.status = RESERVED
         st.inadmissible = st.sticky = False
         st.last_tried = None
+        self._admitted_info(st)
+        self.touched.add(st.key)
         self._apply_checks(st)
 
+    def _admitted_info(self, st: State) -> None:
+        """The admitted Workload as the scheduler's snapshot holds it, in its queue's candidate order."""
+        info = self._info(st)
+        self.infos.setdefault(info.cq, {})[info.key] = info
+        for fr in info.frs:
+            bisect.insort(self.ranked.setdefault((info.cq, *fr), []), preempt.rank(info))
+
+    def _released_info(self, st: State) -> None:
+        info = self.infos.get(st.cluster_queue or "", {}).pop(st.key, None)
+        if info is not None:
+            for fr in info.frs:
+                ranked = self.ranked[(info.cq, *fr)]
+                i = bisect.bisect_left(ranked, preempt.rank(info))
+                if i < len(ranked) and ranked[i] == preempt.rank(info):
+                    del ranked[i]
+
     def _release(self, st: State) -> None:
+        self._released_info(st)
+        self.touched.add(st.key)
         if st.cluster_queue in self.tree.cqs:
             quota.remove(self.tree.cqs[st.cluster_queue], st.usage)
             self.generation[st.cluster_queue] = self.generation.get(st.cluster_queue, 0) + 1
@@ -503,12 +317,7 @@ class Simulator:
         cq = self.cluster.cluster_queues.get(st.cluster_queue or "")
         if cq is None:
             return
-        flavors = set(st.flavors.values())
-        states = {}
-        for ref in cq.checks:
-            if ref.on_flavors and not flavors & set(ref.on_flavors):
-                continue
-            states[ref.name] = st.checks.get(ref.name, self.check_defaults.get(ref.name, "Ready"))
+        states = self._check_states(st, cq)
         if any(s == "Rejected" for s in states.values()):
             self._release(st)
             st.status, st.reason = NEVER, "rejected by AdmissionCheck " + ", ".join(
@@ -525,7 +334,15 @@ class Simulator:
                 st.checks[n] = "Pending"      # the check's controller starts over on the next reservation
             self.events.append(f"{st.key} evicted: AdmissionCheck {', '.join(retry)} Retry")
             return
-        waiting = tuple(n for n, s in states.items() if s != "Ready")
+        self._admit_or_wait(st, tuple(n for n, s in states.items() if s != "Ready"))
+
+    def _check_states(self, st: State, cq: ClusterQueue) -> dict[str, str]:
+        """The state of each admission check that applies to the Workload's flavors."""
+        flavors = set(st.flavors.values())
+        return {ref.name: st.checks.get(ref.name, self.check_defaults.get(ref.name, "Ready"))
+                for ref in cq.checks if not ref.on_flavors or flavors & set(ref.on_flavors)}
+
+    def _admit_or_wait(self, st: State, waiting: tuple[str, ...]) -> None:
         st.waiting_checks = waiting
         if waiting:
             st.status = RESERVED
@@ -567,16 +384,10 @@ class Simulator:
         if wl.queue is None:
             st.status, st.reason = UNMANAGED, "no kueue.x-k8s.io/queue-name label: Kueue does not manage it"
             return None
-        never = list(wl.problems)
         lq = c.local_queues.get((wl.namespace, wl.queue))
         cq = c.cluster_queues.get(lq.cluster_queue) if lq else None
         st.cluster_queue = cq.name if cq else None
-        if lq is None:
-            never.append(f"LocalQueue {wl.namespace}/{wl.queue} does not exist")
-        elif cq is None:
-            never.append(f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist")
-        elif not selector_matches(cq.namespace_selector, model.namespace_labels(c, wl.namespace)):
-            never.append(f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector")
+        never = list(wl.problems) + self._wiring_problems(wl, lq, cq)
         if never or lq is None or cq is None:
             st.status, st.reason, st.blocked = NEVER, "; ".join(dict.fromkeys(never)), True
             return None
@@ -592,18 +403,56 @@ class Simulator:
             st.status, st.reason, st.blocked = PENDING, "", False
         return cq
 
+    def _wiring_problems(self, wl: Workload, lq, cq: ClusterQueue | None) -> list[str]:
+        """Why the Workload's queue name leads to no ClusterQueue that takes it."""
+        if lq is None:
+            return [f"LocalQueue {wl.namespace}/{wl.queue} does not exist"]
+        if cq is None:
+            return [f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist"]
+        if not selector_matches(cq.namespace_selector, model.namespace_labels(self.cluster, wl.namespace)):
+            return [f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector"]
+        return []
+
     def _requeue_cohort(self, cq_name: str | None) -> None:
         node = self.tree.cqs.get(cq_name or "")
         if node is None:
             return
         names = {n.name for n in node.root().subtree_cqs()} if node.parent else {node.name}
-        for st in self.states.values():
-            if st.cluster_queue in names:
-                st.inadmissible = False
+        for name in sorted(names):
+            q = self.queues.get(name)
+            if q is not None:
+                q.reactivate()
 
     def _requeue_all(self) -> None:
         for st in self.states.values():
             st.inadmissible = False
+        self.epoch += 1
+
+    def _sync(self) -> None:
+        """Classify the Workloads that changed (all of them after a change to queue objects)
+        into the pending queues."""
+        if self.synced_epoch != self.epoch:
+            self.queues, self.queued = {}, {}
+            self.touched = set(self.states)
+            self.synced_epoch = self.epoch
+        for key in self.touched:
+            old = self.queued.pop(key, None)
+            if old is not None and old in self.queues:
+                self.queues[old].discard(key)
+            st = self.states.get(key)
+            cq = self._classify(st) if st is not None else None
+            if st is not None and cq is not None:
+                self.queues.setdefault(cq.name, queues.PendingQueue(cq.name)).add(st)
+                self.queued[key] = cq.name
+        self.touched.clear()
+
+    def _mark_waiting(self) -> None:
+        """StrictFIFO: the others wait behind the head (said once the cycles are over)."""
+        for head, cq in self.last_heads:
+            if cq.queueing_strategy == "StrictFIFO" and cq.name in self.queues:
+                for s in self.queues[cq.name].active():
+                    if s is not head:
+                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
 
     def settle(self) -> None:
         """Run scheduling cycles until nothing changes."""
@@ -616,7 +465,9 @@ class Simulator:
             elif not moved:
                 idle += 1
                 if idle > limit:
+                    self._mark_waiting()
                     return
+        self._mark_waiting()
         self.notes.append(f"the simulation stopped after {MAX_CYCLES} scheduling cycles without settling")
 
     # ------------------------------------------------------------ one cycle
@@ -624,16 +475,13 @@ class Simulator:
         """One scheduling cycle (Kueue's Scheduler.schedule), what its unit tests run;
         `settle` runs them until nothing changes."""
         self._cycle()
-
-    def _order(self, st: State):
-        return (not st.sticky, -st.priority, st.created, st.key)
+        self._mark_waiting()
 
     def _snapshot(self) -> preempt.Snapshot:
-        tree = copy.deepcopy(self.tree)
-        workloads: dict[str, dict[str, preempt.Info]] = {name: {} for name in tree.cqs}
-        for st in self.states.values():
-            if st.holds_quota and st.cluster_queue in workloads:
-                workloads[st.cluster_queue][st.key] = self._info(st)
+        tree = _clone(self.tree)
+        # The live per-queue dicts: every removal a trial makes is undone before the cycle ends
+        # (checked in _cycle), so nothing is copied.
+        workloads = {name: self.infos.setdefault(name, {}) for name in tree.cqs}
         reservations = {f: r.copy() for f, r in self.reservations.items()}
         policies = {name: cq.preemption for name, cq in self.cluster.cluster_queues.items()}
 
@@ -649,6 +497,7 @@ class Simulator:
                     return False
             return True
         snap = preempt.Snapshot(tree, workloads, policies, tas_fits)
+        snap.ranked = self.ranked
         snap.reservations = reservations
         return snap
 
@@ -674,7 +523,9 @@ class Simulator:
             for t in found:
                 snap.add(t.info)
             return (assign.PREEMPT if any(t.info.cq == cq.name for t in found) else assign.RECLAIM), borrow
-        last = st.last_tried if st.last_generation == self.generation.get(cq.name, 0) else None
+        fresh = st.last_generation == self.generation.get(cq.name, 0) or \
+            (self.rules.preserve_scan_progress and self.cycle_no - st.last_cycle <= 1)
+        last = st.last_tried if fresh else None
         held = None
         if any(rf.nodes_per_block for rf in self.cluster.flavors.values()):   # GKE blocks (plan/tas.py)
             held = [(s.wl, s.flavors) for s in sorted((s for s in self.states.values()
@@ -713,19 +564,20 @@ class Simulator:
             counts = assign.reduced_counts(st.wl, fits)
             if counts is not None:
                 a, targets = found[counts]
-        st.last_tried, st.last_generation = a.last_tried, self.generation.get(cq.name, 0)
+        st.last_tried, st.last_generation, st.last_cycle = a.last_tried, self.generation.get(cq.name, 0), self.cycle_no
         return Entry(st, cq, a, targets, a.message())
 
     def _cycle(self) -> tuple[bool, bool]:
         """One cycle: heads, flavors and targets for each, then admit or preempt in order.
         Returns (progress: something admitted or preempted, moved: a head set aside)."""
+        self.cycle_no += 1
         heads = self._heads()
         if not heads:
             return False, False
         snap = self._snapshot()
         entries = [self._nominate(snap, st, cq) for st, cq in heads]
         if self.cluster.config.fair_sharing:
-            ordered = self._fair_order(snap, entries)
+            ordered = fairorder.fair_order(snap, entries, self.gates)
         else:
             ordered = sorted(entries, key=lambda e: (e.a.borrowing, -e.st.priority, e.st.created, e.st.key))
         preempted: dict[str, preempt.Target] = {}
@@ -739,29 +591,28 @@ class Simulator:
                 issued.append(e)
             elif how == "admitted":
                 admitted.append((e, placements))
+        self._restore(snap)
         self._apply(admitted, issued)
         moved = self._requeue(entries, outcome)
         return bool(admitted or issued), moved
 
+    def _restore(self, snap: preempt.Snapshot) -> None:
+        """The snapshot shares the per-queue dicts of admitted Workloads: put back any a trial
+        left removed (none should be)."""
+        for key in list(snap.removed):
+            st = self.states.get(key)
+            if st is not None and st.holds_quota and st.cluster_queue:
+                self.infos.setdefault(st.cluster_queue, {})[key] = self._info(st)    # still ranked
+
     def _heads(self) -> list[tuple[State, ClusterQueue]]:
         """The head of every active ClusterQueue (StrictFIFO: the others wait behind it)."""
+        self._sync()
         heads: list[tuple[State, ClusterQueue]] = []
-        waiting: dict[str, list[State]] = {}
-        for st in self.states.values():
-            cq = self._classify(st)
-            if cq is not None:
-                waiting.setdefault(cq.name, []).append(st)
-        for name in sorted(waiting):
-            cq = self.cluster.cluster_queues[name]
-            active = [s for s in waiting[name] if not s.inadmissible]
-            if not active:
-                continue
-            head = min(active, key=self._order)
-            if cq.queueing_strategy == "StrictFIFO":
-                for s in active:
-                    if s is not head:
-                        s.status, s.reason = PENDING, f"waiting behind {head.key} (StrictFIFO)"
-            heads.append((head, cq))
+        for name in sorted(self.queues):
+            head = self.queues[name].head()
+            if head is not None:
+                heads.append((head, self.cluster.cluster_queues[name]))
+        self.last_heads = heads
         return heads
 
     def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target]) -> tuple[str, list]:
@@ -815,7 +666,7 @@ class Simulator:
                 self.reservations[flavor].hold(e.st.key, [p])
             self._hold(e.st, e.cq, e.a, [p for _, p in placements])
             self.events.append(f"{e.st.key} {'re-admitted' if e.st.readmitted else 'admitted'}"
-                               f" to {'/'.join(sorted(set(e.a.flavors().values())))}"
+                               f" to {'/'.join(e.a.flavor_names())}"
                                + (f" with {_counts(e)}" if e.a.counts else "")
                                + (f"; waiting for {', '.join(e.st.waiting_checks)}" if e.st.status == RESERVED else ""))
         for e in issued:
@@ -825,7 +676,12 @@ class Simulator:
                     continue
                 self._evict(victim, e.st, t.reason)
             e.st.sticky = e.cq.queueing_strategy == "BestEffortFIFO"
+            q = self.queues.get(self.queued.get(e.st.key, ""))
+            if q is not None and e.st.key in q.members and not e.st.inadmissible:
+                q.push(e.st)                # its order changed
             e.st.reason = f"preempting {', '.join(t.info.key for t in e.targets)}"
+            # markPreemptionOutcome (scheduler.go): the next attempt tries every flavor again.
+            e.st.last_tried = None
 
     def _requeue(self, entries: list[Entry], outcome: dict[str, str]) -> bool:
         """Heads not admitted: why they wait; BestEffortFIFO sets the ones that do not fit
@@ -838,10 +694,16 @@ class Simulator:
                 self._pending_reason(st, e)
                 immediate = e.cq.queueing_strategy == "StrictFIFO" or e.a.pending_flavors()
                 if not immediate and not st.inadmissible:
-                    st.inadmissible = True
+                    q = self.queues.get(self.queued.get(st.key, ""))
+                    if q is not None:
+                        q.set_aside(st)
+                    else:
+                        st.inadmissible = True
                     moved = True
             elif how == "skipped":
                 st.status, st.reason = PENDING, e.message
+                if not self.rules.preserve_scan_progress:
+                    st.last_tried = None        # setSkipped: retry every flavor (markSkipped keeps it from v0.19)
         return moved
 
     def _pending_reason(self, st: State, e: Entry) -> None:
@@ -892,64 +754,46 @@ class Simulator:
             self.clock += 1
             victim.created = self.clock
 
-    # ------------------------------------------------------------ fair sharing order
-    def _fair_order(self, snap: preempt.Snapshot, entries: list[Entry]) -> list[Entry]:
-        """The fair-sharing tournament (scheduler/fair_sharing_iterator.go): per root cohort,
-        at each level the child whose share after admitting its head is lowest goes first.
-        Usage of earlier winners is not added between picks within one cycle: admission
-        below re-checks quota anyway."""
-        left = {e.cq.name: e for e in entries}
-        out: list[Entry] = []
-        while left:
-            name = min(left)
-            node = snap.node(name)
-            if node.parent is None:
-                out.append(left.pop(name))
-                continue
-            root = node.root()
-            shares = self._tournament_shares(root, left)
-            winner = self._tournament(root, left, shares)
-            assert winner is not None, "the root has a member with a head"
-            out.append(left.pop(winner.cq.name))
-        return out
+def _recorded_assignment(wl: Workload, cq: ClusterQueue) -> assign.Assignment:
+    """The flavors and counts a Workload's status.admission records, as an assignment."""
+    pre = wl.preadmitted
+    assert pre is not None, "called for Workloads with status.admission"
+    full = tuple(ps.count for ps in wl.podsets)
+    a = assign.Assignment(counts=pre.counts if tuple(pre.counts) != full else None)
+    covers_pods = cq.group_of(model.PODS) is not None
+    for ps, flavors, count in zip(wl.podsets, pre.flavors, pre.counts, strict=True):
+        req = {r: v * count for r, v in ps.requests.items()}
+        if covers_pods:
+            req[model.PODS] = Decimal(count)
+        psa = assign.PodSetAssignment(ps.name, count, req)
+        for r, amount in req.items():
+            f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
+            if f is None and amount > 0:
+                g = cq.group_of(r)
+                f = g.flavors[0].flavor if g and g.flavors else None
+            if f is not None:
+                psa.flavors[r] = assign.Choice(f, M_FIT, 0)
+        assign._append(a, psa)
+    return a
 
-    def _tournament_shares(self, root: quota.Node, left: dict[str, Entry]) -> dict:
-        shares = {}
-        for cq in root.subtree_cqs():
-            e = left.get(cq.name)
-            if e is None:
-                continue
-            quota.add(cq, e.a.usage)
-            d = quota.drs(cq)
-            for anc in cq.ancestors():
-                shares[(anc.name, e.st.key)] = d
-                d = quota.drs(anc)
-            quota.remove(cq, e.a.usage)
-        return shares
 
-    def _tournament(self, cohort: quota.Node, left: dict[str, Entry], shares: dict) -> Entry | None:
-        cands = [w for w in (self._tournament(c, left, shares) for c in cohort.child_cohorts) if w]
-        cands += [left[c.name] for c in cohort.child_cqs if c.name in left]
-        if not cands:
-            return None
-        best = cands[0]
-        for cur in cands[1:]:
-            if self._fair_less(cur, best, cohort.name, shares):
-                best = cur
-        return best
-
-    def _fair_less(self, a: Entry, b: Entry, parent: str, shares: dict) -> bool:
-        da, db = shares[(parent, a.st.key)], shares[(parent, b.st.key)]
-        if "FairSharingPrioritizeNonBorrowing" in self.gates:
-            ba, bb = da.borrowing_on(a.a.usage), db.borrowing_on(b.a.usage)
-            if ba != bb:
-                return not ba
-        c = quota.compare_drs(da, db)
-        if c:
-            return c < 0
-        if a.st.priority != b.st.priority:
-            return a.st.priority > b.st.priority
-        return (a.st.created, a.st.key) < (b.st.created, b.st.key)
+def _clone(tree: quota.Tree) -> quota.Tree:
+    """The quota tree for one cycle's snapshot: its own usage, the same quotas (a cycle
+    changes usage only); what copy.deepcopy did at a tenth of the cost."""
+    new: dict[int, quota.Node] = {}
+    for n in list(tree.cqs.values()) + list(tree.cohorts.values()):
+        new[id(n)] = quota.Node(n.name, n.is_cq, n.quotas, dict(n.subtree), dict(n.usage), weight=n.weight)
+    for n in list(tree.cqs.values()) + list(tree.cohorts.values()):
+        c = new[id(n)]
+        c.parent = new[id(n.parent)] if n.parent is not None else None
+        c.child_cohorts = [new[id(x)] for x in n.child_cohorts]
+        c.child_cqs = [new[id(x)] for x in n.child_cqs]
+    out = object.__new__(quota.Tree)
+    out.__dict__.update(tree.__dict__)
+    out.cqs = {k: new[id(v)] for k, v in tree.cqs.items()}
+    out.cohorts = {k: new[id(v)] for k, v in tree.cohorts.items()}
+    out.cycles = set(tree.cycles)
+    return out
 
 
 def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
@@ -985,203 +829,6 @@ def recorded(epoch: float) -> float:
     return epoch - RECORDED_BEFORE
 
 
-def _minor(version: str) -> int:
-    try:
-        return int(version.lstrip("v").split(".")[1])
-    except (IndexError, ValueError):
-        return 17
-
-
-# ---------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Row:
-    workload: str
-    kind: str
-    cluster_queue: str | None
-    priority: int
-    priority_source: str
-    state: str                     # admitted | reserved | pending | preempted | never | unmanaged | finished
-    detail: str
-    demand: dict[str, str]
-    flavors: dict[str, str]
-    # MultiKueue group plans only (dispatch.py): the cluster it runs on (or waits in), the cluster
-    # it was submitted to, and the state of its copy on each worker.
-    cluster: str | None = None
-    home: str | None = None
-    copies: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Usage:
-    cluster_queue: str
-    flavor: str
-    resource: str
-    used: Decimal
-    nominal: Decimal
-    borrowed: Decimal = ZERO       # used above nominal, taken from the cohort
-    lent: Decimal = ZERO           # this queue's unused nominal that others use
-    cohort: str | None = None
-    lenders: tuple[str, ...] = ()  # queues of the cohort with unused quota (who the borrowed quota is from)
-    borrowing_limit: Decimal | None = None
-    lending_limit: Decimal | None = None
-    cluster: str | None = None     # MultiKueue group plans: whose ClusterQueue
-
-
-@dataclass(frozen=True)
-class Cubes:
-    flavor: str
-    cubes: tuple[tuple[int, int, tuple[str, ...]], ...]     # (used chips, chips per cube, holders)
-
-
-@dataclass(frozen=True)
-class StepResult:
-    index: int
-    title: str
-    action: str
-    events: tuple[str, ...]
-    rows: tuple[Row, ...]
-    usage: tuple[Usage, ...]
-    cubes: tuple[Cubes, ...]
-    failures: tuple[str, ...] = ()          # scenario expectations that did not hold
-
-
-STATES = (ADMITTED, RESERVED, "preempted", PENDING, NEVER, UNMANAGED, FINISHED)
-
-
-def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
-    rows = []
-    for st in sim.states.values():
-        wl = st.wl
-        state, detail = st.status, st.reason
-        if st.holds_quota:
-            detail = "admitted to " + ", ".join(sorted(set(st.flavors.values())))
-            if st.status == RESERVED:
-                detail = st.reason + "; " + detail.replace("admitted to", "quota in")
-            if st.assignment and st.assignment.counts:
-                detail += " (partial admission: " + ", ".join(
-                    f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(wl.podsets, st.assignment.counts, strict=True)) + ")"
-            if st.placements:
-                detail += ": " + _placements(st.placements)
-            if st.preempted_by:
-                detail = f"preempted by {', '.join(st.preempted_by)}, then re-admitted; {detail}"
-            elif st.readmitted:
-                detail = "re-admitted; " + detail
-        elif st.preempted_by and st.status == PENDING:
-            state = "preempted"
-            detail = f"by {', '.join(st.preempted_by)}; waiting: {st.reason}" \
-                if not st.reason.startswith("preempted by") else f"by {', '.join(st.preempted_by)}"
-        notes = list(wl.notes) + _unmodelled(st)
-        if notes:
-            detail += " (" + "; ".join(notes) + ")"
-        rows.append(Row(wl.key, wl.owner[0], st.cluster_queue, wl.priority.value, wl.priority.source, state, detail,
-                        {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items()))))
-    rows.sort(key=lambda r: (STATES.index(r.state), -r.priority, _natural(r.workload)))
-    cubes = []
-    for flavor, res in sorted(sim.reservations.items()):
-        per = []
-        for i in range(res.n_cubes):
-            holders = tuple(sorted({h for h in res.holders() for p in res.placements(h) if i in p.cubes}))
-            per.append((res.used(i), res.cube_chips, holders))
-        cubes.append(Cubes(flavor, tuple(per)))
-    return StepResult(index, title, action, tuple(sim.events), tuple(rows), tuple(usage_rows(sim)), tuple(cubes))
-
-
-def _natural(name: str) -> tuple:
-    """team-a/job-2 before team-a/job-10."""
-    import re
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-
-def _unmodelled(st: State) -> list[str]:
-    """What the planner does not model for this Workload, said where it matters."""
-    out = []
-    for ps in st.wl.podsets:
-        aff = ps.spec.get("affinity")
-        aff = aff if isinstance(aff, dict) else {}
-        if aff.get("podAffinity") or aff.get("podAntiAffinity") or ps.spec.get("topologySpreadConstraints"):
-            out.append("not modelled: pod affinity and spread constraints are the kube-scheduler's, "
-                       "Kueue does not look at them")
-    return list(dict.fromkeys(out))
-
-
-def usage_rows(sim: Simulator) -> list[Usage]:
-    out = []
-    tree = sim.tree
-    for cq in sorted(sim.cluster.cluster_queues.values(), key=lambda q: q.name):
-        node = tree.cqs.get(cq.name)
-        if node is None:
-            continue
-        for g in cq.groups:
-            for fq in g.flavors:
-                for r in g.covered:
-                    q = fq.resources.get(r)
-                    if q is None:
-                        continue
-                    fr = (fq.flavor, r)
-                    used = node.usage.get(fr, ZERO)
-                    # Above nominal is borrowed only in a cohort; alone, it is what a quota cut left.
-                    borrowed = max(ZERO, used - q.nominal) if node.parent is not None else ZERO
-                    lent = _lent(node, fr)
-                    lenders: tuple[str, ...] = ()
-                    if borrowed > 0 and node.parent is not None:
-                        lenders = tuple(f"{o.name} ({fmt(r, o.nominal(fr) - o.usage.get(fr, ZERO))} unused)"
-                                        for o in node.root().subtree_cqs()
-                                        if o is not node and o.nominal(fr) > o.usage.get(fr, ZERO))
-                        pool = node.root().quotas.get(fr)
-                        if pool and pool.nominal > 0:
-                            lenders += (f"cohort {node.root().name} ({fmt(r, pool.nominal)} of its own)",)
-                    out.append(Usage(cq.name, fq.flavor, r, used, q.nominal, borrowed, lent,
-                                     cq.cohort, lenders, q.borrowing, q.lending))
-    return out
-
-
-def _lent(node: quota.Node, fr: FR) -> Decimal:
-    """This queue's share of what the other queues of its cohort borrow: their borrowing is
-    spread over the lenders in proportion to the unused quota each lends (Kueue pools it)."""
-    if node.parent is None:
-        return ZERO
-    members = list(node.root().subtree_cqs())
-
-    def lendable(n: quota.Node) -> Decimal:
-        unused = max(ZERO, n.nominal(fr) - n.usage.get(fr, ZERO))
-        q = n.quotas.get(fr)
-        return min(unused, q.lending) if q is not None and q.lending is not None else unused
-    borrowed = sum((max(ZERO, n.usage.get(fr, ZERO) - n.nominal(fr)) for n in members), ZERO)
-    total = sum((lendable(n) for n in members), ZERO)
-    pool = node.root().quotas.get(fr)
-    total += pool.nominal if pool else ZERO
-    mine = lendable(node)
-    if borrowed <= 0 or total <= 0 or mine <= 0:
-        return ZERO
-    return min(mine, borrowed * mine / total)
-
-
-def _placements(placements: list[packer.Placement]) -> str:
-    groups: dict[tuple, int] = {}
-    for p in placements:
-        k = (p.shape, p.cubes if p.origin is None else (p.cubes[0],), p.origin is None)
-        groups[k] = groups.get(k, 0) + 1
-    parts = []
-    for (shape, cubes, _whole), n in sorted(groups.items(), key=lambda kv: (-kv[0][0].chips, kv[0][1])):
-        where = ("cubes " if len(cubes) > 1 else "cube ") + ",".join(map(str, cubes))
-        parts.append(f"{n} slice{'s' if n > 1 else ''} {shape} ({where})")
-    return "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class Plan:
-    source: str
-    scenario: str | None
-    description: str
-    notes: tuple[str, ...]
-    steps: tuple[StepResult, ...]
-    clusters: tuple[str, ...] = ()          # MultiKueue group plans: the manager, then its workers
-
-    @property
-    def failures(self) -> list[str]:
-        return [f"step {s.index} ({s.title}): {f}" for s in self.steps for f in s.failures]
-
-
 def run(cluster: model.Cluster, scenario, cubes: int | None = None, kueue_version: str = "v0.17.4") -> Plan:
     """Replay a scenario (see scenario.py) and return the state after each step."""
     n, source = (cubes, "--cubes") if cubes is not None else (scenario.cubes, "scenario `cubes`")
@@ -1201,7 +848,8 @@ def run(cluster: model.Cluster, scenario, cubes: int | None = None, kueue_versio
     if sim.dropped:
         notes.append(f"only the first {MAX_WORKLOADS} Workloads are simulated; {sim.dropped} more were left out "
                      "(the plan is capped to stay bounded)")
-    return Plan(cluster.source, scenario.source, scenario.description, tuple(dict.fromkeys(notes)), tuple(steps))
+    return Plan(cluster.source, scenario.source, scenario.description, tuple(dict.fromkeys(notes)), tuple(steps),
+                release=sim.rules.release)
 
 
 def _checked(sim: Simulator, index: int, title: str, action: str, expect) -> StepResult:

@@ -83,34 +83,49 @@ def check(ctx: assign.Context, wl: model.Workload, a: assign.Assignment) -> None
     """Force NoFit, with the reason, on a required block or host placement that no block holds:
     now (it waits), or even empty (it never fits)."""
     for i, psa in enumerate(a.podsets):
-        ps = wl.podsets[i]
-        level = ps.annotations.get(tas.REQUIRED)
-        choice = psa.flavors.get(catalog.labels.GPU_RESOURCE)
-        if level not in (tas.BLOCK_LABEL, tas.HOST_LABEL) or choice is None:
-            continue
-        rf = ctx.flavors.get(choice.flavor)
-        quota = next((q.nominal for f, r, q in ctx.cq.quotas() if f == choice.flavor and r == catalog.labels.GPU_RESOURCE),
-                     None)
-        shape = blocks(rf, quota) if rf is not None and rf.topology else None
-        gpus = ps.requests.get(catalog.labels.GPU_RESOURCE, Decimal(0))
-        if shape is None or not gpus:
-            continue
-        sizes, per_node = shape
-        pods_per_node = per_node // int(gpus)
-        largest = (max(sizes) if sizes else 0) if level == tas.BLOCK_LABEL else 1
-        where = "block" if level == tas.BLOCK_LABEL else "host"
-        if tas.fits_in_one([largest], psa.count, pods_per_node) is None:
-            psa.forced = assign.M_NOFIT
-            psa.reasons.append(f"its {psa.count} pods must share one {where} (Kueue TAS, {level}), but the "
-                               f"largest {where} of flavor {choice.flavor} holds {largest} node(s), "
-                               f"{largest * pods_per_node} such pods")
-            continue
-        if ctx.tas_held is None or rf is None:
-            continue
-        free = pack(sizes, held_on(choice.flavor, rf, ctx.tas_held))
-        need = 1 if level == tas.HOST_LABEL else _nodes(psa.count, pods_per_node)
-        if fits_nodes(free, need) is None:
-            psa.forced = assign.M_NOFIT
-            psa.reasons.append(f"its {psa.count} pods must share one {where}, and no {where} of flavor "
-                               f"{choice.flavor} has {need} free node(s) now (free per block: "
-                               f"{', '.join(map(str, free))})")
+        _check_pod_set(ctx, wl.podsets[i], psa)
+
+
+def _fits_empty(psa: assign.PodSetAssignment, level: str, sizes, pods_per_node: int, flavor: str) -> bool:
+    """Whether the pod set fits the largest block (or a host) at all; if not, forced NoFit, with why."""
+    largest = (max(sizes) if sizes else 0) if level == tas.BLOCK_LABEL else 1
+    if tas.fits_in_one([largest], psa.count, pods_per_node) is not None:
+        return True
+    where = "block" if level == tas.BLOCK_LABEL else "host"
+    psa.forced = assign.M_NOFIT
+    psa.reasons.append(f"its {psa.count} pods must share one {where} (Kueue TAS, {level}), but the "
+                       f"largest {where} of flavor {flavor} holds {largest} node(s), "
+                       f"{largest * pods_per_node} such pods")
+    return False
+
+
+def _shape(ctx: assign.Context, rf, flavor: str):
+    """The blocks behind a topology flavor's GPU quota (None: not a block flavor)."""
+    if rf is None or not rf.topology:
+        return None
+    quota = next((q.nominal for f, r, q in ctx.cq.quotas() if f == flavor and r == catalog.labels.GPU_RESOURCE), None)
+    return blocks(rf, quota)
+
+
+def _check_pod_set(ctx: assign.Context, ps: model.PodSet, psa: assign.PodSetAssignment) -> None:
+    level = ps.annotations.get(tas.REQUIRED)
+    choice = psa.flavors.get(catalog.labels.GPU_RESOURCE)
+    if level not in (tas.BLOCK_LABEL, tas.HOST_LABEL) or choice is None:
+        return
+    rf = ctx.flavors.get(choice.flavor)
+    shape = _shape(ctx, rf, choice.flavor)
+    gpus = ps.requests.get(catalog.labels.GPU_RESOURCE, Decimal(0))
+    if shape is None or not gpus:
+        return
+    sizes, per_node = shape
+    pods_per_node = per_node // int(gpus)
+    if not _fits_empty(psa, level, sizes, pods_per_node, choice.flavor) or ctx.tas_held is None or rf is None:
+        return
+    where = "block" if level == tas.BLOCK_LABEL else "host"
+    free = pack(sizes, held_on(choice.flavor, rf, ctx.tas_held))
+    need = 1 if level == tas.HOST_LABEL else _nodes(psa.count, pods_per_node)
+    if fits_nodes(free, need) is None:
+        psa.forced = assign.M_NOFIT
+        psa.reasons.append(f"its {psa.count} pods must share one {where}, and no {where} of flavor "
+                           f"{choice.flavor} has {need} free node(s) now (free per block: "
+                           f"{', '.join(map(str, free))})")

@@ -1,0 +1,89 @@
+"""`make bench` row for `generator plan`: how its time grows with the number of submitted
+Jobs, as whole processes, beside a floor that loads the same inputs.
+
+The input (written here, deterministic): two ClusterQueues of one cohort with two flavors
+each, quota for about half of the Jobs, three priorities, and N one-pod Jobs alternating
+between the queues. `plan` replays them (everything the overlay declares); the floor
+(bench/plan_floor.py) reads and parses the same stream and builds the planner's model of it,
+without scheduling. The exponent is the slope of log(seconds) over log(Jobs)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from generator import yamlio
+
+SIZES = (1000, 10000)
+API = "kueue.x-k8s.io/v1beta2"
+
+
+def objects(n: int) -> list[dict]:
+    half = max(1, n // 4)             # per queue and flavor: 4 x n/4 = about n CPUs for n Jobs of 1-2 CPUs
+    out: list[dict] = []
+    for f in ("on-demand", "spot"):
+        out.append({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": f}, "spec": {}})
+    for q in ("team-a", "team-b"):
+        out.append({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": q}, "spec": {
+            "namespaceSelector": {}, "cohortName": "all",
+            "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                {"name": f, "resources": [{"name": "cpu", "nominalQuota": str(half)}]} for f in ("on-demand", "spot")]}]}})
+        out.append({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": q, "namespace": q},
+                    "spec": {"clusterQueue": q}})
+    for p, v in (("low", 10), ("mid", 100), ("high", 1000)):
+        out.append({"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": p}, "value": v})
+    for i in range(n):
+        q = ("team-a", "team-b")[i % 2]
+        out.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+            "name": f"job-{i}", "namespace": q, "labels": {"kueue.x-k8s.io/queue-name": q,
+                                                            "kueue.x-k8s.io/priority-class": ("low", "mid", "high")[i % 3]}},
+            "spec": {"parallelism": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [{
+                "name": "c", "image": "busybox:1.36", "resources": {"requests": {"cpu": str(1 + i % 2)}}}]}}}})
+    return out
+
+
+def write(n: int, dest: Path) -> Path:
+    path = dest / f"plan-{n}.yaml"
+    path.write_text(yamlio.dump_all(objects(n)))
+    return path
+
+
+def exponent(sizes: tuple[int, int], seconds: tuple[float, float]) -> float:
+    return math.log(seconds[1] / seconds[0]) / math.log(sizes[1] / sizes[0])
+
+
+def measure(run_timed, series_cls, work: Path, reps: int, sizes: tuple[int, ...] = SIZES) -> list[str]:
+    """Markdown lines for the report."""
+    import sys
+
+    from generator import paths
+    py = sys.executable
+    rows, plan_s, floor_s, plan_cpu = [], [], [], []
+    for n in sizes:
+        f = write(n, work)
+        ours, floor = series_cls(), series_cls()
+        for _ in range(reps):
+            ours.add(run_timed([py, "-m", "generator", "plan", str(f), "--format", "json"], no_node=True)[0])
+            floor.add(run_timed([py, str(paths.ROOT / "bench" / "plan_floor.py"), str(f)], no_node=True)[0])
+        plan_s.append(ours.median)
+        floor_s.append(floor.median)
+        plan_cpu.append(ours.user + ours.sys)
+        rows.append(f"| {n:,} | {ours.min:.2f} / {ours.median:.2f} | {ours.user + ours.sys:.2f} "
+                    f"| {floor.min:.2f} / {floor.median:.2f} | {ours.median / floor.median:.1f}× |")
+    lines = ["", "## plan as the number of Jobs grows", "",
+             "`generator plan` on N submitted one-pod Jobs (two ClusterQueues of a cohort, two flavors, quota for "
+             "about half of them, three priorities; bench/plan_bench.py) beside a floor that loads the same stream "
+             "and builds the planner's model without scheduling (bench/plan_floor.py). Whole processes; wall "
+             "seconds min / median, CPU seconds (user + sys) median:", "",
+             "| Jobs | plan wall | plan CPU | floor wall | ÷ floor |", "|---:|---:|---:|---:|---:|", *rows]
+    if len(sizes) >= 2:
+        lo, hi = (sizes[0], sizes[-1])
+        e = exponent((lo, hi), (plan_s[0], plan_s[-1]))
+        ec = exponent((lo, hi), (plan_cpu[0], plan_cpu[-1]))
+        ef = exponent((lo, hi), (floor_s[0], floor_s[-1]))
+        lines += ["", f"Fitted exponent from {lo:,} to {hi:,} Jobs: plan {e:.2f} (wall), {ec:.2f} (CPU); "
+                  f"floor {ef:.2f}. Target ≤ 1.1: {'met' if max(e, ec) <= 1.1 else 'NOT met'}."]
+        from . import targets
+        targets.record(f"plan growth exponent, {lo:,} to {hi:,} Jobs", ec, 1.1, unit="",
+                       note=f"CPU of the process; wall {e:.2f}")
+    return lines

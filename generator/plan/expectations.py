@@ -1,0 +1,218 @@
+"""`plan --update-expectations`: a scenario's `expect:` rewritten from the current plan, as
+snapshot tools do, so a spec change that changes an outcome shows up in the pull request
+as a change to the scenario.
+
+Only what the author wrote is rewritten, in the author's terms: the same workloads (each
+moved to the state it is now in), the same usage rows and counts, the same flavors,
+preemptions and details with today's values. The file is edited in place, value by value,
+so its comments, order and layout outside the changed values stay as they were."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..quantity import fmt
+from . import scenario as scenario_mod
+from .simulate import Plan, StepResult
+
+STATE_KEYS = ("admitted", "reserved", "pending", "preempted", "never", "unmanaged", "finished")
+
+
+# ---------------------------------------------------------------- new values
+def updated(raw: dict, step: StepResult) -> dict:
+    """The `expect:` mapping `raw` with every value taken from the step's outcome."""
+    rows = {r.workload: r for r in step.rows}
+    out: dict[str, Any] = {}
+    moved: dict[str, list[str]] = {}
+    for key in raw:
+        if key in STATE_KEYS:
+            for name in raw[key]:
+                row = scenario_mod._find(rows, name)
+                if row is not None:
+                    moved.setdefault(row.state, []).append(name)
+    for key, value in raw.items():
+        if key in STATE_KEYS:
+            if key in moved:
+                out[key] = moved.pop(key)
+            continue
+        new = _UPDATERS[key](value, rows, step)
+        if new:
+            out[key] = new
+    for state in STATE_KEYS:            # states the author did not name before
+        if state in moved:
+            out[state] = moved[state]
+    return out
+
+
+def _flavors(value: dict, rows: dict, step: StepResult) -> dict:
+    out: dict[str, Any] = {}
+    for name, want in value.items():
+        row = scenario_mod._find(rows, name)
+        if row is None or not row.flavors:
+            continue
+        got = dict(row.flavors)
+        if isinstance(want, str) and len(set(got.values())) == 1:
+            out[name] = next(iter(got.values()))
+        elif isinstance(want, dict) and all(r in got for r in want):
+            out[name] = {r: got[r] for r in want}
+        else:
+            out[name] = got
+    return out
+
+
+def _quantity(resource: str, value: Decimal) -> Any:
+    return fmt(resource, value)
+
+
+def _usage(value: list, rows: dict, step: StepResult) -> list:
+    out = []
+    for u in value:
+        match = [x for x in step.usage if x.cluster_queue == u["clusterQueue"] and x.resource == u["resource"]
+                 and ("flavor" not in u or x.flavor == u["flavor"]) and ("cluster" not in u or x.cluster == u["cluster"])]
+        if not match:
+            continue
+        new = dict(u)
+        for key in ("used", "borrowed"):
+            if key in u:
+                new[key] = _quantity(u["resource"], sum((getattr(x, key) for x in match), Decimal(0)))
+        out.append(new)
+    return out
+
+
+def _count(value: dict, rows: dict, step: StepResult) -> dict:
+    return {state: sum(1 for r in step.rows if r.state == state) for state in value}
+
+
+def _spelled(actual: str, like: str) -> str:
+    """The actual workload named as the author named the expected one (ns/name or name)."""
+    return actual if "/" in like else actual.split("/", 1)[-1]
+
+
+def _preempted_by(value: dict, rows: dict, step: StepResult) -> dict:
+    out = {}
+    events = [scenario_mod._untagged(e) for e in step.events]
+    for victim, preemptor in value.items():
+        row = scenario_mod._find(rows, victim)
+        key = row.workload if row else victim
+        hit = next((e for e in events if e.startswith(f"{key} preempted by ")), None)
+        if hit is not None:
+            out[victim] = _spelled(hit[len(f"{key} preempted by "):].split(" (", 1)[0], preemptor)
+    return out
+
+
+def _detail(value: dict, rows: dict, step: StepResult) -> dict:
+    out = {}
+    for name, words in value.items():
+        row = scenario_mod._find(rows, name)
+        if row is not None:
+            out[name] = words if words in row.detail else row.detail
+    return out
+
+
+def _clusters(value: dict, rows: dict, step: StepResult) -> dict:
+    out = {}
+    for name in value:
+        row = scenario_mod._find(rows, name)
+        if row is not None and row.cluster:
+            out[name] = row.cluster
+    return out
+
+
+def _copies(value: dict, rows: dict, step: StepResult) -> dict:
+    out = {}
+    for name, want in value.items():
+        row = scenario_mod._find(rows, name)
+        if row is not None:
+            got = dict(row.copies)
+            out[name] = {w: got.get(w, "none") for w in want}
+    return out
+
+
+_UPDATERS: dict[str, Callable[[Any, dict, StepResult], Any]] = {
+    "flavors": _flavors, "usage": _usage, "count": _count, "preemptedBy": _preempted_by,
+             "detail": _detail, "clusters": _clusters, "copies": _copies}
+
+
+# ---------------------------------------------------------------- the file
+def rewrite(path: str | Path, plan: Plan) -> int:
+    """Write the plan's outcomes into the scenario file's expectations that do not hold;
+    returns how many `expect:` blocks changed."""
+    path = Path(path)
+    text = path.read_text()
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    data = yaml.safe_load(text)
+    edits: list[tuple[int, int, str]] = []
+    blocks = [(data, _value(root, "expect"), plan.steps[0])]
+    steps_node = _value(root, "steps")
+    for i, raw in enumerate(data.get("steps") or []):
+        node = steps_node.value[i] if steps_node is not None else None
+        blocks.append((raw, _value(node, "expect"), plan.steps[i + 1]))
+    changed = 0
+    for raw, node, step in blocks:
+        if node is None or not raw.get("expect") or not step.failures:
+            continue
+        new = updated(raw["expect"], step)
+        if new == raw["expect"]:
+            continue
+        changed += 1
+        edits += _edits(node, raw["expect"], new, text)
+    for start, end, repl in sorted(edits, reverse=True):
+        text = text[:start] + repl + text[end:]
+    if changed:
+        path.write_text(text)
+    return changed
+
+
+def _value(node, key: str):
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    return next((v for k, v in node.value if k.value == key), None)
+
+
+def _edits(node, old: dict, new: dict, text: str) -> list[tuple[int, int, str]]:
+    """Each changed value replaced in place, a key that goes deleted with its lines, a new
+    key added after the last; a flow-style `expect: {...}` is replaced whole."""
+    if not isinstance(node, yaml.MappingNode) or node.flow_style or not new:
+        return [_replace(node, new, text)]
+    out = []
+    for k, v in node.value:
+        if k.value not in new:
+            start = text.rfind("\n", 0, k.start_mark.index) + 1
+            end = text.find("\n", _end(v))
+            out.append((start, len(text) if end < 0 else end + 1, ""))
+        elif old[k.value] != new[k.value]:
+            out.append(_replace(v, new[k.value], text))
+    added = {k: v for k, v in new.items() if k not in old}
+    if added:
+        at = _end(node.value[-1][1])
+        eol = text.find("\n", at)
+        eol = len(text) if eol < 0 else eol
+        pad = " " * node.start_mark.column
+        dumped = yaml.safe_dump(added, default_flow_style=None, sort_keys=False, width=10**9, allow_unicode=True)
+        out.append((eol, eol, "".join(f"\n{pad}{ln}" for ln in dumped.rstrip("\n").split("\n"))))
+    return out
+
+
+def _end(node) -> int:
+    """Where a node's own text ends: a block collection's end mark lies past the comments
+    after it, so take its last child's."""
+    if isinstance(node, yaml.ScalarNode) or node.flow_style or not node.value:
+        return node.end_mark.index
+    last = node.value[-1]
+    return _end(last[1] if isinstance(last, tuple) else last)
+
+
+def _replace(node, value: Any, text: str) -> tuple[int, int, str]:
+    start, end = node.start_mark.index, _end(node)
+    flow = isinstance(node, yaml.ScalarNode) or node.flow_style
+    if flow or not value:
+        dumped = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**9, allow_unicode=True)
+        return start, end, dumped.strip().removesuffix("\n...").removesuffix("...").strip()
+    dumped = yaml.safe_dump(value, default_flow_style=False, sort_keys=False, width=100, allow_unicode=True)
+    pad = " " * node.start_mark.column
+    lines = dumped.rstrip("\n").split("\n")
+    return start, end, "\n".join([lines[0]] + [pad + ln for ln in lines[1:]])
