@@ -297,11 +297,7 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
     what its manager dispatches to it."""
     from . import group
 
-    managers_of: dict[int, list[int]] = {}   # a worker may serve several managers
-    for m, members in groups:
-        for i, _ in members:
-            if i != m:
-                managers_of.setdefault(i, []).append(m)
+    managers_of = _managers_of(groups)
     known: dict = {}
     results: dict = {}
     for i in sorted(range(len(streams)), key=lambda i: (i not in {m for m, _ in groups}, i)):
@@ -316,6 +312,16 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
         results[i] = _check(streams[i], t, schemas, opts.namespace or "",
                             context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
     return results
+
+
+def _managers_of(groups: list) -> dict[int, list[int]]:
+    """Per worker input index, the manager input indexes it serves (a worker may serve several)."""
+    managers_of: dict[int, list[int]] = {}
+    for m, members in groups:
+        for i, _ in members:
+            if i != m:
+                managers_of.setdefault(i, []).append(m)
+    return managers_of
 
 
 def _split_folders(pending, streams, targets, closed, crd_root):
