@@ -266,8 +266,20 @@ def targets(cases: list[Case]) -> list[str]:
 
 
 def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, load: tuple) -> str:
+    lines = _report_header(reps, elapsed, load) + _size_table(cases) + _overlay_table(cases) + _growth_table(cases)
+    lines += ["", "Targets:", ""] + [f"- {t}" for t in targets(cases)]
+    same = all(c.floor_identical for c in cases)
+    lines += ["", f"Floor output byte-identical to synth output: {'yes' if same else 'NO'} "
+                  f"({', '.join(c.label + ': ' + ('yes' if c.floor_identical else 'no') for c in cases)})."]
+    if split:
+        lines += _split_section(split)
+    return "\n".join(lines) + "\n"
+
+
+def _report_header(reps: int, elapsed: float, load: tuple) -> list[str]:
+    """Title, when and on what it was measured, and what the columns mean."""
     today = datetime.date.today().isoformat()
-    lines = [
+    return [
         "# Benchmark: synth, kustomize, validate",
         "",
         f"Measured {today} by `make bench` ({reps} repetition{'s' if reps != 1 else ''} of each command, "
@@ -282,6 +294,12 @@ def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, loa
         "included); user CPU is the least disturbed by other load, system CPU is mostly file creation, whose "
         "cost on this machine varies several-fold from run to run.",
         "",
+    ]
+
+
+def _size_table(cases: list[Case]) -> list[str]:
+    """One row per spec size: every command's wall clock and CPU."""
+    lines = [
         "| spec | workloads | files | synth | floor | synth ÷ floor | synth CPU user + sys | floor CPU user + sys "
         "| user CPU ÷ | kustomize (all overlays) | validate |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -296,49 +314,61 @@ def report(cases: list[Case], split: dict | None, reps: int, elapsed: float, loa
             f"{fmt_s(c.synth.user)} + {fmt_s(c.synth.sys)} | {fmt_s(c.floor.user)} + {fmt_s(c.floor.sys)} | "
             f"{c.synth.user / c.floor.user:.1f}× | "
             f"{fmt_s(c.kustomize_all.min)} / {fmt_s(c.kustomize_all.median)} | {val} |")
-    lines += ["", "Per overlay, `kubectl kustomize` median seconds:", ""]
+    return lines
+
+
+def _overlay_table(cases: list[Case]) -> list[str]:
+    """`kubectl kustomize` per overlay; a spec without a profile leaves its cell empty."""
+    lines = ["", "Per overlay, `kubectl kustomize` median seconds:", ""]
     profiles = sorted({p for c in cases for p in c.profiles})
     lines += ["| spec | " + " | ".join(profiles) + " |", "|---|" + "---:|" * len(profiles)]
     for c in cases:
         lines.append(f"| {c.label} | " + " | ".join(
             fmt_s(c.kustomize[p].median) if p in c.kustomize else "" for p in profiles) + " |")
+    return lines
 
+
+def _growth_table(cases: list[Case]) -> list[str]:
+    """Cost per extra file between neighbouring grown sizes (the shipped spec, first, left out)."""
     grown = cases[1:]
-    if len(grown) >= 2:
-        lines += ["", "Growth: extra milliseconds per extra file (one object per file) between sizes, from medians; "
-                  "a constant means linear growth:", "",
-                  "| step | synth ms/file | floor ms/file | kustomize ms/file | validate ms/file |",
-                  "|---|---:|---:|---:|---:|"]
-        for a, b in zip(grown, grown[1:], strict=False):  # neighbouring pairs: one shorter by design
-            df = b.files - a.files
+    if len(grown) < 2:
+        return []
+    lines = ["", "Growth: extra milliseconds per extra file (one object per file) between sizes, from medians; "
+             "a constant means linear growth:", "",
+             "| step | synth ms/file | floor ms/file | kustomize ms/file | validate ms/file |",
+             "|---|---:|---:|---:|---:|"]
+    for a, b in zip(grown, grown[1:], strict=False):  # neighbouring pairs: one shorter by design
+        df = b.files - a.files
+        lines.append(f"| {a.workloads} → {b.workloads} workloads | {_per_file(a.synth, b.synth, df)} | "
+                     f"{_per_file(a.floor, b.floor, df)} | {_per_file(a.kustomize_all, b.kustomize_all, df)} | "
+                     f"{_per_file(a.validate, b.validate, df)} |")
+    return lines
 
-            def per(sa: Series, sb: Series) -> str:
-                return f"{1000 * (sb.median - sa.median) / df:.2f}" if sa.samples and sb.samples else "-"  # noqa: B023  called in this iteration only
-            lines.append(f"| {a.workloads} → {b.workloads} workloads | {per(a.synth, b.synth)} | "
-                         f"{per(a.floor, b.floor)} | {per(a.kustomize_all, b.kustomize_all)} | "
-                         f"{per(a.validate, b.validate)} |")
-    lines += ["", "Targets:", ""] + [f"- {t}" for t in targets(cases)]
-    same = all(c.floor_identical for c in cases)
-    lines += ["", f"Floor output byte-identical to synth output: {'yes' if same else 'NO'} "
-                  f"({', '.join(c.label + ': ' + ('yes' if c.floor_identical else 'no') for c in cases)})."]
-    if split:
-        lines += ["", f"## Where synth's time goes ({split['workloads']} workloads, {split['files']} files, one process)", "",
-                  f"Total {split['total_s']:.2f} s wall, of which {split['python_cpu_s']:.2f} s Python CPU "
-                  "(bench/timesplit.py; one run, same flags as `make synth`).", "",
-                  "| phase | seconds | share |", "|---|---:|---:|"]
-        for name, s in split["phases"]:
-            lines.append(f"| {name} | {s:.2f} | {100 * s / split['total_s']:.0f}% |")
-        if split["jsii"]:
-            lines += ["", "jsii requests to Node (count, seconds including the wait for Node's answer):", "",
-                      "| request | count | seconds |", "|---|---:|---:|"]
-            for name, n, s in split["jsii"][:10]:
-                lines.append(f"| {name} | {n} | {s:.2f} |")
-        if split.get("cprofile"):
-            lines += ["", "cProfile of the build step, most own time:", "",
-                      "| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
-            for fn, n, own, cum in split["cprofile"]:
-                lines.append(f"| `{fn}` | {n} | {own:.2f} | {cum:.2f} |")
-    return "\n".join(lines) + "\n"
+
+def _per_file(sa: Series, sb: Series, df: int) -> str:
+    """Extra milliseconds per extra file from one size's median to the next ("-" if either was not run)."""
+    return f"{1000 * (sb.median - sa.median) / df:.2f}" if sa.samples and sb.samples else "-"
+
+
+def _split_section(split: dict) -> list[str]:
+    """Where one synth run spends its time: phases, then jsii requests and cProfile when measured."""
+    lines = ["", f"## Where synth's time goes ({split['workloads']} workloads, {split['files']} files, one process)", "",
+             f"Total {split['total_s']:.2f} s wall, of which {split['python_cpu_s']:.2f} s Python CPU "
+             "(bench/timesplit.py; one run, same flags as `make synth`).", "",
+             "| phase | seconds | share |", "|---|---:|---:|"]
+    for name, s in split["phases"]:
+        lines.append(f"| {name} | {s:.2f} | {100 * s / split['total_s']:.0f}% |")
+    if split["jsii"]:
+        lines += ["", "jsii requests to Node (count, seconds including the wait for Node's answer):", "",
+                  "| request | count | seconds |", "|---|---:|---:|"]
+        for name, n, s in split["jsii"][:10]:
+            lines.append(f"| {name} | {n} | {s:.2f} |")
+    if split.get("cprofile"):
+        lines += ["", "cProfile of the build step, most own time:", "",
+                  "| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
+        for fn, n, own, cum in split["cprofile"]:
+            lines.append(f"| `{fn}` | {n} | {own:.2f} | {cum:.2f} |")
+    return lines
 
 
 def _with_targets(text: str) -> str:
@@ -349,7 +379,8 @@ def _with_targets(text: str) -> str:
     return head + "\n\n" + "\n".join(board.table()) + "\n" + sep.lstrip("\n") + rest
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, with --quick's smaller defaults applied."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each command (default 3)")
@@ -363,6 +394,52 @@ def main(argv: list[str] | None = None) -> int:
         args.sizes = [10] if args.quick else list(SIZES)
     if args.quick:
         args.reps = 1
+    return args
+
+
+def _cases(base_spec: Path, raw: dict, sizes: list[int], work: Path) -> list[Case]:
+    """The given spec as it is, then one grown copy per size (written under `work`)."""
+    cases = []
+    base = "shipped" if base_spec == paths.DEFAULT_SPEC.resolve() else "given"
+    for label, n in [(base, len(raw["workloads"]))] + [(f"{n} workloads", n) for n in sizes]:
+        tag = label.split()[0]
+        if label == base:
+            spec = base_spec
+        else:
+            spec = work / f"spec-{n}.yaml"
+            spec.write_text(yaml.safe_dump(scale.scaled(raw, n), sort_keys=False))
+        cases.append(Case(label, spec, n, work / f"synth-{tag}", work / f"floor-{tag}", work / f"objects-{tag}.json"))
+    return cases
+
+
+def _other_sections(cases: list[Case], args: argparse.Namespace, work: Path, with_validate: bool) -> str:
+    """The sections the other bench modules measure: check, spec load, validate, plan."""
+    text = ""
+    biggest = max(cases, key=lambda c: c.workloads)
+    from . import check_bench
+    print("bench: check", file=sys.stderr)
+    checked = [(cases[0].label, cases[0].spec, cases[0].synth_out)]
+    if biggest is not cases[0]:
+        checked.append((biggest.label, biggest.spec, biggest.synth_out))
+    text += "\n".join(check_bench.measure(run_timed, Series, checked, args.reps)) + "\n"
+    from . import spec_bench
+    print("bench: spec load", file=sys.stderr)
+    specs = [(cases[0].label, cases[0].spec)] + ([(biggest.label, biggest.spec)] if biggest is not cases[0] else [])
+    text += "\n".join(spec_bench.measure(run_timed, Series, specs, args.reps)) + "\n"
+    if with_validate:
+        from . import validate_bench
+        print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
+        text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
+                                               biggest.spec)) + "\n"
+    from . import plan_bench
+    print("bench: plan as the number of Jobs grows", file=sys.stderr)
+    plan_sizes = (100, 300) if args.quick else plan_bench.SIZES
+    text += "\n".join(plan_bench.measure(run_timed, Series, work, args.reps, plan_sizes)) + "\n"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     with_validate = not args.no_validate and validate_available()
     board.BOARD.clear()
     load = os.getloadavg()
@@ -372,16 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
         ensure_optimized_bytecode()
-        cases = []
-        base = "shipped" if base_spec == paths.DEFAULT_SPEC.resolve() else "given"
-        for label, n in [(base, len(raw["workloads"]))] + [(f"{n} workloads", n) for n in args.sizes]:
-            tag = label.split()[0]
-            if label == base:
-                spec = base_spec
-            else:
-                spec = work / f"spec-{n}.yaml"
-                spec.write_text(yaml.safe_dump(scale.scaled(raw, n), sort_keys=False))
-            cases.append(Case(label, spec, n, work / f"synth-{tag}", work / f"floor-{tag}", work / f"objects-{tag}.json"))
+        cases = _cases(base_spec, raw, args.sizes, work)
         for c in cases:
             print(f"bench: {c.label}: preparing", file=sys.stderr)
             prepare(c)
@@ -394,27 +462,7 @@ def main(argv: list[str] | None = None) -> int:
             split = profile_split(biggest)
             split["workloads"] = biggest.workloads
         text = report(cases, split, args.reps, time.perf_counter() - start, load)
-        biggest = max(cases, key=lambda c: c.workloads)
-        from . import check_bench
-        print("bench: check", file=sys.stderr)
-        checked = [(cases[0].label, cases[0].spec, cases[0].synth_out)]
-        if biggest is not cases[0]:
-            checked.append((biggest.label, biggest.spec, biggest.synth_out))
-        text += "\n".join(check_bench.measure(run_timed, Series, checked, args.reps)) + "\n"
-        from . import spec_bench
-        print("bench: spec load", file=sys.stderr)
-        specs = [(cases[0].label, cases[0].spec)] + ([(biggest.label, biggest.spec)] if biggest is not cases[0] else [])
-        text += "\n".join(spec_bench.measure(run_timed, Series, specs, args.reps)) + "\n"
-        if with_validate:
-            from . import validate_bench
-            biggest = max(cases, key=lambda c: c.workloads)
-            print(f"bench: validate on files of {biggest.label}", file=sys.stderr)
-            text += "\n".join(validate_bench.measure(run_timed, Series, biggest.synth_out, work, args.reps,
-                                                   biggest.spec)) + "\n"
-        from . import plan_bench
-        print("bench: plan as the number of Jobs grows", file=sys.stderr)
-        plan_sizes = (100, 300) if args.quick else plan_bench.SIZES
-        text += "\n".join(plan_bench.measure(run_timed, Series, work, args.reps, plan_sizes)) + "\n"
+        text += _other_sections(cases, args, work, with_validate)
         text = _with_targets(text)
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)

@@ -38,30 +38,15 @@ def queue_objects(ctx) -> None:
     """Every Kueue object of the profile's overlay."""
     from . import multikueue  # cdk8s: the spec checks read cluster_queues below without it
     spec, profile = ctx.spec, ctx.profile
-    q = spec.queue_for(profile.name)
     k = profile.kueue
     fs = flavors(spec, profile)
-    checks: list[kueue.AdmissionCheckRef] = []
-    if profile.tpu is not None:
-        mode = tpu.dynamic(catalog.tpu_generation(str(profile.accelerator)))
-        ctx.add_custom(kueue.topology(k, TOPOLOGY_NAME, mode.topology_levels(profile.tpu.slicing == tpu.SUBSLICE)))
-        ctx.add_custom(kueue.admission_check(k, SLICE_CHECK, mode.admission_check_controller))
-        checks.append(kueue.AdmissionCheckRef(SLICE_CHECK))
+    checks = _slice_check(ctx, profile)
     group = spec.manager_group(profile.name)
     if group is not None:
         checks += multikueue.manager_objects(ctx, group)
     if spec.worker_groups(profile.name):
         multikueue.worker_objects(ctx, spec.worker_groups(profile.name))
-    flex = [f.name for f in fs if f.flex_start]
-    if flex:
-        ctx.add_custom(kueue.provisioning_request_config(
-            k, PROVISIONING_CONFIG, PROVISIONING_CLASS,
-            # A CPU pool has no accelerator resource for the ProvisioningRequest to manage.
-            sorted({r for f in fs if f.flex_start and f.pool
-                    if (r := catalog.machine(f.pool.machine_type).resource) is not None})))
-        ctx.add_custom(kueue.admission_check(k, PROVISIONING_CHECK, kueue.PROVISIONING_CONTROLLER, {
-            "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
-        checks.append(kueue.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex)))
+    checks += _provisioning_check(ctx, k, fs)
     if any(f.topology == tas.TOPOLOGY_NAME for f in fs):
         ctx.add_custom(kueue.topology(k, tas.TOPOLOGY_NAME, list(tas.LEVELS)))
     for f in fs:
@@ -69,15 +54,48 @@ def queue_objects(ctx) -> None:
                                             tolerations=list(f.tolerations), annotations=dict(f.annotations)))
     for body in cluster_queues(spec, profile, fs, tuple(checks)):
         ctx.add_custom(body)
+    _local_queues(ctx, spec, profile)
+    for _, t in sorted(spec.priority_tiers.items()):
+        w = t.workload_priority_class
+        if w:
+            ctx.add_custom(kueue.workload_priority_class(k, w.name, w.value, w.description))
+
+
+def _slice_check(ctx, profile: Profile) -> list[kueue.AdmissionCheckRef]:
+    """A TPU7x profile's slice Topology and AdmissionCheck (dynamic slicing); none elsewhere."""
+    if profile.tpu is None:
+        return []
+    k = profile.kueue
+    mode = tpu.dynamic(catalog.tpu_generation(str(profile.accelerator)))
+    ctx.add_custom(kueue.topology(k, TOPOLOGY_NAME, mode.topology_levels(profile.tpu.slicing == tpu.SUBSLICE)))
+    ctx.add_custom(kueue.admission_check(k, SLICE_CHECK, mode.admission_check_controller))
+    return [kueue.AdmissionCheckRef(SLICE_CHECK)]
+
+
+def _provisioning_check(ctx, k, fs: list[Flavor]) -> list[kueue.AdmissionCheckRef]:
+    """The ProvisioningRequestConfig and AdmissionCheck that flex-start flavors need; none without them."""
+    flex = [f.name for f in fs if f.flex_start]
+    if not flex:
+        return []
+    ctx.add_custom(kueue.provisioning_request_config(
+        k, PROVISIONING_CONFIG, PROVISIONING_CLASS,
+        # A CPU pool has no accelerator resource for the ProvisioningRequest to manage.
+        sorted({r for f in fs if f.flex_start and f.pool
+                if (r := catalog.machine(f.pool.machine_type).resource) is not None})))
+    ctx.add_custom(kueue.admission_check(k, PROVISIONING_CHECK, kueue.PROVISIONING_CONTROLLER, {
+        "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
+    return [kueue.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex))]
+
+
+def _local_queues(ctx, spec, profile: Profile) -> None:
+    """The profile's own LocalQueues, then one per team namespace pointing at the team's ClusterQueue."""
+    k = profile.kueue
+    q = spec.queue_for(profile.name)
     for lq in q.local_queues:
         ctx.add_custom(kueue.local_queue(k, lq.namespace, lq.name, q.cluster_queue))
     for t in spec.teams_for(profile.name):
         for ns in t.namespaces:
             ctx.add_custom(kueue.local_queue(k, ns, t.queue_name, t.cq_name))
-    for _, t in sorted(spec.priority_tiers.items()):
-        w = t.workload_priority_class
-        if w:
-            ctx.add_custom(kueue.workload_priority_class(k, w.name, w.value, w.description))
 
 
 def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> list[dict]:
@@ -92,10 +110,7 @@ def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> l
     if q.cohort and (q.cohort_parent or q.unassigned == "cohort"):
         groups = [_group(covered, left)] if q.unassigned == "cohort" else None
         out.append(kueue.cohort(k, q.cohort, parent=q.cohort_parent, resource_groups=groups))
-    own = left if q.unassigned == "clusterQueue" else {}
-    if teams:
-        # Only the flavors it holds something of: it lends them to the teams.
-        own = {f: r for f, r in own.items() if any(v for v in r.values())} or {f.name: {} for f in fs[:1]}
+    own = _own_quota(q, left, bool(teams), fs)
     out.append(kueue.ClusterQueue(
         name=q.cluster_queue, covered=tuple(covered), flavors=_flavor_quotas(covered, own, fs, profile),
         preemption=q.preemption.body(), admission_checks=checks, cohort=q.cohort).body(k))
@@ -109,6 +124,15 @@ def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> l
 
 
 Limits = dict[str, dict[str, tuple]]   # flavor -> resource -> (nominal, borrowingLimit, lendingLimit)
+
+
+def _own_quota(q, left: Limits, has_teams: bool, fs: list[Flavor]) -> Limits:
+    """What the profile's own ClusterQueue holds: the unassigned quota when the spec keeps it
+    there; with teams, only the flavors it holds something of (it lends them to the teams)."""
+    own = left if q.unassigned == "clusterQueue" else {}
+    if has_teams:
+        own = {f: r for f, r in own.items() if any(v for v in r.values())} or {f.name: {} for f in fs[:1]}
+    return own
 
 
 def _team_quota(team, profile: str, fs: list[Flavor]) -> Limits:

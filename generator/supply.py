@@ -200,7 +200,13 @@ class Tree:
         self.holders: dict[str, Holder] = {}
         self.cqs: dict[str, Node] = {}
         self.cohorts: dict[str, Node] = {}
-        cohorts = list(cohorts)
+        self._add_cohorts(list(cohorts))
+        self._add_cluster_queues(cluster_queues)
+        self._fill_subtrees()
+
+    def _add_cohorts(self, cohorts: list[Holder]) -> None:
+        """Cohort objects with their quotas, then their parent links; a cohort in a cycle keeps
+        no parent, so every walk up the tree ends."""
         for co in cohorts:
             node = self._cohort(co.name)
             node.quotas, node.weight = co.quotas(), co.weight
@@ -212,6 +218,9 @@ class Tree:
                 child, parent = self._cohort(co.name), self._cohort(co.parent)
                 child.parent = parent
                 parent.child_cohorts.append(child)
+
+    def _add_cluster_queues(self, cluster_queues: Iterable[Holder]) -> None:
+        """ClusterQueues in name order, each hung under its cohort (created if only named)."""
         for cq in sorted(cluster_queues, key=lambda q: q.name):
             node = Node(cq.name, True, cq.quotas(), weight=cq.weight)
             self.holders[cq.name] = cq
@@ -220,6 +229,9 @@ class Tree:
                 parent = self._cohort(cq.parent)
                 node.parent = parent
                 parent.child_cqs.append(node)
+
+    def _fill_subtrees(self) -> None:
+        """Subtree quotas from the leaves up; a ClusterQueue without a cohort is its own subtree."""
         for root in [c for c in self.cohorts.values() if c.parent is None]:
             _subtree(root)
         for node in self.cqs.values():
@@ -281,17 +293,19 @@ def _groups(spec: Mapping) -> list[Group]:
     for g in spec.get("resourceGroups") or []:
         if not isinstance(g, dict):
             continue
-        flavors = []
-        for f in g.get("flavors") or []:
-            if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-                continue
-            res = {r["name"]: Quota(_qty(r.get("nominalQuota")) or ZERO, _qty(r.get("borrowingLimit")),
-                                    _qty(r.get("lendingLimit")))
-                   for r in f.get("resources") or [] if isinstance(r, dict) and isinstance(r.get("name"), str)}
-            flavors.append(FlavorQuota(f["name"], res))
+        flavors = [_flavor_quota(f) for f in g.get("flavors") or []
+                   if isinstance(f, dict) and isinstance(f.get("name"), str)]
         covered = tuple(r for r in g.get("coveredResources") or [] if isinstance(r, str))
         groups.append(Group(covered, flavors))
     return groups
+
+
+def _flavor_quota(flavor: Mapping) -> FlavorQuota:
+    """One flavor of a resource group; resources without a string name are skipped."""
+    res = {r["name"]: Quota(_qty(r.get("nominalQuota")) or ZERO, _qty(r.get("borrowingLimit")),
+                            _qty(r.get("lendingLimit")))
+           for r in flavor.get("resources") or [] if isinstance(r, dict) and isinstance(r.get("name"), str)}
+    return FlavorQuota(flavor["name"], res)
 
 
 def _map(value: Any) -> dict:

@@ -348,26 +348,33 @@ def _named(seq: yaml.SequenceNode, i: int):
     return i if known_token(mine) else Named(mine)
 
 
-def _step(node: yaml.Node, rest: str):
-    """(part, child node, key node or None, rest) one path element down, or None."""
-    if isinstance(node, yaml.SequenceNode):
-        m = _INDEX.match(rest)
-        if m and int(m.group(1)) < len(node.value):
-            i = int(m.group(1))
-            return _named(node, i), node.value[i], None, rest[m.end():]
-        m = _QUOTED.match(rest)
-        if m:
-            name = json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)[1:-1]
-            for i, item in enumerate(node.value):
-                if isinstance(item, yaml.MappingNode) and any(
-                        k.value == "name" and getattr(v, "value", None) == name for k, v in item.value):
-                    return _named(node, i), item, None, rest[m.end():]
-        return None
-    if not isinstance(node, yaml.MappingNode):
-        return None
+def _unquote(quoted: str) -> str:
+    """A bracketed key as written: JSON escapes inside double quotes, none inside single."""
+    return json.loads(quoted) if quoted.startswith('"') else quoted[1:-1]
+
+
+def _item_step(node: yaml.SequenceNode, rest: str):
+    """(part, item, None, rest) for a list item by index or by quoted name, or None."""
+    m = _INDEX.match(rest)
+    if m and int(m.group(1)) < len(node.value):
+        i = int(m.group(1))
+        return _named(node, i), node.value[i], None, rest[m.end():]
     m = _QUOTED.match(rest)
     if m:
-        key = json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)[1:-1]
+        name = _unquote(m.group(1))
+        for i, item in enumerate(node.value):
+            if isinstance(item, yaml.MappingNode) and any(
+                    k.value == "name" and getattr(v, "value", None) == name for k, v in item.value):
+                return _named(node, i), item, None, rest[m.end():]
+    return None
+
+
+def _key_step(node: yaml.MappingNode, rest: str):
+    """(key, value, key node, rest) for a mapping entry by quoted or plain key, or None. A plain
+    key may itself hold dots, so the longest key that the path starts with wins."""
+    m = _QUOTED.match(rest)
+    if m:
+        key = _unquote(m.group(1))
         candidates = [(k, v, rest[m.end():]) for k, v in node.value if str(k.value) == key]
     else:
         plain = rest[1:] if rest.startswith(".") else rest
@@ -378,6 +385,15 @@ def _step(node: yaml.Node, rest: str):
         return None
     k, v, tail = max(candidates, key=lambda c: len(str(c[0].value)))
     return str(k.value), v, k, tail
+
+
+def _step(node: yaml.Node, rest: str):
+    """(part, child node, key node or None, rest) one path element down, or None."""
+    if isinstance(node, yaml.SequenceNode):
+        return _item_step(node, rest)
+    if isinstance(node, yaml.MappingNode):
+        return _key_step(node, rest)
+    return None
 
 
 def locate(root: yaml.Node, path: str) -> tuple[str, tuple[int, int] | None]:

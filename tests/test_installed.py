@@ -141,7 +141,7 @@ def test_a_user_platform_from_init_to_diff_never_touches_this_checkout(installed
     installed.run(sub, "check")
     assert installed.run(repo, "validate").stdout.startswith("validate: 1 source(s), ")
     diff = installed.run(sub, "diff", first).stdout
-    assert "ClusterQueue gpus nvidia.com/gpu: quota 24 → " in diff     # the pool's 8 more H100s, less the team's L4s
+    assert "ClusterQueue gpus, flavor h100, nvidia.com/gpu: quota 16 → 24 (+8)" in diff, diff   # the pool's 8 more H100s
     assert "mistral-serving" in diff and "team-a" in diff
     md = installed.run(repo, "diff", first, "--format", "markdown").stdout
     assert "ClusterQueue" in md and md != diff

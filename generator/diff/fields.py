@@ -138,6 +138,12 @@ def field_changes(old, new, path: str = "", kind: str = "") -> list[Change]:
                 for c in field_changes(old.get(k, MISSING), new.get(k, MISSING), (path + _seg(k)).lstrip("."), kind)]
     if isinstance(old, list) and isinstance(new, list):
         return _list_changes(old, new, path, kind)
+    return _value_changes(old, new, path, kind)
+
+
+def _value_changes(old, new, path: str, kind: str) -> list[Change]:
+    """Two values that are not both mappings or both lists: compared inside when both are
+    embedded configs or one is a small mapping added or removed, else one change."""
     a, b = _embedded(old), _embedded(new)
     if a is not None and b is not None:
         return field_changes(a, b, path, kind)

@@ -116,29 +116,49 @@ def never_rows(old: Picture, new: Picture) -> list[NeverRow]:
     return out
 
 
+def _workload_keys(old: Unit, new: Unit) -> list[Key]:
+    """The workloads on either side, in listing order."""
+    return sorted({k for u in (old, new) for k, loc in u.items() if demand.is_workload(loc.obj)}, key=sort_key)
+
+
 def _accelerator_lines(old: Unit, new: Unit) -> list[WorkloadLine]:
+    hpa = hpa_ranges(old), hpa_ranges(new)
+    workloads = _workload_keys(old, new)
     lines: list[WorkloadLine] = []
-    hpa_a, hpa_b = hpa_ranges(old), hpa_ranges(new)
-    workloads = sorted({k for u in (old, new) for k, loc in u.items() if demand.is_workload(loc.obj)}, key=sort_key)
     for resource in ACCELERATOR_RESOURCES:
-        totals = [[0, 0], [0, 0]]
-        changed = False
-        for key in workloads:
-            a = accelerator_summary(old[key].obj, hpa_a, resource) if key in old else None
-            b = accelerator_summary(new[key].obj, hpa_b, resource) if key in new else None
-            for side, s in ((0, a), (1, b)):
-                if s:
-                    totals[side][0] += s[1]
-                    totals[side][1] += s[2]
-            if (a and a[0]) == (b and b[0]):
-                continue
-            changed = True
-            lines.append(WorkloadLine("accelerators", label(key), resource,
-                                      a[0] if a else ("(new)" if key not in old else "none"),
-                                      b[0] if b else ("(removed)" if key not in new else "none")))
-        if changed and totals[0] != totals[1]:
-            lines.append(WorkloadLine("accelerators", "total", resource, span(*totals[0]), span(*totals[1])))
+        lines += _resource_lines(old, new, hpa, workloads, resource)
     return lines
+
+
+def _resource_lines(old: Unit, new: Unit, hpa: tuple[dict[tuple, tuple[int, int]], dict[tuple, tuple[int, int]]],
+                    workloads: list[Key], resource: str) -> list[WorkloadLine]:
+    """One accelerator resource: a line per workload whose ask changed, then the total
+    over all workloads when any changed and the total moved."""
+    lines: list[WorkloadLine] = []
+    totals = [[0, 0], [0, 0]]
+    for key in workloads:
+        a = accelerator_summary(old[key].obj, hpa[0], resource) if key in old else None
+        b = accelerator_summary(new[key].obj, hpa[1], resource) if key in new else None
+        for side, s in ((0, a), (1, b)):
+            if s:
+                totals[side][0] += s[1]
+                totals[side][1] += s[2]
+        if (a and a[0]) == (b and b[0]):
+            continue
+        lines.append(WorkloadLine("accelerators", label(key), resource,
+                                  _accelerator_text(a, key in old, "(new)"),
+                                  _accelerator_text(b, key in new, "(removed)")))
+    if lines and totals[0] != totals[1]:
+        lines.append(WorkloadLine("accelerators", "total", resource, span(*totals[0]), span(*totals[1])))
+    return lines
+
+
+def _accelerator_text(summary: tuple[str, int, int] | None, present: bool, absent: str) -> str:
+    """A workload's ask on one side: `absent` when the workload is not on that side,
+    "none" when it asks for none of the resource."""
+    if summary:
+        return summary[0]
+    return "none" if present else absent
 
 
 def _priorities(obj: dict) -> dict[str, str]:
@@ -153,16 +173,27 @@ def _priorities(obj: dict) -> dict[str, str]:
 
 def _priority_lines(old: Unit, new: Unit) -> list[WorkloadLine]:
     lines = []
-    workloads = sorted({k for u in (old, new) for k, loc in u.items() if demand.is_workload(loc.obj)}, key=sort_key)
-    for key in workloads:
+    for key in _workload_keys(old, new):
         a = _priorities(old[key].obj) if key in old else None
         b = _priorities(new[key].obj) if key in new else None
-        for item in sorted(set(a or {}) | set(b or {})):
-            va = (a or {}).get(item, "(new)" if a is None else "(unset)")
-            vb = (b or {}).get(item, "(removed)" if b is None else "(unset)")
-            if va != vb:
-                lines.append(WorkloadLine("priority", label(key), item, va, vb))
-    # Values of classes on both sides (new and removed classes are listed as objects).
+        lines += _priority_changes(key, a, b)
+    return lines + _class_value_lines(old, new)
+
+
+def _priority_changes(key: Key, a: dict[str, str] | None, b: dict[str, str] | None) -> list[WorkloadLine]:
+    """The priority fields of one workload that differ (None: the workload is not on that side)."""
+    lines = []
+    for item in sorted(set(a or {}) | set(b or {})):
+        va = (a or {}).get(item, "(new)" if a is None else "(unset)")
+        vb = (b or {}).get(item, "(removed)" if b is None else "(unset)")
+        if va != vb:
+            lines.append(WorkloadLine("priority", label(key), item, va, vb))
+    return lines
+
+
+def _class_value_lines(old: Unit, new: Unit) -> list[WorkloadLine]:
+    """Values of classes on both sides (new and removed classes are listed as objects)."""
+    lines = []
     for key in sorted({k for k in set(old) & set(new) if k[1] in ("PriorityClass", "WorkloadPriorityClass")},
                       key=sort_key):
         va, vb = str(old[key].obj.get("value")), str(new[key].obj.get("value"))

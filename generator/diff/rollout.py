@@ -54,14 +54,22 @@ def _uses_config(obj: dict, kind: str, name: str) -> bool:
     ref = {"ConfigMap": ("configMap", "configMapRef", "configMapKeyRef"),
            "Secret": ("secret", "secretRef", "secretKeyRef")}[kind]
     name_key = "secretName" if kind == "Secret" else "name"
-    for spec in _pod_specs(obj):
-        if any((v.get(ref[0]) or {}).get(name_key) == name for v in spec.get("volumes") or []):
+    return any(_volumes_use(spec, ref[0], name_key, name) or _containers_use(spec, ref[1], ref[2], name)
+               for spec in _pod_specs(obj))
+
+
+def _volumes_use(spec: dict, source: str, name_key: str, name: str) -> bool:
+    """A volume of the pod is the object (a Secret volume names it `secretName`, a ConfigMap one `name`)."""
+    return any((v.get(source) or {}).get(name_key) == name for v in spec.get("volumes") or [])
+
+
+def _containers_use(spec: dict, env_from_key: str, env_key: str, name: str) -> bool:
+    """A container or init container takes the object whole (envFrom) or one key of it (env valueFrom)."""
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if any((e.get(env_from_key) or {}).get("name") == name for e in c.get("envFrom") or []):
             return True
-        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-            if any((e.get(ref[1]) or {}).get("name") == name for e in c.get("envFrom") or []):
-                return True
-            if any(((e.get("valueFrom") or {}).get(ref[2]) or {}).get("name") == name for e in c.get("env") or []):
-                return True
+        if any(((e.get("valueFrom") or {}).get(env_key) or {}).get("name") == name for e in c.get("env") or []):
+            return True
     return False
 
 

@@ -127,6 +127,21 @@ def _profile(prof: Profile) -> list[Problem]:
 
 
 def _standard(prof: Profile) -> list[Problem]:
+    out = _standard_shape(prof)
+    for i, pool in enumerate(prof.pools):
+        out += _pool_machine(prof, i, pool)
+    for i, pool in enumerate(prof.pools):
+        out += _pool_placement(prof, i, pool)
+    return out + _lookalike_pools(prof)
+
+
+def _pool_where(prof: Profile, i: int) -> str:
+    """A pool's field path: the spec gives either one `nodePool` or a `nodePools` list."""
+    return "nodePool" if prof.node_pool else f"nodePools[{i}]"
+
+
+def _standard_shape(prof: Profile) -> list[Problem]:
+    """A Standard profile's quota comes from node pools, given one way."""
     out: list[Problem] = []
     if prof.budget is not None:
         out.append(Problem("budget", "GKE Standard quotas come from node pools; `budget` is for Autopilot"))
@@ -134,37 +149,52 @@ def _standard(prof: Profile) -> list[Problem]:
         out.append(Problem("nodePool", "give either nodePool (one pool) or nodePools, not both"))
     if not prof.pools:
         out.append(Problem("", "GKE Standard profiles need `nodePools` (machineType, nodes)"))
-    names = [pool.name for pool in prof.pools]
-    for i, pool in enumerate(prof.pools):
-        where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
-        m = hardware.machine(pool)
-        if m is None:
-            out.append(Problem(f"{where}.machineType", _known("machine type", pool.machine_type, catalog.MACHINE_TYPES)))
-        elif prof.accelerator is not None and m.accelerator is not None and m.accelerator != prof.accelerator:
-            out.append(Problem(f"{where}.machineType", f"{m.name} carries {m.accelerator}, the profile says "
-                                                       f"{prof.accelerator}"))
-        else:
-            out += [Problem(f"{where}.{x.path}", x.message) for x in _pool_topology(pool, m)]
-        if len(prof.pools) > 1 and pool.name is None:
-            out.append(Problem(f"{where}", "a profile with several node pools names each (`name`: also its "
-                                           "Kueue ResourceFlavor's name)"))
-        if pool.name is not None and pool.name in names[:i]:
-            out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
-    for i, pool in enumerate(prof.pools):
-        where = "nodePool" if prof.node_pool else f"nodePools[{i}]"
-        m = hardware.machine(pool)
-        if pool.topology_aware is not None and m is not None and not isinstance(m.device, catalog.GpuFamily):
-            out.append(Problem(f"{where}.topologyAware", f"{m.name} is not a GPU machine type: topology-aware "
-                                                         "placement here is for GPU pools (TPU slices are placed "
-                                                         "by their topology)"))
-        elif pool.topology_aware is not None and prof._kueue is not None and not prof.kueue.is_v1beta2:
-            out.append(Problem(f"{where}.topologyAware", f"topology-aware scheduling is on by default from Kueue "
-                                                         f"v0.14 (beta feature gate); this profile runs "
-                                                         f"{prof.kueue.version}"))
-        if pool.reservation and pool.name is None:
-            out.append(Problem(f"{where}.name", f"a pool consuming reservation {pool.reservation!r} is named: its "
-                                                "flavor selects its nodes by node pool name "
-                                                "(cloud.google.com/gke-nodepool)"))
+    return out
+
+
+def _pool_machine(prof: Profile, i: int, pool) -> list[Problem]:
+    """One pool's machine type (known, of the profile's accelerator, its TPU topology) and name."""
+    out: list[Problem] = []
+    where = _pool_where(prof, i)
+    m = hardware.machine(pool)
+    if m is None:
+        out.append(Problem(f"{where}.machineType", _known("machine type", pool.machine_type, catalog.MACHINE_TYPES)))
+    elif prof.accelerator is not None and m.accelerator is not None and m.accelerator != prof.accelerator:
+        out.append(Problem(f"{where}.machineType", f"{m.name} carries {m.accelerator}, the profile says "
+                                                   f"{prof.accelerator}"))
+    else:
+        out += [Problem(f"{where}.{x.path}", x.message) for x in _pool_topology(pool, m)]
+    if len(prof.pools) > 1 and pool.name is None:
+        out.append(Problem(f"{where}", "a profile with several node pools names each (`name`: also its "
+                                       "Kueue ResourceFlavor's name)"))
+    if pool.name is not None and pool.name in [x.name for x in prof.pools[:i]]:
+        out.append(Problem(f"{where}.name", f"node pool {pool.name!r} is listed twice"))
+    return out
+
+
+def _pool_placement(prof: Profile, i: int, pool) -> list[Problem]:
+    """What topology-aware placement and a reservation ask of one pool."""
+    out: list[Problem] = []
+    where = _pool_where(prof, i)
+    m = hardware.machine(pool)
+    if pool.topology_aware is not None and m is not None and not isinstance(m.device, catalog.GpuFamily):
+        out.append(Problem(f"{where}.topologyAware", f"{m.name} is not a GPU machine type: topology-aware "
+                                                     "placement here is for GPU pools (TPU slices are placed "
+                                                     "by their topology)"))
+    elif pool.topology_aware is not None and prof._kueue is not None and not prof.kueue.is_v1beta2:
+        out.append(Problem(f"{where}.topologyAware", f"topology-aware scheduling is on by default from Kueue "
+                                                     f"v0.14 (beta feature gate); this profile runs "
+                                                     f"{prof.kueue.version}"))
+    if pool.reservation and pool.name is None:
+        out.append(Problem(f"{where}.name", f"a pool consuming reservation {pool.reservation!r} is named: its "
+                                            "flavor selects its nodes by node pool name "
+                                            "(cloud.google.com/gke-nodepool)"))
+    return out
+
+
+def _lookalike_pools(prof: Profile) -> list[Problem]:
+    """Pools whose nodes carry the same labels, so that their flavors could not be told apart."""
+    out: list[Problem] = []
     kinds = [(pool.machine_type, pool.capacity, pool.topology, pool.reservation) for pool in prof.pools]
     for i, k in enumerate(kinds):
         if k in kinds[:i]:
@@ -227,41 +257,64 @@ def _tpu_profile(prof: Profile) -> list[Problem]:
 def queues(p: Platform) -> list[Problem]:
     out = []
     ns = {n.name for n in p.namespaces}
-    covered: dict[str, int] = {}
     for i, q in enumerate(p.queues):
-        for j, prof in enumerate(q.profiles):
-            if prof not in p.profiles:
-                out.append(Problem(f"queues[{i}].profiles[{j}]", _known("profile", prof, p.profiles)))
-            covered[prof] = covered.get(prof, 0) + 1
-        for j, lq in enumerate(q.local_queues):
-            if lq.namespace not in ns:
-                out.append(Problem(f"queues[{i}].localQueues[{j}].namespace",
-                                   f"namespace {lq.namespace!r} is not declared in namespaces"
-                                   + errors.hint(lq.namespace, ns, "declared")))
-        names = [(lq.namespace, lq.name) for lq in q.local_queues]
-        for j, key in enumerate(names):
-            if key in names[:j]:
-                out.append(Problem(f"queues[{i}].localQueues[{j}]", f"LocalQueue {key[1]!r} in namespace "
-                                                                    f"{key[0]!r} is listed twice"))
-        if (q.cohort_parent or q.unassigned == "cohort") and q.cohort is None:
-            out.append(Problem(f"queues[{i}].cohort", "cohortParent and `unassigned: cohort` need a `cohort`"))
-        for prof in q.profiles:
-            profile = p.profiles.get(prof)
-            if profile is not None and profile._kueue is not None and not profile.kueue.is_v1beta2 and \
-                    (q.cohort_parent or q.unassigned == "cohort"):
-                out.append(Problem(f"queues[{i}]", f"Cohort objects (cohortParent, `unassigned: cohort`) need a Kueue "
-                                                   f"serving kueue.x-k8s.io/v1beta2; profile {prof!r} runs "
-                                                   f"{profile.kueue.version}"))
-        for prof in q.profiles:
-            if prof in p.profiles and q.resource_flavor is None and not p.manager_group(prof) \
-                    and _needs_flavor_name(p.profiles[prof]):
-                out.append(Problem(f"queues[{i}].resourceFlavor", f"profile {prof!r} has an unnamed capacity "
-                                                                  "source; name its ResourceFlavor here"))
-    for prof in sorted(p.profiles):
-        if covered.get(prof, 0) != 1:
-            out.append(Problem("queues", f"profile {prof!r} must be in exactly one queue entry, found "
-                                         f"{covered.get(prof, 0)}"))
+        out += [Problem(f"queues[{i}].profiles[{j}]", _known("profile", prof, p.profiles))
+                for j, prof in enumerate(q.profiles) if prof not in p.profiles]
+        out += _local_queue_entries(i, q, ns)
+        out += _queue_cohort(p, i, q)
+        out += _flavor_names(p, i, q)
+    return out + _queue_coverage(p)
+
+
+def _local_queue_entries(i: int, q, ns: set[str]) -> list[Problem]:
+    """A queue entry's LocalQueues: in declared namespaces, each listed once."""
+    out = []
+    for j, lq in enumerate(q.local_queues):
+        if lq.namespace not in ns:
+            out.append(Problem(f"queues[{i}].localQueues[{j}].namespace",
+                               f"namespace {lq.namespace!r} is not declared in namespaces"
+                               + errors.hint(lq.namespace, ns, "declared")))
+    names = [(lq.namespace, lq.name) for lq in q.local_queues]
+    for j, key in enumerate(names):
+        if key in names[:j]:
+            out.append(Problem(f"queues[{i}].localQueues[{j}]", f"LocalQueue {key[1]!r} in namespace "
+                                                                f"{key[0]!r} is listed twice"))
     return out
+
+
+def _queue_cohort(p: Platform, i: int, q) -> list[Problem]:
+    """Cohort objects need a cohort name, and a Kueue that serves them on every profile."""
+    out = []
+    if (q.cohort_parent or q.unassigned == "cohort") and q.cohort is None:
+        out.append(Problem(f"queues[{i}].cohort", "cohortParent and `unassigned: cohort` need a `cohort`"))
+    for prof in q.profiles:
+        profile = p.profiles.get(prof)
+        if profile is not None and profile._kueue is not None and not profile.kueue.is_v1beta2 and \
+                (q.cohort_parent or q.unassigned == "cohort"):
+            out.append(Problem(f"queues[{i}]", f"Cohort objects (cohortParent, `unassigned: cohort`) need a Kueue "
+                                               f"serving kueue.x-k8s.io/v1beta2; profile {prof!r} runs "
+                                               f"{profile.kueue.version}"))
+    return out
+
+
+def _flavor_names(p: Platform, i: int, q) -> list[Problem]:
+    """A profile's unnamed capacity source takes its ResourceFlavor's name from the queue entry."""
+    return [Problem(f"queues[{i}].resourceFlavor", f"profile {prof!r} has an unnamed capacity "
+                                                   "source; name its ResourceFlavor here")
+            for prof in q.profiles
+            if prof in p.profiles and q.resource_flavor is None and not p.manager_group(prof)
+            and _needs_flavor_name(p.profiles[prof])]
+
+
+def _queue_coverage(p: Platform) -> list[Problem]:
+    """Each profile's ClusterQueue comes from exactly one queue entry."""
+    covered: dict[str, int] = {}
+    for q in p.queues:
+        for prof in q.profiles:
+            covered[prof] = covered.get(prof, 0) + 1
+    return [Problem("queues", f"profile {prof!r} must be in exactly one queue entry, found "
+                              f"{covered.get(prof, 0)}")
+            for prof in sorted(p.profiles) if covered.get(prof, 0) != 1]
 
 
 def _needs_flavor_name(prof: Profile) -> bool:
@@ -479,17 +532,7 @@ def tpu_tiers(p: Platform) -> list[Problem]:
             continue
         r = prof.tpu.reservation
         res = tpu.reservation(device, r.cubes, r.cpu_per_vm, r.memory_per_vm)
-        ctx = CheckContext(p, prof)
-        by_tier: dict[str, list[tuple[str, tpu.Demand]]] = {}
-        value: dict[str, int] = {}   # tier -> its WorkloadPriorityClass value
-        for w in p.workloads_for(name):
-            tier = p.priority_tiers.get(w.priority)
-            if w.device != "tpu" or tier is None or tier.workload_priority_class is None:
-                continue
-            d = w.slice_demand(ctx)
-            if d is not None and d.unit_chips <= res.chips:
-                by_tier.setdefault(w.priority, []).append((w.name, d))
-                value[w.priority] = tier.workload_priority_class.value
+        by_tier, value = _tier_demands(p, name, CheckContext(p, prof), res.chips)
         if not by_tier:
             continue
         top = max(by_tier, key=value.__getitem__)
@@ -501,6 +544,23 @@ def tpu_tiers(p: Platform) -> list[Problem]:
                                f"({parts}), but the reservation holds {res.describe()}; raise cubes to "
                                f"{res.cubes_for(total)} or give those workloads fewer slices"))
     return out
+
+
+def _tier_demands(p: Platform, name: str, ctx: CheckContext,
+                  chips: int) -> tuple[dict[str, list[tuple[str, tpu.Demand]]], dict[str, int]]:
+    """The profile's TPU workloads by tier (those a slice of the reservation can hold; the
+    others are their own checks' problem), and each tier's WorkloadPriorityClass value."""
+    by_tier: dict[str, list[tuple[str, tpu.Demand]]] = {}
+    value: dict[str, int] = {}   # tier -> its WorkloadPriorityClass value
+    for w in p.workloads_for(name):
+        tier = p.priority_tiers.get(w.priority)
+        if w.device != "tpu" or tier is None or tier.workload_priority_class is None:
+            continue
+        d = w.slice_demand(ctx)
+        if d is not None and d.unit_chips <= chips:
+            by_tier.setdefault(w.priority, []).append((w.name, d))
+            value[w.priority] = tier.workload_priority_class.value
+    return by_tier, value
 
 
 # ---------------------------------------------------------------- teams
@@ -559,6 +619,12 @@ def _team_share(p: Platform, t, prof: Profile, share, where: str) -> list[Proble
     have = _flavor_quotas(p, prof)
     if have is None:
         return out
+    return out + _share_quotas(share, have, where)
+
+
+def _share_quotas(share, have: dict[str, dict[str, Decimal]], where: str) -> list[Problem]:
+    """A team's quotas name flavors and resources the profile holds, and lend no more than they hold."""
+    out = []
     for flavor, resources in share.quotas.items():
         if flavor not in have:
             out.append(Problem(f"{where}.quotas.{flavor}", _known("flavor", flavor, have)))
@@ -587,9 +653,7 @@ def _team_totals(p: Platform) -> list[Problem]:
             continue
         for flavor, cap in have.items():
             for r, capacity_r in cap.items():
-                parts = [(t.name, teams_mod.resolve(rs.nominal, capacity_r, r)) for t in share
-                         for f, res in t.profiles[prof.name].quotas.items() if f == flavor
-                         for rr, rs in res.items() if rr == r]
+                parts = _nominal_parts(share, prof.name, flavor, r, capacity_r)
                 total = sum((v for _, v in parts), Decimal(0))
                 if total > capacity_r:
                     detail = " + ".join(f"{n} {quantity.show(r, v)}" for n, v in parts)
@@ -597,6 +661,13 @@ def _team_totals(p: Platform) -> list[Problem]:
                                                 f"{r} adds up to {quantity.show(r, total)} ({detail}), more than the "
                                                 f"{quantity.show(r, capacity_r)} it holds"))
     return out
+
+
+def _nominal_parts(share: list, profile: str, flavor: str, r: str, capacity_r: Decimal) -> list[tuple[str, Decimal]]:
+    """(team, nominal quota) of each team that gives one on the profile's flavor and resource."""
+    return [(t.name, teams_mod.resolve(rs.nominal, capacity_r, r)) for t in share
+            for f, res in t.profiles[profile].quotas.items() if f == flavor
+            for rr, rs in res.items() if rr == r]
 
 
 # ---------------------------------------------------------------- MultiKueue
@@ -610,22 +681,33 @@ def multikueue(p: Platform) -> list[Problem]:
             out.append(Problem(f"{base}.name", f"MultiKueue group {g.name!r} is declared twice"))
         if g.manager in managers[:i]:
             out.append(Problem(f"{base}.manager", f"profile {g.manager!r} already manages another group"))
-        names = [g.manager, *g.worker_profiles]
-        seen: set[str] = set()
-        for field, prof in [("manager", g.manager)] + [(f"workers[{j}].profile", w) for j, w in enumerate(g.worker_profiles)]:
-            if prof not in p.profiles:
-                out.append(Problem(f"{base}.{field}", _known("profile", prof, p.profiles)))
-            elif prof in seen:
-                out.append(Problem(f"{base}.{field}", f"profile {prof!r} appears twice in the group"))
-            elif field != "manager" and prof in managers:
-                out.append(Problem(f"{base}.{field}", f"profile {prof!r} is a MultiKueue manager; a worker runs jobs"))
-            seen.add(prof)
-        if all(x in p.profiles for x in names):
+        out += _group_members(p, g, base, managers)
+        if all(x in p.profiles for x in [g.manager, *g.worker_profiles]):
             out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in _group(p, g)]
     return out
 
 
+def _group_members(p: Platform, g, base: str, managers: list[str]) -> list[Problem]:
+    """A group's manager and workers are known profiles, each once, and no worker manages a group."""
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for field, prof in [("manager", g.manager)] + [(f"workers[{j}].profile", w) for j, w in enumerate(g.worker_profiles)]:
+        if prof not in p.profiles:
+            out.append(Problem(f"{base}.{field}", _known("profile", prof, p.profiles)))
+        elif prof in seen:
+            out.append(Problem(f"{base}.{field}", f"profile {prof!r} appears twice in the group"))
+        elif field != "manager" and prof in managers:
+            out.append(Problem(f"{base}.{field}", f"profile {prof!r} is a MultiKueue manager; a worker runs jobs"))
+        seen.add(prof)
+    return out
+
+
 def _group(p: Platform, g) -> list[Problem]:
+    return _group_kueue(p, g) + _group_teams(p, g) + _manager_workloads(p, g) + _worker_flavors(p, g)
+
+
+def _group_kueue(p: Platform, g) -> list[Problem]:
+    """The group runs one Kueue release, and the manager's release supports what the group asks."""
     out = []
     profs = [p.profiles[x] for x in (g.manager, *g.worker_profiles)]
     releases = sorted({x.kueue.version for x in profs if x._kueue is not None})
@@ -642,14 +724,25 @@ def _group(p: Platform, g) -> list[Problem]:
             out.append(Problem("manager", f"Kueue {manager.kueue.version} dispatches Jobs with spec.managedBy, "
                                           f"on by default from Kubernetes 1.32; kubernetesVersion is "
                                           f"{p.kubernetes_version}"))
-    for prof in (g.manager, *g.worker_profiles):
-        if p.teams_for(prof):
-            out.append(Problem("", f"teams on profile {prof!r}: teams and MultiKueue groups do not mix yet"))
-    for i, w in enumerate(p.workloads):
-        if g.manager in w.profiles and w.kind not in ("finetune",):
-            out.append(Problem("manager", f"workloads[{i}] ({w.kind}) runs on the manager {g.manager!r}, which "
-                                          "dispatches batch Jobs only: give serving and TPU workloads the workers' "
-                                          "profiles"))
+    return out
+
+
+def _group_teams(p: Platform, g) -> list[Problem]:
+    return [Problem("", f"teams on profile {prof!r}: teams and MultiKueue groups do not mix yet")
+            for prof in (g.manager, *g.worker_profiles) if p.teams_for(prof)]
+
+
+def _manager_workloads(p: Platform, g) -> list[Problem]:
+    """The manager dispatches batch Jobs; it runs nothing else."""
+    return [Problem("manager", f"workloads[{i}] ({w.kind}) runs on the manager {g.manager!r}, which "
+                               "dispatches batch Jobs only: give serving and TPU workloads the workers' "
+                               "profiles")
+            for i, w in enumerate(p.workloads) if g.manager in w.profiles and w.kind not in ("finetune",)]
+
+
+def _worker_flavors(p: Platform, g) -> list[Problem]:
+    """A flavor name means the same nodes on every worker: the manager adds quotas per name."""
+    out = []
     seen: dict[str, tuple[str, dict]] = {}
     for worker in g.worker_profiles:
         for f in flavors.flavors(p, p.profiles[worker]) if any(worker in q.profiles for q in p.queues) else []:
@@ -679,6 +772,12 @@ def gitops(p: Platform) -> list[Problem]:
             out.append(Problem("gitops.clusters", f"profile {name!r} has no Argo CD destination: add "
                                                   f"gitops.clusters.{name}.server (API server URL) or .name "
                                                   "(a cluster registered in Argo CD)"))
+    return out + _app_names(p, g) + _shared_clusters(g)
+
+
+def _app_names(p: Platform, g) -> list[Problem]:
+    """Argo CD Application names fit in a label value."""
+    out = []
     # Application names: <project>-<profile> and <project>-<profile>-<controller>.
     project = g.project or p.name
     names = [f"{project}-{name}-{c}" for name in sorted(p.profiles)
@@ -688,6 +787,12 @@ def gitops(p: Platform) -> list[Problem]:
         out.append(Problem("gitops.project" if g.project else "name",
                            f"Argo CD Application name {longest!r} would be {len(longest)} characters, over "
                            f"{MAX_APP_NAME}; choose a shorter gitops.project or shorter profile names"))
+    return out
+
+
+def _shared_clusters(g) -> list[Problem]:
+    """Each profile's overlay goes to a cluster of its own."""
+    out = []
     seen: dict[tuple, str] = {}
     for name, d in sorted(g.clusters.items()):
         key = (d.server, d.name)

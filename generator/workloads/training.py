@@ -77,6 +77,21 @@ def _checkpoint_volume(ctx: BuildContext, w: Training) -> tuple[list[k8s.Volume]
     return [volume], [mount], {"gke-gcsfuse/volumes": "true"}
 
 
+def _container(ctx: BuildContext, w: Training, accelerators: dict[str, int],
+               mounts: list[k8s.VolumeMount]) -> k8s.Container:
+    """The trainer container: GPU pods rendezvous over a port and share memory; TPU pods do neither."""
+    return k8s.Container(
+        name=CONTAINER,
+        image=ctx.image(w.image),
+        command=command(w),
+        env=env(w, ctx) or None,
+        ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")] if w.tpu is None else None,
+        resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
+                                           accelerators),
+        volume_mounts=([core.shm_mount()] if w.tpu is None else []) + mounts or None,
+    )
+
+
 def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8s.PodTemplateSpec, bool]:
     """The pod template, and whether it runs on a dynamically sliced TPU profile."""
     accel = ctx.accelerator(w)
@@ -95,18 +110,8 @@ def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8
         accelerators = core.accelerator_request(accel, int(w.gpus_per_node or 0))
     if w.placement is not None:
         annotations[w.placement.annotation] = w.placement.label
-    container = k8s.Container(
-        name=CONTAINER,
-        image=ctx.image(w.image),
-        command=command(w),
-        env=env(w, ctx) or None,
-        ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")] if w.tpu is None else None,
-        resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
-                                           accelerators),
-        volume_mounts=([core.shm_mount()] if w.tpu is None else []) + mounts or None,
-    )
     spec = k8s.PodSpec(
-        containers=[container],
+        containers=[_container(ctx, w, accelerators, mounts)],
         node_selector=selector,
         tolerations=tolerations or None,
         restart_policy="Never" if w.is_jobset else "OnFailure",
