@@ -378,9 +378,9 @@ def transition_violations(old: dict, new: dict, crd_root: str | Path | None = No
     evaluated. Objects with no CRD among the pins (core kinds) give []. `target` (a
     validate.context.Target) picks the releases; default: versions.yaml's defaults."""
     from .. import crds
-    from . import schemas_for
     from .context import target as make_target
     from .defaults import apply
+    from .run import schemas_for
 
     t = target or make_target(None, "versions.yaml")
     schemas = schemas_for(t, Path(crd_root) if crd_root else crds.default_root())

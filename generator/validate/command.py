@@ -90,7 +90,7 @@ def rule_table() -> str:
 
 
 def options(args):
-    from . import Options
+    from .run import Options
 
     spec = args.spec
     if spec is None:   # the platform repository's spec; without one, any YAML can still be validated
@@ -113,9 +113,9 @@ def _split(values: list[str]) -> list[str]:
 
 def run(args) -> int:
     from .. import crds, writer
-    from . import EXIT_USAGE, validate
     from .context import UsageError
     from .findings import render_json, render_text, render_usage_error
+    from .run import EXIT_USAGE, validate
 
     if args.list_rules:
         sys.stdout.write(rule_table())

@@ -135,8 +135,8 @@ def findings(group: Group, selection, order: dict[str, int], schema_broken: bool
     """The group rules' findings, by input, then rule, object and path; those inline comments
     silenced; and the rules that could not run (a rule that fails on inputs the schema layer
     already rejected is skipped, as on one input; on valid inputs the failure is an IE001)."""
-    from . import _Collector
-    collector = _Collector(group.manager.source, False, selection)
+    from .collector import Collector
+    collector = Collector(group.manager.source, False, selection)
     skipped = []
     for m in [group.manager, *group.members.values()]:
         if m.config is not None and m.config_beside:   # MK006 saw the ones in the inputs

@@ -231,37 +231,47 @@ class Pending:
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
             self._parse_bytes(data, stream, self.name)
         elif self.kind == "file":
-            role = kustomize_role(Path(self.arg))
-            if role:
-                stream.problems.append(InputProblem("IN006", self.name, Problem("", f"not checked: {role}")))
-                return stream
-            text = _read(Path(self.arg), stream, self.name)
-            if text is not None:
-                parse(text, stream, self.name)
+            self._collect_file(stream)
         elif self.kind == "dir":
-            files = sorted(p for p in Path(self.arg).rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
-            if not files:
-                raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
-            for p in files:
-                source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
-                role = kustomize_role(p)
-                if role:
-                    stream.problems.append(InputProblem("IN006", source, Problem("", f"not checked: {role}"),
-                                                        len(stream.docs)))
-                    continue
-                text = _read(p, stream, source)
-                if text is not None:
-                    parse(text, stream, source)
+            self._collect_dir(stream)
         else:
-            assert self.proc is not None, "a kustomization: its build started in __init__"
-            # No time limit: the build's size is the user's (a 1,000-workload overlay took over
-            # two minutes on a busy two-core machine), and Ctrl-C stops it like any command.
-            out, err = self.proc.communicate()
-            if self.proc.returncode != 0:
-                message = err.decode("utf-8", "replace").strip() or f"exit {self.proc.returncode}"
-                raise UsageError(f"{self.arg}: kubectl kustomize failed: {message}")
-            self._parse_bytes(out, stream, self.name)
+            self._collect_build(stream)
         return stream
+
+    def _collect_file(self, stream: Stream) -> None:
+        role = kustomize_role(Path(self.arg))
+        if role:
+            stream.problems.append(InputProblem("IN006", self.name, Problem("", f"not checked: {role}")))
+            return
+        text = _read(Path(self.arg), stream, self.name)
+        if text is not None:
+            parse(text, stream, self.name)
+
+    def _collect_dir(self, stream: Stream) -> None:
+        """Every YAML file under the directory, in path order, into the one stream."""
+        files = sorted(p for p in Path(self.arg).rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+        if not files:
+            raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
+        for p in files:
+            source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
+            role = kustomize_role(p)
+            if role:
+                stream.problems.append(InputProblem("IN006", source, Problem("", f"not checked: {role}"),
+                                                    len(stream.docs)))
+                continue
+            text = _read(p, stream, source)
+            if text is not None:
+                parse(text, stream, source)
+
+    def _collect_build(self, stream: Stream) -> None:
+        assert self.proc is not None, "a kustomization: its build started in __init__"
+        # No time limit: the build's size is the user's (a 1,000-workload overlay took over
+        # two minutes on a busy two-core machine), and Ctrl-C stops it like any command.
+        out, err = self.proc.communicate()
+        if self.proc.returncode != 0:
+            message = err.decode("utf-8", "replace").strip() or f"exit {self.proc.returncode}"
+            raise UsageError(f"{self.arg}: kubectl kustomize failed: {message}")
+        self._parse_bytes(out, stream, self.name)
 
     @staticmethod
     def _parse_bytes(data: bytes, stream: Stream, source: str) -> None:

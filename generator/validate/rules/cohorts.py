@@ -65,27 +65,41 @@ def offers(holder) -> list[tuple[Any, str, tuple]]:
       "use the same ResourceFlavor names across the cohort for the same hardware (Kueue borrows per flavor)")
 def cohort_flavors_agree(model):
     parents = _parents(model)
+    members = _members_by_root(model, parents)
+    for cq in model.kueue("ClusterQueue"):
+        cohort = cohort_of(cq)
+        if not cohort:
+            continue
+        others = [m for m in members.get(root_of(cohort, parents), []) if m is not cq]
+        for res, flavors, theirs in _unshared_flavors(cq, others):
+            where = ", ".join(sorted(f"{f!r} ({kind} {name})" for f, kind, name in theirs))
+            yield Hit(cq, flavors[0][1], f"covers {res} with flavor(s) {', '.join(repr(f) for f, _ in flavors)}, "
+                      f"but cohort {cohort_of(cq)!r} offers {res} only in {where}: nothing to borrow or lend")
+
+
+def _members_by_root(model, parents) -> dict[str, list]:
+    """The ClusterQueues and Cohorts the model knows (context included) by the root of their
+    cohort tree: the members that can borrow from one another."""
     members: dict[str, list] = {}
     for cq in model.known(KUEUE, "ClusterQueue"):
         if cohort := cohort_of(cq):
             members.setdefault(root_of(cohort, parents), []).append(cq)
     for c in model.known(KUEUE, "Cohort"):
         members.setdefault(root_of(c.name, parents), []).append(c)
-    for cq in model.kueue("ClusterQueue"):
-        cohort = cohort_of(cq)
-        if not cohort:
+    return members
+
+
+def _unshared_flavors(cq, others):
+    """(resource, cq's flavors of it with their paths, the other members' (flavor, kind, name) of it)
+    for each resource the others also offer, but in none of cq's flavors."""
+    mine: dict[str, list] = {}
+    for flavor, res, path in offers(cq):
+        mine.setdefault(res, []).append((flavor, path))
+    for res, flavors in sorted(mine.items()):
+        theirs = {(f, m.kind, m.name) for m in others for f, r, _ in offers(m) if r == res}
+        if not theirs or any(f in {x for x, _ in flavors} for f, _, _ in theirs):
             continue
-        others = [m for m in members.get(root_of(cohort, parents), []) if m is not cq]
-        mine: dict[str, list] = {}
-        for flavor, res, path in offers(cq):
-            mine.setdefault(res, []).append((flavor, path))
-        for res, flavors in sorted(mine.items()):
-            theirs = {(f, m.kind, m.name) for m in others for f, r, _ in offers(m) if r == res}
-            if not theirs or any(f in {x for x, _ in flavors} for f, _, _ in theirs):
-                continue
-            where = ", ".join(sorted(f"{f!r} ({kind} {name})" for f, kind, name in theirs))
-            yield Hit(cq, flavors[0][1], f"covers {res} with flavor(s) {', '.join(repr(f) for f, _ in flavors)}, "
-                      f"but cohort {cohort_of(cq)!r} offers {res} only in {where}: nothing to borrow or lend")
+        yield res, flavors, theirs
 
 
 def _limits(holder, has_parent: bool, is_cohort: bool):

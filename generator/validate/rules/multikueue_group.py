@@ -6,7 +6,7 @@ concepts/multikueue.md) and KEP-9988 (keps/9988-multikueue-manager-quota-automat
 v0.19.2) for which worker ClusterQueues serve a manager's."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -144,36 +144,41 @@ def quota_is_workers_total(group):
             # A worker that is not among the inputs (MK106's note) or serves none of the queue's
             # LocalQueues (MK101): no total to compare until every worker is there and mirrors.
             continue
-        mine = _quotas(cq)
-        theirs = [(w, wcq, _quotas(wcq)) for w, wcq in related]
-        manager_flavors = {f for f, _ in mine}
-        worker_flavors = {f for _, _, q in theirs for f, _ in q}
-        # Shared flavor names: compared flavor by flavor (MK103 checks they mean the same nodes).
-        # None shared (a manager booking one flavor for all, as KEP-9988 sums): resource by resource.
-        per_flavor = bool(manager_flavors & worker_flavors)
-        key = (lambda f, r: (f, r)) if per_flavor else (lambda f, r: (None, r))  # noqa: E731
-        total: dict = {}
-        parts: dict = {}
-        for w, _wcq, q in theirs:
-            for (f, r), (v, _) in q.items():
-                total[key(f, r)] = total.get(key(f, r), 0) + v
-                parts.setdefault(key(f, r), []).append(f"{w.name} {quantity.show(r, v)}")
-        have: dict = {}
-        where: dict = {}
-        for (f, r), (v, path) in mine.items():
-            have[key(f, r)] = have.get(key(f, r), 0) + v
-            where.setdefault(key(f, r), path)
-        for k in sorted(set(have) | set(total), key=lambda k: (str(k[0]), str(k[1]))):
-            a, b = have.get(k, 0), total.get(k, 0)
-            if a == b:
-                continue
-            f, r = k
-            what = f"flavor {f!r} {r}" if per_flavor else f"{r} (all flavors; manager flavors " \
-                f"{describe(sorted(manager_flavors))}, workers' {describe(sorted(worker_flavors))})"
-            word = "above" if a > b else "below"
-            yield Hit(cq, where.get(k, ("spec", "resourceGroups")),
-                      f"{what}: manager {quantity.show(r, a)}, {word} the workers' total {quantity.show(r, b)} "
-                      f"({', '.join(parts.get(k, [])) or 'no worker quota'})")
+        yield from _quota_differences(cq, [(w, _quotas(wcq)) for w, wcq in related])
+
+
+def _quota_differences(cq: Obj, theirs: list) -> Iterator[Hit]:
+    """One hit per (flavor, resource) where the manager ClusterQueue's quota is not the sum of
+    its workers' (`theirs`: each worker with its quotas)."""
+    mine = _quotas(cq)
+    manager_flavors = {f for f, _ in mine}
+    worker_flavors = {f for _, q in theirs for f, _ in q}
+    # Shared flavor names: compared flavor by flavor (MK103 checks they mean the same nodes).
+    # None shared (a manager booking one flavor for all, as KEP-9988 sums): resource by resource.
+    per_flavor = bool(manager_flavors & worker_flavors)
+    key = (lambda f, r: (f, r)) if per_flavor else (lambda f, r: (None, r))  # noqa: E731
+    total: dict = {}
+    parts: dict = {}
+    for w, q in theirs:
+        for (f, r), (v, _) in q.items():
+            total[key(f, r)] = total.get(key(f, r), 0) + v
+            parts.setdefault(key(f, r), []).append(f"{w.name} {quantity.show(r, v)}")
+    have: dict = {}
+    where: dict = {}
+    for (f, r), (v, path) in mine.items():
+        have[key(f, r)] = have.get(key(f, r), 0) + v
+        where.setdefault(key(f, r), path)
+    for k in sorted(set(have) | set(total), key=lambda k: (str(k[0]), str(k[1]))):
+        a, b = have.get(k, 0), total.get(k, 0)
+        if a == b:
+            continue
+        f, r = k
+        what = f"flavor {f!r} {r}" if per_flavor else f"{r} (all flavors; manager flavors " \
+            f"{describe(sorted(manager_flavors))}, workers' {describe(sorted(worker_flavors))})"
+        word = "above" if a > b else "below"
+        yield Hit(cq, where.get(k, ("spec", "resourceGroups")),
+                  f"{what}: manager {quantity.show(r, a)}, {word} the workers' total {quantity.show(r, b)} "
+                  f"({', '.join(parts.get(k, [])) or 'no worker quota'})")
 
 
 @group_rule("MK103", WARNING, "ResourceFlavors of the same name select different node labels on two clusters of a "
@@ -214,38 +219,52 @@ def kinds_enabled(group):
     # cannot start fails the connection (pkg/controller/admissionchecks/multikueue/multikueuecluster.go
     # setConfig: "let's not accept this for now").
     mgr = group.manager
-    mine = set(mgr.config.frameworks) if mgr.config else None
     sent = dispatched(mgr.model)
-    kinds = {kq.INTEGRATIONS[(o.group, o.kind)] for o, _ in sent if (o.group, o.kind) in kq.INTEGRATIONS}
-    if mine is not None:
+    yield from _manager_integrations(mgr, sent)
+    kinds: set[str] = {kq.INTEGRATIONS[(o.group, o.kind)] for o, _ in sent if (o.group, o.kind) in kq.INTEGRATIONS}
+    if mgr.config is not None:
+        kinds |= set(mgr.config.frameworks) & set(kq.INTEGRATIONS.values())
+    if not kinds:
+        return
+    workers = {w.name: w for _, config in dispatching_queues(mgr.model) for w in group.workers(config)}
+    for w in workers.values():
+        yield from _worker_integrations(group, w, kinds)
+
+
+def _manager_integrations(mgr: Member, sent: list) -> Iterator[Hit]:
+    """The dispatched objects whose integration the manager's Kueue Configuration lacks; a
+    note when there is no Configuration to check."""
+    if mgr.config is not None:
+        mine = set(mgr.config.frameworks)
         for o, cq in sent:
             name = kq.INTEGRATIONS.get((o.group, o.kind))
             if name and name not in mine:
                 yield Hit(o, (), f"queued to ClusterQueue {cq.name!r}, which dispatches through MultiKueue, but "
                           f"the manager's {mgr.config.where} does not enable {name}: Kueue neither queues nor "
                           f"dispatches it")
-        kinds |= mine & set(kq.INTEGRATIONS.values())
     elif sent:
         yield Hit(sent[0][0], (), f"no Kueue Configuration of manager {mgr.name!r} in its input or beside it "
                   f"(controllers/{mgr.name}/kueue); its integrations are not checked", severity=INFO)
-    if not kinds:
-        return
-    workers = {w.name: w for _, config in dispatching_queues(mgr.model) for w in group.workers(config)}
-    for w in workers.values():
-        if w.config is None:
-            yield Hit(group.anchor(w.name), (), f"no Kueue Configuration of worker {w.name!r} in its input or "
-                      f"beside it (controllers/{w.name}/kueue); {', '.join(sorted(kinds))} not checked there",
-                      severity=INFO)
-        else:
-            lacking = sorted(kinds - set(w.config.frameworks))
-            if lacking:
-                yield Hit(w.config.obj, w.config.path, f"worker {w.name!r}: integrations.frameworks lacks "
-                          f"{', '.join(lacking)}, which manager {mgr.name!r} dispatches; the worker's Kueue must "
-                          f"admit the copies it receives")
-        if JOBSET_INTEGRATION in kinds and not w.jobset:
-            yield Hit(group.anchor(w.name), (), f"JobSets are dispatched, but worker {w.name!r} ({w.source}) shows "
-                      f"no JobSet install (no controllers/{w.name}/jobset, no CustomResourceDefinition {JOBSET_CRD})",
-                      missing=unseen(w, "a JobSet install"))
+
+
+def _worker_integrations(group, w: Member, kinds: set[str]) -> Iterator[Hit]:
+    """What worker `w` lacks of the integrations (`kinds`) its manager dispatches: in its Kueue
+    Configuration, and a JobSet install where JobSets are sent."""
+    mgr = group.manager
+    if w.config is None:
+        yield Hit(group.anchor(w.name), (), f"no Kueue Configuration of worker {w.name!r} in its input or "
+                  f"beside it (controllers/{w.name}/kueue); {', '.join(sorted(kinds))} not checked there",
+                  severity=INFO)
+    else:
+        lacking = sorted(kinds - set(w.config.frameworks))
+        if lacking:
+            yield Hit(w.config.obj, w.config.path, f"worker {w.name!r}: integrations.frameworks lacks "
+                      f"{', '.join(lacking)}, which manager {mgr.name!r} dispatches; the worker's Kueue must "
+                      f"admit the copies it receives")
+    if JOBSET_INTEGRATION in kinds and not w.jobset:
+        yield Hit(group.anchor(w.name), (), f"JobSets are dispatched, but worker {w.name!r} ({w.source}) shows "
+                  f"no JobSet install (no controllers/{w.name}/jobset, no CustomResourceDefinition {JOBSET_CRD})",
+                  missing=unseen(w, "a JobSet install"))
 
 
 def kueue_apis(member: Member) -> list[str]:

@@ -1,0 +1,446 @@
+"""The validator's run: read the inputs, pick each one's target and context, check every
+stream (schemas, CEL, cross-object rules), then the MultiKueue groups, into one Report."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .collector import Collector
+from .context import Target, UsageError
+from .findings import ERROR, INFO, WARNING, Finding
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    sources: list[dict] = field(default_factory=list)
+    ignored: list[tuple[Finding, str]] = field(default_factory=list)   # (finding, reason) silenced inline
+
+    groups: list[dict] = field(default_factory=list)   # MultiKueue groups checked: manager, workers
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity == WARNING for f in self.findings)
+
+    @property
+    def notes(self) -> int:
+        return sum(f.severity == INFO for f in self.findings)
+
+    def summary(self) -> dict:
+        out = {"sources": len(self.sources), "objects": sum(s["objects"] for s in self.sources),
+               "errors": self.errors, "warnings": self.warnings, "notes": self.notes,
+               "ignored": len(self.ignored)}
+        if self.groups:
+            out["groups"] = len(self.groups)
+        return out
+
+    def exit_code(self, strict: bool = False) -> int:
+        return EXIT_FINDINGS if self.errors or (strict and self.warnings) else EXIT_OK
+
+
+_SCHEMAS: dict = {}
+
+
+def schemas_for(target: Target, crd_root: Path):
+    """The SchemaSet of a target, from the hash-verified pinned CRD files (crds.CrdFileError if one is off)."""
+    from .. import crds
+    from ..schemacheck import SchemaSet
+
+    crd_root = Path(crd_root)
+    key = (target.k8s, target.kueue, target.jobset, target.lws, str(crd_root))
+    if key not in _SCHEMAS:
+        dirs = crds.dirs_for(target.kueue, target.jobset, target.lws, crd_root)
+        files = crds.pinned_files([d.relative_to(crd_root).as_posix() for d in dirs])
+        _SCHEMAS[key] = SchemaSet(target.k8s, crd_files=crds.verified(crd_root, files))
+    return _SCHEMAS[key]
+
+def _guard(collector, obj, what, fn):
+    """fn(), or None after an IE001 finding: one object the validator fails on must not
+    hide the findings of the others (RecursionError included: nesting is capped by the
+    loader, so it too would be a bug)."""
+    try:
+        return fn()
+    except Exception as e:   # noqa: BLE001
+        collector.internal(obj, what, e)
+    return None
+
+
+def check_stream(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
+                 closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list]:
+    """Findings for one input stream in document order, how many objects it held, the
+    rules that could not run on it, and the findings that inline comments silenced."""
+    return _check(stream, target, schemas, namespace, context, closed, selection)[:4]
+
+
+def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
+           closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list, object]:
+    """check_stream, and the Model it built (MultiKueue group rules read it)."""
+    from .objects import Model
+    from .rules import Hit
+    from .selection import Selection
+
+    selection = selection or Selection()
+    collector = Collector(stream.name, closed, selection)
+    objs = _read_objects(stream, schemas, collector)
+    for p in stream.problems:
+        collector.add_problem(p)
+    for o in objs:
+        for rule_id, reason in o.ignores.items():
+            if not reason:
+                collector.add("IN005", Hit(o, (), f"`# validate: ignore={rule_id}` without a reason is not applied"))
+    model = Model(objs, schemas=schemas, autopilot=target.autopilot, namespace=namespace, context=context or [],
+                  closed=closed, kueue_version=target.kueue)
+    schema_broken = False
+    for o in objs:
+        schema_broken |= _check_schema(o, schemas, collector, selection)
+    skipped = _run_rules(model, collector, selection, schema_broken)
+    return collector.findings(), len(objs), skipped, collector.ignored, model
+
+
+def _read_objects(stream, schemas, collector: Collector) -> list:
+    """The stream's objects, each with its CRD's defaults applied (as the API server stores it)."""
+    from . import defaults, loader
+    from .objects import Obj
+
+    objs = []
+    for i, body, doc in loader.objects(stream):
+        o = Obj(i, body, doc.source, dict(doc.ignores))
+        crd = _guard(collector, o, "reading the CRD schema",
+                     lambda b=body: schemas.crd_schema(b.get("apiVersion"), b.get("kind")))
+        defaulted = _guard(collector, o, "defaulting", lambda b=body, c=crd: defaults.apply(b, c))
+        o.body = defaulted if defaulted is not None else body
+        objs.append(o)
+    return objs
+
+
+def _check_schema(o, schemas, collector: Collector, selection) -> bool:
+    """The schema and CEL findings of one object; True when its schema check failed (SC001)."""
+    from . import schema
+    from .rules import Hit
+
+    hits = _guard(collector, o, "the schema check", lambda: schema.check(schemas, o)) or []
+    bad_paths = set()
+    for rule_id, hit in hits:
+        collector.add(rule_id, hit)
+        if rule_id == "SC001":
+            bad_paths.add(tuple(hit.path))
+    if selection.on("CE001") or selection.on("CE002") or selection.on("CE003"):
+        for v in _guard(collector, o, "the CEL rules", lambda: _cel(schemas, o, bad_paths)) or []:
+            rule_id = "CE001" if v.evaluated else "CE002" if v.rejected else "CE003"
+            collector.add(rule_id, Hit(o, v.path, v.message))
+    return bool(bad_paths)
+
+
+def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> list[str]:
+    """Every selected cross-object rule on the model; the ids of those that could not run."""
+    from .rules import RULES as rules
+
+    skipped = []
+    for rule in rules.values():
+        if rule.check is None or not selection.on(rule.id):
+            continue
+        try:
+            hits = list(rule.check(model))
+        except Exception as e:   # noqa: BLE001
+            # Rules read objects as their schemas describe them. On an object the
+            # schema layer already rejected, a rule may meet shapes it cannot read:
+            # the schema findings explain the input. On valid input it is a bug.
+            if schema_broken:
+                skipped.append(rule.id)
+            else:
+                collector.internal(None, f"rule {rule.id}", e)
+            continue
+        for hit in hits:
+            collector.add(rule.id, hit)
+    return skipped
+
+
+def _cel(schemas, o, bad_paths):
+    from . import cel
+    api, kind = o.body.get("apiVersion"), o.body.get("kind")
+    schema = schemas.crd_schema(api, kind)
+    if schema is None:
+        return []
+    # A rule is left out where the schema layer found the value below it wrong.
+    return cel.violations(cel.tree(schema), o.body, (),
+                          skip=lambda p: any(b[:len(p)] == p for b in bad_paths))
+
+
+@dataclass
+class Options:
+    paths: list[str]
+    spec: str
+    spec_explicit: bool
+    out: str
+    crd_dir: str | None = None
+    kubernetes_version: str | None = None
+    kueue_version: str | None = None
+    profile: str | None = None
+    autopilot: bool = False
+    namespace: str | None = None
+    context: list[str] = field(default_factory=list)   # where the objects the inputs refer to live
+    closed: bool = False                               # closed world without --context
+    config: str | None = None
+    enable: list[str] = field(default_factory=list)
+    disable: list[str] = field(default_factory=list)
+    multikueue: bool = False                           # the inputs are one MultiKueue group (NAME=PATH)
+    one_stream: bool = False                           # a plain directory is one stream, not one per file
+
+
+def _display(path: str) -> str:
+    if path == "-":
+        return "<stdin>"
+    rel = os.path.relpath(Path(path).resolve(), Path.cwd())
+    return rel if not rel.startswith("..") else str(Path(path).resolve())
+
+
+def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> list:
+    """The objects of --context: overlays, kustomizations, YAML files or cluster dumps
+    (List included). They are looked up, never reported on."""
+    from . import defaults, loader
+    from .objects import Obj
+
+    out = []
+    for path in opts.context:
+        pend = loader.Pending(path, _display(path))
+        try:
+            stream = pend.collect()
+        finally:
+            pend.cancel()
+        bad = [p for p in stream.problems if p.rule == "IN001"]
+        if bad:
+            raise UsageError(f"--context {path}: {bad[0].source}: {bad[0].problem.path} {bad[0].problem.message}")
+        for _i, body, doc in loader.objects(stream):
+            try:
+                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+            except Exception:   # noqa: BLE001  context objects are only looked up
+                pass
+            out.append(Obj(-1, body, doc.source))
+        # Kueue's Configuration file (controller_manager_config.yaml) is not an object (no
+        # metadata); MultiKueue rules read the integrations it enables.
+        out += [Obj(-1, d.value, d.source) for d in stream.docs if isinstance(d.value, dict)
+                and d.value.get("kind") == "Configuration"
+                and str(d.value.get("apiVersion", "")).startswith("config.kueue.x-k8s.io/")
+                and loader.not_an_object(d.value)]
+    return out
+
+
+def validate(opts: Options) -> Report:
+    """Validate every input. Raises UsageError (or crds.CrdFileError) when it cannot run."""
+    from . import context, loader, selection
+    from .rules import RULES
+
+    sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
+    spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
+    out = Path(opts.out)
+    names, paths = _inputs(opts, out)
+    crd_root = _crd_root(opts)
+    targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
+    pending: list = []
+    try:
+        for p in paths:   # kustomize builds start now and run while the schemas load
+            pending.append(loader.Pending(p, _display(p)))
+        for t in targets:
+            schemas_for(t, crd_root)
+        streams = [pend.collect() for pend in pending]
+        siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
+        if opts.paths and not opts.multikueue and not opts.one_stream:
+            streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
+        groups = _groups(opts, names, streams, spec, profile_of)
+        results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel)
+        report = Report()
+        for i, stream in enumerate(streams):
+            findings, count, skipped, ignored, _ = results[i]
+            report.findings += findings
+            report.ignored += ignored
+            report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
+                                   "world": "closed" if closed[i] else "open",
+                                   "context": list(opts.context), "skippedRules": skipped})
+        _add_groups(report, groups, paths, streams, results, closed, sel)
+        return report
+    finally:
+        for pend in pending:
+            pend.cancel()
+
+
+def _crd_root(opts: Options) -> Path:
+    """The CRD directory: --crd-dir, else the pinned CRDs (downloaded where they are not yet)."""
+    from .. import crds
+
+    crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
+    if not crd_root.is_dir():
+        raise UsageError(f"{crd_root}: no CRD directory; run `gke-ml-platform crds` (or set CRD_DIR) or pass --crd-dir")
+    return crd_root
+
+
+def _groups(opts: Options, names: list[str], streams: list, spec, profile_of: dict[int, str]) -> list:
+    """The MultiKueue groups to check, as (manager index, [(member index, name)]): --multikueue
+    names one; `make validate` (no paths) takes the spec's."""
+    from . import group
+
+    if opts.multikueue:
+        return group.from_flag(names, streams)
+    return group.from_spec(spec, profile_of) if not opts.paths else []
+
+
+def _check_streams(opts: Options, streams: list, targets: list, closed: list[bool], siblings: list[list],
+                   groups: list, crd_root: Path, sel) -> dict:
+    """Each stream's _check result, by input index. Managers first: a worker's context holds
+    what its manager dispatches to it."""
+    from . import group
+
+    managers_of = _managers_of(groups)
+    known: dict = {}
+    results: dict = {}
+    for i in sorted(range(len(streams)), key=lambda i: (i not in {m for m, _ in groups}, i)):
+        t = targets[i]
+        schemas = schemas_for(t, crd_root)
+        if opts.context and t not in known:
+            known[t] = _context_objects(opts, t, schemas, crd_root)
+        extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
+                 for o in group.dispatched_context(results[m][4])]
+        own = streams[i].name
+        near = [o for o in siblings[i] if o.source != own and not o.source.startswith(own + "#")]
+        results[i] = _check(streams[i], t, schemas, opts.namespace or "",
+                            context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
+    return results
+
+
+def _managers_of(groups: list) -> dict[int, list[int]]:
+    """Per worker input index, the manager input indexes it serves (a worker may serve several)."""
+    managers_of: dict[int, list[int]] = {}
+    for m, members in groups:
+        for i, _ in members:
+            if i != m:
+                managers_of.setdefault(i, []).append(m)
+    return managers_of
+
+
+def _split_folders(pending, streams, targets, closed, crd_root):
+    """A plain directory (no kustomization) becomes one stream per file, each checked with the
+    other files' objects as context: references across files resolve, but a name defined in
+    two files (alternative example files, say) is not a duplicate. --one-stream keeps the
+    directory one stream, where it is."""
+    from . import defaults, loader
+    from .loader import Stream
+    from .objects import Obj
+
+    out_streams: list = []
+    out_targets: list = []
+    out_closed: list[bool] = []
+    out_siblings: list[list] = []
+    for pend, stream, t, c in zip(pending, streams, targets, closed, strict=True):
+        if pend.kind != "dir":
+            out_streams.append(stream)
+            out_targets.append(t)
+            out_closed.append(c)
+            out_siblings.append([])
+            continue
+        schemas = schemas_for(t, crd_root)
+        folder: list = []
+        known_problems = len(stream.problems)
+        found = loader.objects(stream)
+        del stream.problems[known_problems:]   # each file's own stream reports its documents (IN002)
+        for _i, body, doc in found:
+            try:
+                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+            except Exception:   # noqa: BLE001  sibling objects are only looked up; their own stream reports
+                pass
+            folder.append(Obj(-1, body, doc.source))
+        by_file: dict[str, Stream] = {}
+        for doc in stream.docs:
+            by_file.setdefault(doc.source, Stream(doc.source)).docs.append(doc)
+        for problem in stream.problems:
+            by_file.setdefault(problem.source, Stream(problem.source)).problems.append(problem)
+        for name in sorted(by_file):
+            part = by_file[name]
+            part.problems = [dataclasses.replace(pr, index=_reindex(stream, part, pr.index)) for pr in part.problems]
+            out_streams.append(part)
+            out_targets.append(t)
+            out_closed.append(c)
+            out_siblings.append(folder)
+    return out_streams, out_targets, out_closed, out_siblings
+
+
+def _reindex(whole, part, index: int) -> int:
+    """A problem's document index in the whole stream, as an index into the file's own documents."""
+    if index < 0 or index >= len(whole.docs):
+        return len(part.docs) if index >= 0 else index
+    doc = whole.docs[index]
+    return next((i for i, d in enumerate(part.docs) if d is doc), len(part.docs))
+
+
+def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
+    """The member names of a --multikueue group (else none) and the input paths: those
+    given, else every overlay under out/overlays."""
+    from . import group, loader
+
+    paths = list(opts.paths)
+    names: list[str] = []
+    if opts.multikueue:
+        if not paths:
+            raise UsageError("--multikueue: name the group's inputs, the manager's and each worker's "
+                             "(NAME=PATH, or PATH named after its MultiKueueCluster)")
+        names, paths = group.split_names(paths)
+    if not paths:
+        overlays = out / "overlays"
+        paths = sorted(str(d) for d in overlays.iterdir() if d.is_dir() and loader.is_kustomization(d)) \
+            if overlays.is_dir() else []
+        if not paths:
+            if not opts.spec_explicit and not Path(opts.spec).exists():   # outside any platform repository
+                raise UsageError(f"no {opts.spec} in {Path.cwd()} or any folder above it, and no inputs named: run "
+                                 "inside a platform repository (gke-ml-platform init DIR makes one) or name the "
+                                 "overlays or YAML files to check")
+            raise UsageError(f"no overlays under {overlays}; run synth (gke-ml-platform synth, or make synth here) "
+                             "or name the inputs")
+    if paths.count("-") > 1:
+        raise UsageError("stdin (-) can be read once")
+    return names, paths
+
+
+def _targets(opts: Options, spec, paths: list[str], overlay_root: Path) -> tuple[list, list[bool], dict[int, str]]:
+    """Per input: its target (versions, Autopilot), whether it is checked closed-world, and
+    (by input index) the profile of each overlay built from the spec."""
+    from . import context
+
+    targets, closed, profile_of = [], [], {}
+    for i, p in enumerate(paths):
+        resolved = Path(p).resolve() if p != "-" else None
+        profile = opts.profile
+        from_spec = False
+        if resolved is not None and resolved.parent == overlay_root and resolved.name in context.profiles(spec):
+            from_spec = True
+            profile = resolved.name   # an overlay built from the spec: its profile decides
+            profile_of[i] = profile
+        targets.append(context.target(spec, opts.spec, profile, opts.kubernetes_version, opts.kueue_version,
+                                      opts.autopilot))
+        # Overlays built from the spec are the whole platform: closed world. Other inputs
+        # are part of a cluster: open, unless the user names the rest (--context) or --closed.
+        closed.append(from_spec or bool(opts.context) or opts.closed)
+    return targets, closed, profile_of
+
+
+def _add_groups(report: Report, groups, paths: list[str], streams: list, results: dict, closed: list[bool], sel) -> None:
+    """The MultiKueue group rules of each group, over its members' checked inputs."""
+    from . import group
+    from .rules.multikueue_group import Group
+
+    order = {s.name: i for i, s in enumerate(streams)}
+    for m, members in groups:
+        built = {name: group.member(name, paths[i], streams[i].name, results[i][4], closed[i], _display)
+                 for i, name in members}
+        g = Group(built.pop(next(name for i, name in members if i == m)), built)
+        broken = any(f.rule == "SC001" for i, _ in members for f in results[i][0])
+        found, ignored, skipped = group.findings(g, sel, order, broken)
+        report.findings += found
+        report.ignored += ignored
+        report.groups.append({"manager": g.manager.source, "workers": [w.source for w in built.values()],
+                              "skippedRules": skipped})
