@@ -120,6 +120,7 @@ test-images: $(IMAGES_VENV)/.images
 lint: $(VENV)/.test
 	@$(VENV)/bin/ruff check .
 	@$(VENV)/bin/mypy
+	@$(PY) tools/complexity.py --max 15
 
 # VALIDATE_ARGS="--format json" for CI; CRD_DIR (exported) picks another CRD root.
 validate: upstream-data
