@@ -55,7 +55,11 @@ class Quota:
 @dataclass
 class FlavorQuota:
     flavor: str
-    resources: dict[str, Quota]
+    resources: dict[str, Quota]            # mutable: plan scenarios change quotas
+
+    @property
+    def nominal(self) -> dict[str, Decimal]:
+        return {r: q.nominal for r, q in self.resources.items()}
 
 
 @dataclass

@@ -35,6 +35,7 @@ from typing import Any, overload
 from .. import catalog, demand, supply, tas, yamlio
 from ..errors import Problem, SpecError
 from ..quantity import MAX_QUANTITY, parse, too_large
+from ..supply import FlavorQuota, Quota  # one quota shape: the supply model's
 from . import packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -53,23 +54,6 @@ FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
 
 # ---------------------------------------------------------------- queues
-@dataclass
-class Quota:
-    nominal: Decimal
-    borrowing: Decimal | None = None       # borrowingLimit: None = no limit
-    lending: Decimal | None = None         # lendingLimit: None = lends everything
-
-
-@dataclass
-class FlavorQuota:
-    flavor: str
-    resources: dict[str, Quota]            # mutable: scenarios change quotas
-
-    @property
-    def nominal(self) -> dict[str, Decimal]:
-        return {r: q.nominal for r, q in self.resources.items()}
-
-
 @dataclass
 class ResourceGroup:
     covered: tuple[str, ...]
