@@ -95,9 +95,35 @@ _Dumper.add_representer(str, _str)
 
 # ---------------------------------------------------------------- bounded reading
 
-def _bounds(root: yaml.Node) -> None:
+def _within_as_tree(root: yaml.Node) -> bool:
+    """Whether a node graph without aliases (a tree: no node is reached twice) is within
+    MAX_NODES and MAX_DEPTH: level by level, a count and a depth, without _bounds'
+    per-node bookkeeping (it dominated reading a 1,000-workload spec). A tree's largest
+    subtree is the whole tree and its depth is the deepest level, so this agrees with
+    _bounds; over a limit, _bounds runs to raise its own error."""
+    level, count, depth = [root], 0, 0
+    while level:
+        depth += 1
+        count += len(level)
+        if depth > MAX_DEPTH or count > MAX_NODES:
+            return False
+        below: list = []
+        for node in level:
+            if isinstance(node, yaml.MappingNode):
+                for pair in node.value:
+                    below += pair
+            elif isinstance(node, yaml.SequenceNode):
+                below += node.value
+        level = below
+    return True
+
+
+def _bounds(root: yaml.Node, aliases: bool = True) -> None:
     """Refuse a node graph that expands past MAX_NODES, nests past MAX_DEPTH or
-    refers to itself: one pass over the graph, each shared (aliased) node once."""
+    refers to itself: one pass over the graph, each shared (aliased) node once.
+    `aliases=False`: the text has none (no `&` or no `*` in it), so the graph is a tree."""
+    if not aliases and _within_as_tree(root):
+        return
     done: dict[int, tuple[int, int]] = {}   # id(node) -> (expanded nodes, depth)
     active: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -186,7 +212,8 @@ def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
     limit) at the first bad document; the documents before it have been yielded."""
     if len(text) > MAX_BYTES:
         raise LimitError(None, None, f"the input is over {MAX_BYTES // 2**20} MiB")
-    if "&" in text and "*" in text:   # no anchor, no alias: nothing to expand
+    aliases = "&" in text and "*" in text   # an alias needs both: else the graph is a tree
+    if aliases:   # no anchor, no alias: nothing to expand
         _prescan(text)
     loader = _StrictLoader(text)
     try:
@@ -194,7 +221,7 @@ def load_all_bounded(text: str) -> Iterator[tuple[object, int, int]]:
             node = loader.get_node()
             if node is None:
                 continue
-            _bounds(node)
+            _bounds(node, aliases)
             doc = loader.construct_document(node)
             if doc is not None:
                 yield doc, node.start_mark.line + 1, node.end_mark.line + 1

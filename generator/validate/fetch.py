@@ -14,9 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import urllib.request
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,6 +38,8 @@ def all_pinned() -> list[crds.PinnedFile]:
 
 
 def _download(url: str, sha256: str) -> bytes:
+    import urllib.request  # here, not at the top: every command registers `crds` (the http client is 10 ms)
+
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:  # pinned URLs, sha256-checked below
             data = resp.read()
@@ -54,6 +54,8 @@ def _download(url: str, sha256: str) -> bytes:
 def fetch(dest: Path, files: Sequence[P], url_for: Callable[[P], str] = lambda f: f.url) -> tuple[int, int]:
     """(downloaded, already present). Files whose bytes already match are kept;
     the first failure stops the run (FetchError) with nothing wrong written."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed  # only when something is fetched
+
     todo = [f for f in files if not _matches(Path(dest) / f.rel, f.sha256)]
 
     def one(f: P) -> None:

@@ -101,15 +101,29 @@ class Model:
         self.closed = closed
         self.kueue_version = kueue_version   # the pinned Kueue release ("v0.17.4"); "" when unknown
         self.default_namespace = namespace or DEFAULT_NAMESPACE
-        for o in [*objects, *self.context]:
-            if self.scope_known(o) and not self.cluster_scoped(o):
-                o.default_namespace = namespace or DEFAULT_NAMESPACE
+        # Scope and group are the kind's, not the object's: worked out once per (apiVersion, kind).
+        # A directory of N files is N models of N objects each, so per object this was N² work.
+        kinds: dict[tuple[str, str], tuple[tuple[str, str], bool]] = {}
         self._by_kind: dict[tuple[str, str], list[Obj]] = {}
         self._known: dict[tuple[str, str], list[Obj]] = {}
-        for o in objects:
-            self._by_kind.setdefault((o.group, o.kind), []).append(o)
-        for o in [*objects, *self.context]:
-            self._known.setdefault((o.group, o.kind), []).append(o)
+        for n, o in enumerate([*objects, *self.context]):
+            key, namespaced = self._kind_facts(o, kinds)
+            if namespaced:
+                o.default_namespace = self.default_namespace
+            if n < len(objects):
+                self._by_kind.setdefault(key, []).append(o)
+            self._known.setdefault(key, []).append(o)
+
+    def _kind_facts(self, o: Obj, memo: dict) -> tuple[tuple[str, str], bool]:
+        """((group, kind), whether it lands in a namespace when it names none), remembered per
+        (apiVersion, kind); an apiVersion that is not a string is worked out each time."""
+        api = o.body.get("apiVersion")
+        facts = memo.get((api, o.kind)) if isinstance(api, str) else None
+        if facts is None:
+            facts = ((o.group, o.kind), self.scope_known(o) and not self.cluster_scoped(o))
+            if isinstance(api, str):
+                memo[(api, o.kind)] = facts
+        return facts
 
     def all(self, group: str, kind: str) -> list[Obj]:
         """Objects of the input of this kind (what rules check)."""
