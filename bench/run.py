@@ -207,12 +207,18 @@ def profile_split(case: Case) -> dict:
 def ensure_optimized_bytecode() -> None:
     """What the Makefile's .bytecode step does: -O bytecode for every module
     synth imports, so no timed run recompiles cdk8s-plus-33 (3.7 MB) when
-    PYTHONDONTWRITEBYTECODE is set. Untimed; up-to-date files are skipped."""
+    PYTHONDONTWRITEBYTECODE is set; and bytecode of every module of the generator
+    package at both levels (validate runs without -O, and check and validate import
+    modules synth does not), as an installed tool has it: pip compiles a package's
+    modules when it installs them, and the floors' libraries were installed so.
+    Untimed; up-to-date files are skipped."""
     subprocess.run([PY, "-O", "-c",
                     "import sys, compileall, generator.cli, generator.platform\n"
                     "for m in list(sys.modules.values()):\n"
                     "    if (getattr(m, '__file__', None) or '').endswith('.py'):\n"
-                    "        compileall.compile_file(m.__file__, quiet=2)"],
+                    "        compileall.compile_file(m.__file__, quiet=2)\n"
+                    "compileall.compile_dir(sys.argv[1], quiet=2, optimize=[0, 1])",
+                    str(paths.PACKAGE)],
                    cwd=ROOT, check=True, capture_output=True)
 
 

@@ -97,7 +97,8 @@ _QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 
 @cache
 def _core_registry(k8s_minor: str) -> Registry:
-    defs = json.loads((_core_dir(k8s_minor) / "_definitions.json").read_text())
+    with yamlio.gc_paused():   # 1.4 MB of JSON: see yamlio.gc_paused
+        defs = json.loads((_core_dir(k8s_minor) / "_definitions.json").read_text())
     if _QUANTITY_DEF in defs.get("$defs", {}):
         defs["$defs"][_QUANTITY_DEF][QUANTITY_KEYWORD] = True
     return Resource.from_contents(defs) @ Registry()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 
 import jsonschema
 import pytest
@@ -19,7 +20,35 @@ SPECS = sorted((paths.ROOT / "examples").glob("*.yaml")) + [paths.ROOT / "tests"
 
 
 def test_committed_schema_is_what_the_model_generates():
-    assert schema.is_current(), "run `make schema`"
+    assert paths.SPEC_SCHEMA.read_text() == schema.render(), "run `make schema`"
+    assert schema.is_current()
+
+
+def test_a_kept_verdict_still_catches_an_edited_file(tmp_path, monkeypatch):
+    # is_current keeps the digest of what the model renders (generator/spec/schema.py); the
+    # committed file is compared with it every time.
+    monkeypatch.setenv("GENERATOR_CACHE_DIR", str(tmp_path / "cache"))
+    committed = tmp_path / "platform.schema.json"
+    committed.write_text(schema.render())
+    monkeypatch.setattr(paths, "SPEC_SCHEMA", committed)
+    assert schema.is_current()
+    assert len(list((tmp_path / "cache").iterdir())) == 1   # the digest, kept
+    assert schema.is_current()
+    committed.write_text(committed.read_text().replace('"title": "ML platform spec"', '"title": "edited"', 1))
+    assert not schema.is_current()
+    committed.unlink()
+    assert not schema.is_current()
+
+
+@pytest.mark.parametrize("module", ["spec/model.py", "catalog/gpus.py", "quantity.py"])
+def test_the_model_digest_changes_with_any_module(tmp_path, module):
+    # Whatever the model imports may change the schema: an edit anywhere in the package renders again.
+    package = tmp_path / "generator"
+    shutil.copytree(paths.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    before = schema.model_digest(package)
+    assert schema.model_digest(package) == before
+    (package / module).write_text((package / module).read_text() + "\n# edited\n")
+    assert schema.model_digest(package) != before
 
 
 @pytest.mark.parametrize("path", [p for p in SPECS if p.exists()], ids=lambda p: p.name)

@@ -6,6 +6,7 @@ a hang."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from generator import yamlio
 from tests import helpers
@@ -62,6 +63,62 @@ def test_size_limit(tmp_path):
     past.write_bytes(b"#" * (yamlio.MAX_BYTES + 1))
     with pytest.raises(yamlio.InputError, match=r"larger than the limit of 10 MiB \(10,485,761 bytes\)"):
         yamlio.read_text(past)
+
+
+@pytest.mark.slow   # a deliberately huge input: a million values composed and counted
+def test_node_limit_without_aliases():
+    # A flow list of n scalars is n + 1 values (the list and its items): 1,000,000 items are
+    # 1,000,001 values, one past the limit, with no alias in the text.
+    with pytest.raises(yamlio.InputError, match="more than 1,000,000 values"):
+        yamlio.load_user("[" + "0," * 1_000_000 + "]\n")
+
+
+def _typed(value):
+    """A value with the type of every part spelled out (1, 1.0 and True compare equal in Python)."""
+    if isinstance(value, dict):
+        return ("dict", [(_typed(k), _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(v) for v in value])
+    if isinstance(value, set):
+        return ("set", sorted(repr(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+# One text per way PyYAML's safe loader builds a value: each tag of YAML 1.1 it resolves or
+# accepts explicitly, an anchor shared by two keys, empty documents. (Merge keys, `<<`, are
+# refused by this reader: it checks keys for duplicates before PyYAML would merge them.)
+PYYAML_CASES = [
+    "a: text\nb: 'quoted'\nc: |\n  block\nd: ''\n",
+    "i: 12\nj: 0x1F\nk: 0o17\nl: 1_000\nm: 1:30\nn: -3\nb: !!int '12'\n",
+    "f: 1.5\ng: .inf\nh: -.Inf\nx: 1e3\ny: !!float 1\n",
+    "t: true\nu: No\nv: yes\nw: ~\nz: null\n? !!null\n: empty key\n",
+    "day: 2002-12-14\nat: 2001-12-14t21:59:43.10-05:00\nbin: !!binary aGVsbG8=\n",
+    "s: !!set {a, b}\no: !!omap [a: 1, b: 2]\np: !!pairs [a: 1, a: 2]\n",
+    "base: &b {x: 1}\nuse: [*b, *b]\nsame: *b\n",
+    "[a, [b, [c, {d: e, '1': f, 1: g, 1.5: h}]]]\n",
+    "--- 1\n--- [a]\n---\n---\n{}\n",
+]
+
+
+@pytest.mark.parametrize("text", PYYAML_CASES)
+def test_values_are_what_pyyaml_builds(text):
+    expected = [d for d in yaml.safe_load_all(text) if d is not None]
+    assert _typed(yamlio.load_user_all(text)) == _typed(expected)
+
+
+def test_upstream_manifests_read_as_pyyaml_reads_them():
+    # Real manifests (../shared/reference): the same values as PyYAML's own safe loader
+    # (templates that are not YAML yet are left out).
+    compared = 0
+    for f in sorted(helpers.REFERENCE.rglob("*.yaml")):
+        text = f.read_text()
+        try:
+            expected = [d for d in yaml.safe_load_all(text) if d is not None]
+        except yaml.YAMLError:
+            continue
+        assert _typed(yamlio.load_user_all(text)) == _typed(expected), f
+        compared += 1
+    assert compared > 20
 
 
 @pytest.mark.parametrize("data, message", [

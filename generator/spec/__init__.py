@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import credentials, limits, userinput
+from .. import credentials, limits, userinput, yamlio
 from ..errors import Problem, SpecError, format_path
 from . import checks, problems
 from .kinds.manifest import Manifest
@@ -27,7 +27,8 @@ def from_dict(raw: dict, source: str = "<spec>") -> Platform:
         raise SpecError(source, over)
     leaked = credential_problems(raw)   # every key and value, whatever else is wrong
     try:
-        platform = Platform.model_validate(raw)
+        with yamlio.gc_paused():   # a large tree of new objects, none cyclic (see yamlio.gc_paused)
+            platform = Platform.model_validate(raw)
     except ValidationError as e:
         found = problems.translate(e, Platform)
         raise SpecError(source, leaked + found + _cross_checks_despite(raw, e), raw) from None

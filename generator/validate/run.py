@@ -2,8 +2,11 @@
 stream (schemas, CEL, cross-object rules), then the MultiKueue groups, into one Report."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -250,12 +253,13 @@ def validate(opts: Options) -> Report:
             pending.append(loader.Pending(p, _display(p)))
         for t in targets:
             schemas_for(t, crd_root)
-        streams = [pend.collect() for pend in pending]
-        siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
-        if opts.paths and not opts.multikueue and not opts.one_stream:
-            streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
-        groups = _groups(opts, names, streams, spec, profile_of)
-        results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel)
+        with _frozen():
+            streams = [pend.collect() for pend in pending]
+            siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
+            if opts.paths and not opts.multikueue and not opts.one_stream:
+                streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
+            groups = _groups(opts, names, streams, spec, profile_of)
+            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel)
         report = Report()
         for i, stream in enumerate(streams):
             findings, count, skipped, ignored, _ = results[i]
@@ -269,6 +273,22 @@ def validate(opts: Options) -> Report:
     finally:
         for pend in pending:
             pend.cancel()
+
+
+@contextlib.contextmanager
+def _frozen() -> Iterator[None]:
+    """What exists now (the modules, the spec, the schemas) is left out of Python's cyclic
+    garbage collections until the checks are done (gc.freeze): each full collection went
+    over all of it again, about a fourteenth of validating 300 files against a 1,000-workload
+    spec. Not when something else froze objects already: that program manages its own."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _crd_root(opts: Options) -> Path:
