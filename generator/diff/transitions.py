@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import versions
+from ..kernel import versions
 
 
 @dataclass(frozen=True)

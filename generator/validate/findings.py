@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from ..errors import format_path  # noqa: F401  the one path writer (rules and cel import it from here)
+from ..kernel.errors import format_path  # noqa: F401  the one path writer (rules and cel import it from here)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)

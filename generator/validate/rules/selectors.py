@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...labels import describe, selector_matches as matches
+from ...kernel.labelmatch import describe, selector_matches as matches
 from ..findings import ERROR, WARNING
 from . import Hit, rule
 
