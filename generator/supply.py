@@ -26,7 +26,9 @@ question is asked at the fewest pods. Taints, node affinity and TPU slice
 placement are the planner's business (plan/assign.py): this is quota alone.
 
 The validator (KQ009), the planner (never admitted), `generator diff` and the
-spec's checks all read it."""
+spec's checks all read it, and every tool reads a ClusterQueue's or Cohort's
+resourceGroups and cohort link here (read_groups, quotas_at, parent_name;
+docs/supply.md lists the readers)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -73,7 +75,7 @@ class Holder:
     """A ClusterQueue (parent: its cohort) or a Cohort (parent: its parent Cohort)."""
     name: str
     parent: str | None
-    groups: Sequence[Any]                  # Group, or anything shaped like it (plan's ResourceGroup)
+    groups: Sequence[Any]                  # Group (read_groups), or anything shaped like it
     weight: Decimal = Decimal(1)
     declared: bool = True                  # a Cohort object; False: only named by ClusterQueues
 
