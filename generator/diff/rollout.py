@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kernel import demand
+from ..kernel import demand, supply
 from ..kernel.argo import REPLACE_OPTIONS, SYNC_OPTIONS
 from .objects import Key, Located, Unit, label, sort_key
 
@@ -76,7 +76,7 @@ def _containers_use(spec: dict, env_from_key: str, env_key: str, name: str) -> b
 def _cluster_queue_names(obj: dict, field: str) -> set[str]:
     spec = obj.get("spec") or {}
     if field == "flavors":
-        return {f.get("name") for g in spec.get("resourceGroups") or [] for f in g.get("flavors") or []}
+        return set(supply.flavor_names(spec))
     checks = set(spec.get("admissionChecks") or [])
     checks |= {c.get("name") for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []}
     return checks

@@ -61,11 +61,15 @@ def parse(q) -> Decimal:
 MAX_QUANTITY = Decimal(2**63 - 1) / 1000
 
 
+def brief(value) -> str:
+    """A value as a message quotes it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def too_large(value) -> str:
     """The one message for a quantity past MAX_QUANTITY."""
-    text = repr(value)
-    text = text if len(text) <= 60 else text[:57] + "..."
-    return f"{text} is larger than Kueue can count (at most {int(MAX_QUANTITY)})"
+    return f"{brief(value)} is larger than Kueue can count (at most {int(MAX_QUANTITY)})"
 
 
 _BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))

@@ -26,10 +26,12 @@ question is asked at the fewest pods. Taints, node affinity and TPU slice
 placement are the planner's business (plan/assign.py): this is quota alone.
 
 The validator (KQ009), the planner (never admitted), `generator diff` and the
-spec's checks all read it."""
+spec's checks all read it, and every tool reads a ClusterQueue's or Cohort's
+resourceGroups and cohort link here (read_groups, quotas_at, parent_name;
+docs/supply.md lists the readers)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
@@ -73,7 +75,7 @@ class Holder:
     """A ClusterQueue (parent: its cohort) or a Cohort (parent: its parent Cohort)."""
     name: str
     parent: str | None
-    groups: Sequence[Any]                  # Group, or anything shaped like it (plan's ResourceGroup)
+    groups: Sequence[Any]                  # Group (read_groups), or anything shaped like it
     weight: Decimal = Decimal(1)
     declared: bool = True                  # a Cohort object; False: only named by ClusterQueues
 
@@ -282,34 +284,120 @@ def _accumulate(parent: Node, child: Node) -> None:
 
 # ---------------------------------------------------------------- reading manifests
 
-def _qty(value: Any) -> Decimal | None:
-    if value is None:
-        return None
+Report = Callable[[tuple, str], None]    # (path inside the object, what is wrong)
+
+
+@dataclass(frozen=True)
+class QuotaAt:
+    """One quota of a ClusterQueue or Cohort body with where it is written (validate points there)."""
+    path: tuple                # ("spec", "resourceGroups", i, "flavors", j, "resources", k)
+    flavor: str
+    resource: str
+    quota: Quota
+
+
+def quota_value(value: Any, report: Callable[[str], None] | None = None) -> Decimal | None:
+    """A quota's quantity (nominalQuota, borrowingLimit, lendingLimit; a plan scenario's too), or
+    None when it is not a quantity or is negative. With `report` (the planner: a bad quota stops
+    it) each problem is reported, a value past quantity.MAX_QUANTITY among them; without it
+    (validate, diff, the spec check: their schema layer reports the value) such a value is kept."""
     try:
         q = quantity.parse(value)
-    except (ValueError, ArithmeticError):
-        return None     # the schema layer (validate) or the reader (plan) reports it
-    return q if q >= 0 else None
+    except (ValueError, ArithmeticError, TypeError):
+        if report is not None:
+            report(f"{quantity.brief(value)} is not a quantity (e.g. 500m, 2, 16Gi)")
+        return None
+    if q < 0:
+        if report is not None:
+            report(f"{quantity.brief(value)} is negative; quotas and requests are 0 or more")
+        return None
+    if q > quantity.MAX_QUANTITY and report is not None:
+        report(quantity.too_large(value))
+        return None
+    return q
 
 
-def _groups(spec: Mapping) -> list[Group]:
-    groups = []
-    for g in spec.get("resourceGroups") or []:
-        if not isinstance(g, dict):
+class _Read:
+    """Typed access to a body's fields; each wrong type goes to `report` (when there is one)
+    and a safe default comes back."""
+
+    def __init__(self, report: Report | None):
+        self.report = report
+
+    def bad(self, path: tuple, message: str) -> None:
+        if self.report is not None:
+            self.report(path, message)
+
+    def list(self, obj: Any, key: str, path: tuple) -> list:
+        v = obj.get(key) if isinstance(obj, Mapping) else None
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            self.bad(path, f"{quantity.brief(v)} is not a list")
+            return []
+        return v
+
+    def name(self, obj: Any, path: tuple, missing: str) -> str | None:
+        """obj["name"]: a string that is not empty, else None with `missing` reported."""
+        v = obj.get("name") if isinstance(obj, Mapping) else None
+        if v is not None and not isinstance(v, str):
+            self.bad(path, f"{quantity.brief(v)} is not a string")
+        if isinstance(v, str) and v:
+            return v
+        self.bad(path, missing)
+        return None
+
+    def qty(self, obj: Mapping, key: str, path: tuple) -> Decimal | None:
+        v = obj.get(key)
+        return None if v is None else quota_value(v, None if self.report is None else lambda m: self.bad(path, m))
+
+
+def _read(spec: Mapping, report: Report | None) -> tuple[list[Group], list[QuotaAt]]:
+    """The one reading of spec.resourceGroups (every tool's): the groups, and each quota with
+    its path. Items without a name are left out (with a problem when `report` is given)."""
+    r, groups, where = _Read(report), [], []
+    top = ("spec", "resourceGroups")
+    for gi, g in enumerate(r.list(spec, "resourceGroups", top)):
+        gp = (*top, gi)
+        if not isinstance(g, Mapping):
+            r.bad(gp, "a resource group is a mapping")
             continue
-        flavors = [_flavor_quota(f) for f in g.get("flavors") or []
-                   if isinstance(f, dict) and isinstance(f.get("name"), str)]
-        covered = tuple(r for r in g.get("coveredResources") or [] if isinstance(r, str))
+        covered = tuple(x for x in r.list(g, "coveredResources", (*gp, "coveredResources")) if isinstance(x, str))
+        flavors = []
+        for fi, f in enumerate(r.list(g, "flavors", (*gp, "flavors"))):
+            fp = (*gp, "flavors", fi)
+            fname = r.name(f, (*fp, "name"), "a flavor names a ResourceFlavor")
+            if fname is None:
+                continue
+            res: dict[str, Quota] = {}
+            for ri, q in enumerate(r.list(f, "resources", (*fp, "resources"))):
+                qp = (*fp, "resources", ri)
+                rname = r.name(q, (*qp, "name"), "a resource quota names its resource")
+                if rname is None:
+                    continue
+                nominal = r.qty(q, "nominalQuota", (*qp, "nominalQuota"))
+                res[rname] = Quota(ZERO if nominal is None else nominal, r.qty(q, "borrowingLimit", (*qp, "borrowingLimit")),
+                                   r.qty(q, "lendingLimit", (*qp, "lendingLimit")))
+                where.append(QuotaAt(qp, fname, rname, res[rname]))
+            flavors.append(FlavorQuota(fname, res))
         groups.append(Group(covered, flavors))
-    return groups
+    return groups, where
 
 
-def _flavor_quota(flavor: Mapping) -> FlavorQuota:
-    """One flavor of a resource group; resources without a string name are skipped."""
-    res = {r["name"]: Quota(_qty(r.get("nominalQuota")) or ZERO, _qty(r.get("borrowingLimit")),
-                            _qty(r.get("lendingLimit")))
-           for r in flavor.get("resources") or [] if isinstance(r, dict) and isinstance(r.get("name"), str)}
-    return FlavorQuota(flavor["name"], res)
+def read_groups(spec: Any, report: Report | None = None) -> list[Group]:
+    """A ClusterQueue's or Cohort's spec.resourceGroups as Groups: the planner's reading (with
+    `report`), holder_of's (validate, diff, the spec check) and every rule's."""
+    return _read(spec if isinstance(spec, Mapping) else {}, report)[0]
+
+
+def quotas_at(spec: Any) -> list[QuotaAt]:
+    """Each quota of a ClusterQueue's or Cohort's spec with its path, in the order written."""
+    return _read(spec if isinstance(spec, Mapping) else {}, None)[1]
+
+
+def flavor_names(spec: Any) -> list[str]:
+    """The flavors a ClusterQueue's or Cohort's spec names, in order."""
+    return [f.flavor for g in read_groups(spec) for f in g.flavors]
 
 
 def _map(value: Any) -> dict:
@@ -318,6 +406,18 @@ def _map(value: Any) -> dict:
 
 def _name(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def parent_name(kind: str, spec: Mapping, report: Report | None = None) -> str | None:
+    """A ClusterQueue's cohort or a Cohort's parent: v1beta2 `cohortName` / `parentName`,
+    v1beta1 `cohort` / `parent` (the first that names one)."""
+    for key in ("cohortName", "cohort") if kind == "ClusterQueue" else ("parentName", "parent"):
+        v = spec.get(key)
+        if v is not None and not isinstance(v, str):
+            _Read(report).bad(("spec", key), f"{quantity.brief(v)} is not a string")
+        elif v:
+            return v
+    return None
 
 
 def holder_of(obj: Mapping) -> Holder | None:
@@ -330,8 +430,7 @@ def holder_of(obj: Mapping) -> Holder | None:
     name = _name(meta.get("name"))
     if name is None:
         return None
-    keys = ("cohortName", "cohort") if kind == "ClusterQueue" else ("parentName", "parent")
-    return Holder(name, _name(spec.get(keys[0])) or _name(spec.get(keys[1])), _groups(spec))
+    return Holder(name, parent_name(kind, spec), read_groups(spec))
 
 
 def flavor_of(obj: Mapping) -> Flavor | None:

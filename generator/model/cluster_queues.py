@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..kernel import kueue_api as kueue, quantity
-from . import nominal_quota as capacity, teams as teams_spec
+from ..kernel import kueue_api, quantity
+from . import nominal_quota, teams as teams_spec
 from .flavors import Flavor
 from .spec import Profile
 
@@ -20,7 +20,7 @@ UNLIMITED_QUOTA = {"google.com/tpu": "999999", "cpu": "999999", "memory": "99999
 
 
 def _covered(fs: list[Flavor]) -> list[str]:
-    return [r for r, _ in capacity.ordered({r: 0 for f in fs for r in f.quota})]
+    return [r for r, _ in nominal_quota.ordered({r: 0 for f in fs for r in f.quota})]
 
 
 def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> list[dict]:
@@ -34,13 +34,13 @@ def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> l
     out = []
     if q.cohort and (q.cohort_parent or q.unassigned == "cohort"):
         groups = [_group(covered, left)] if q.unassigned == "cohort" else None
-        out.append(kueue.cohort(k, q.cohort, parent=q.cohort_parent, resource_groups=groups))
+        out.append(kueue_api.cohort(k, q.cohort, parent=q.cohort_parent, resource_groups=groups))
     own = _own_quota(q, left, bool(teams), fs)
-    out.append(kueue.ClusterQueue(
+    out.append(kueue_api.ClusterQueue(
         name=q.cluster_queue, covered=tuple(covered), flavors=_flavor_quotas(covered, own, fs, profile),
         preemption=q.preemption.body(), admission_checks=checks, cohort=q.cohort).body(k))
     for t in teams:
-        out.append(kueue.ClusterQueue(
+        out.append(kueue_api.ClusterQueue(
             name=t.cq_name, covered=tuple(covered), flavors=_flavor_quotas(covered, team_quota[t.name], fs, profile),
             preemption=t.preemption.body(), admission_checks=checks, cohort=q.cohort,
             namespace_selector=_namespaces(t.namespaces),
@@ -98,10 +98,10 @@ def _flavor_quotas(covered: list[str], quotas: Limits, fs: list[Flavor], profile
         rows = []
         for r in covered:
             nominal, borrowing, lending = held.get(r, (Decimal(0), None, None))
-            rows.append(kueue.Quota(r, UNLIMITED_QUOTA[r] if unlimited else quantity.fmt(r, nominal),
+            rows.append(kueue_api.Quota(r, UNLIMITED_QUOTA[r] if unlimited else quantity.fmt(r, nominal),
                                     None if borrowing is None else quantity.fmt(r, borrowing),
                                     None if lending is None else quantity.fmt(r, lending)))
-        out.append(kueue.FlavorQuota(f.name, tuple(rows)))
+        out.append(kueue_api.FlavorQuota(f.name, tuple(rows)))
     return tuple(out)
 
 

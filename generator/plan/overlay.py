@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..kernel import catalog, demand, supply, yamlio
-from ..kernel.errors import Problem, SpecError
-from ..kernel.quantity import MAX_QUANTITY, parse, too_large
-from ..kernel.supply import FlavorQuota, Quota  # one quota shape: the supply model's
+from ..kernel.errors import Problem, SpecError, format_path
+from ..kernel.quantity import MAX_QUANTITY, brief as _show, too_large
+from ..kernel.supply import Group, Quota  # one quota shape and one reading of it: the supply model's
 from ..model import topology as tas
 from . import packer
 
@@ -55,10 +55,7 @@ FUNGIBILITY_ALIASES = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
 
 # ---------------------------------------------------------------- queues
-@dataclass
-class ResourceGroup:
-    covered: tuple[str, ...]
-    flavors: list[FlavorQuota]
+ResourceGroup = Group   # covered resources and their flavors' quotas, as supply.read_groups reads them
 
 
 @dataclass
@@ -462,7 +459,7 @@ class Reader:
         v = obj.get(key) if isinstance(obj, dict) else None
         if v is None:
             return None
-        return quantity(v, lambda m: self.bad(path, m))
+        return supply.quota_value(v, lambda m: self.bad(path, m))   # the one check of a quota's quantity
 
     def number(self, obj: Any, key: builtins.str, path: builtins.str) -> Decimal | None:
         """A quantity or a plain number (fairSharing.weight)."""
@@ -470,27 +467,6 @@ class Reader:
         if isinstance(v, float) and not math.isnan(v) and abs(v) < 1e18:
             return Decimal(repr(v))
         return self.qty(obj, key, path)
-
-
-def quantity(value: Any, report) -> Decimal | None:
-    """A Kubernetes quantity, or None after reporting what is wrong."""
-    try:
-        q = parse(value)
-    except (ValueError, ArithmeticError, TypeError):
-        report(f"{_show(value)} is not a quantity (e.g. 500m, 2, 16Gi)")
-        return None
-    if q < 0:
-        report(f"{_show(value)} is negative; quotas and requests are 0 or more")
-        return None
-    if q > MAX_QUANTITY:
-        report(too_large(value))
-        return None
-    return q
-
-
-def _show(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def build(source: str, objs: list[dict]) -> Cluster:
@@ -708,34 +684,14 @@ def generated_name(c: Cluster, prefix: str) -> str:
 
 
 def _resource_groups(spec: dict, r: Reader) -> list[ResourceGroup]:
-    groups = []
-    for gi, g in enumerate(r.list(spec, "resourceGroups", "spec.resourceGroups")):
-        gp = f"spec.resourceGroups[{gi}]"
-        if not isinstance(g, dict):
-            r.bad(gp, "a resource group is a mapping")
-            continue
-        covered = [x for x in r.list(g, "coveredResources", gp + ".coveredResources") if isinstance(x, str)]
-        flavors = []
-        for fi, f in enumerate(r.list(g, "flavors", gp + ".flavors")):
-            fp = f"{gp}.flavors[{fi}]"
-            fname = r.str(f, "name", fp + ".name")
-            if not fname:
-                r.bad(fp + ".name", "a flavor names a ResourceFlavor")
-                continue
-            res: dict[str, Quota] = {}
-            for ri, q in enumerate(r.list(f, "resources", fp + ".resources")):
-                qp = f"{fp}.resources[{ri}]"
-                rname = r.str(q, "name", qp + ".name")
-                if not rname:
-                    r.bad(qp + ".name", "a resource quota names its resource")
-                    continue
-                nominal = r.qty(q, "nominalQuota", qp + ".nominalQuota")
-                res[rname] = Quota(nominal if nominal is not None else Decimal(0),
-                                   r.qty(q, "borrowingLimit", qp + ".borrowingLimit"),
-                                   r.qty(q, "lendingLimit", qp + ".lendingLimit"))
-            flavors.append(FlavorQuota(fname, res))
-        groups.append(ResourceGroup(tuple(covered), flavors))
-    return groups
+    """The supply model's reading of spec.resourceGroups (the one every tool uses), each
+    problem at its field."""
+    return supply.read_groups(spec, _at(r))
+
+
+def _at(r: Reader) -> supply.Report:
+    """The supply model's problems (a path inside the object) as the Reader's."""
+    return lambda path, message: r.bad(format_path(path), message)
 
 
 def _weight(spec: dict, r: Reader) -> Decimal:
@@ -785,15 +741,14 @@ def _cluster_queue(name: str, spec: dict, r: Reader) -> ClusterQueue:
         stop_policy=r.str(spec, "stopPolicy", "spec.stopPolicy", "None", STOP_POLICIES),
         checks=tuple(checks),
         namespace_selector=selector,
-        cohort=r.str(spec, "cohortName", "spec.cohortName") or r.str(spec, "cohort", "spec.cohort"),
+        cohort=supply.parent_name("ClusterQueue", spec, _at(r)),
         fungibility=fungibility,
         fair_weight=_weight(spec, r),
     )
 
 
 def _cohort(name: str, spec: dict, r: Reader) -> Cohort:
-    parent = r.str(spec, "parentName", "spec.parentName") or r.str(spec, "parent", "spec.parent")
-    return Cohort(name, parent or None, _resource_groups(spec, r), _weight(spec, r))
+    return Cohort(name, supply.parent_name("Cohort", spec, _at(r)), _resource_groups(spec, r), _weight(spec, r))
 
 
 def _config_map(o: dict, r: Reader) -> Config | None:

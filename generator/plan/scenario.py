@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -24,9 +25,9 @@ from typing import Any
 
 import jsonschema
 
-from ..kernel import paths, userinput, yamlio
+from ..kernel import paths, supply, userinput, yamlio
 from ..kernel.errors import Problem, SpecError, problem
-from ..kernel.quantity import show as fmt
+from ..kernel.quantity import parse, show as fmt
 from . import overlay
 
 SCHEMA = paths.SCHEMAS / "scenario.schema.json"
@@ -116,7 +117,7 @@ class Expect:
             for key in ("used", "borrowed"):
                 if key in u:
                     got = sum((getattr(x, key) for x in match), Decimal(0))
-                    want = overlay.parse(u[key])
+                    want = parse(u[key])
                     if got != want:
                         out.append(f"expected {u['clusterQueue']}{where} {key} {u['resource']} "
                                    f"{u.get('flavor', 'over all flavors')} = {fmt(u['resource'], want)}, "
@@ -608,6 +609,10 @@ def _flavor_quota(body, path, problems, work: overlay.Cluster, is_cohort: bool, 
     return fq
 
 
+def _reporter(problems: list[Problem], path: list) -> Callable[[str], None]:
+    return lambda message: problems.append(problem(path, message))
+
+
 def _quota_values(body, path, problems) -> dict[str, Any]:
     """nominal / borrowing / lending from the step (None: remove the limit)."""
     args: dict[str, Any] = {}
@@ -619,7 +624,7 @@ def _quota_values(body, path, problems) -> dict[str, Any]:
                 problems.append(problem(path + [key], "nominalQuota cannot be removed; give a quantity"))
             args[arg] = None
             continue
-        value = overlay.quantity(body[key], lambda m, key=key: problems.append(problem(path + [key], m)))
+        value = supply.quota_value(body[key], _reporter(problems, path + [key]))
         if value is not None:
             args[arg] = value
     return args

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..kernel.errors import Problem, SpecError
 from ..kernel.quantity import show as fmt
+from ..kernel.supply import FlavorQuota
 from . import assign, overlay, packer
 from .overlay import UNLIMITED, ClusterQueue
 
@@ -43,7 +44,7 @@ def _sliced(cluster: overlay.Cluster, flavor: str, controllers: set) -> tuple:
     return rf, gen
 
 
-def _cubes(notes: list[str], cq: ClusterQueue, fq: overlay.FlavorQuota, gen, cubes: int | None, cubes_source: str,
+def _cubes(notes: list[str], cq: ClusterQueue, fq: FlavorQuota, gen, cubes: int | None, cubes_source: str,
            problems: list[Problem]) -> int | None:
     """How many cubes the reservation behind a flavor has: --cubes, or its quota."""
     resource, per_cube = gen.resource, gen.dynamic.cube.chips

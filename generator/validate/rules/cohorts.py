@@ -12,8 +12,6 @@ pkg/cache/hierarchy/cycle.go (a Cohort whose parents loop is a cycle; its
 workloads are not scheduled)."""
 from __future__ import annotations
 
-from typing import Any
-
 from ...kernel import quantity, supply
 from ...kernel.labelmatch import describe, selector_matches
 from ..findings import ERROR, WARNING
@@ -24,15 +22,13 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"   # set by the control plan
 
 
 def cohort_of(cq) -> str | None:
-    """spec.cohortName (v1beta2) or spec.cohort (v1beta1)."""
-    name = cq.spec.get("cohortName") or cq.spec.get("cohort")
-    return name if isinstance(name, str) and name else None
+    """spec.cohortName (v1beta2) or spec.cohort (v1beta1), as the supply model reads it."""
+    return supply.parent_name("ClusterQueue", cq.spec)
 
 
 def parent_of(cohort) -> str | None:
-    """spec.parentName (v1beta2) or spec.parent (v1alpha1)."""
-    name = cohort.spec.get("parentName") or cohort.spec.get("parent")
-    return name if isinstance(name, str) and name else None
+    """spec.parentName (v1beta2) or spec.parent (v1alpha1), as the supply model reads it."""
+    return supply.parent_name("Cohort", cohort.spec)
 
 
 def _parents(model) -> dict[str, str]:
@@ -47,17 +43,10 @@ def root_of(name: str, parents: dict[str, str]) -> str:
     return name
 
 
-def offers(holder) -> list[tuple[Any, str, tuple]]:
-    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines (the flavor name as written)."""
-    out = []
-    for i, g in enumerate(resource_groups(holder)):
-        for j, f in enumerate(g.get("flavors") or []):
-            if not isinstance(f, dict):
-                continue
-            for k, r in enumerate(f.get("resources") or []):
-                if isinstance(r, dict) and isinstance(r.get("name"), str):
-                    out.append((f.get("name"), r["name"], ("spec", "resourceGroups", i, "flavors", j, "resources", k)))
-    return out
+def offers(holder) -> list[tuple[str, str, tuple]]:
+    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines, as the supply
+    model reads them (supply.quotas_at)."""
+    return [(q.flavor, q.resource, q.path) for q in supply.quotas_at(holder.spec)]
 
 
 @rule("KQ013", WARNING, "a ClusterQueue in a cohort covers a resource only with flavors no other member of the "
@@ -103,6 +92,7 @@ def _unshared_flavors(cq, others):
 
 
 def _limits(holder, has_parent: bool, is_cohort: bool):
+    """What Kueue's webhook refuses, on the values as written (the supply model drops a negative one)."""
     where = "parent" if is_cohort else "cohort"
     for flavor, res, path in offers(holder):
         r = _resource(holder, path)

@@ -64,7 +64,8 @@ def resource_groups(cq):
 
 
 def covered(cq) -> set:
-    return {r for g in resource_groups(cq) for r in g.get("coveredResources") or []}
+    """The resources a ClusterQueue covers, as the supply model reads them."""
+    return {r for g in supply.read_groups(cq.spec) for r in g.covered}
 
 
 @rule("KQ001", ERROR, "the queue label `kueue.x-k8s.io/queue-name` names no LocalQueue in the object's namespace",

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ...kernel import kueue_api, quantity
+from ...kernel import kueue_api, quantity, supply
 from ..findings import ERROR, INFO, WARNING
 from ..objects import Model, Obj, describe
 from . import RULES, Hit, Rule
-from .kueue import KUEUE, resource_groups
+from .kueue import KUEUE
 from .multikueue import KueueConfig, clusters_of, dispatched, dispatching_queues
 
 # Namespaces every cluster has from the start (Kubernetes docs, "Namespaces": initial namespaces).
@@ -95,22 +95,8 @@ def local_queues_mirrored(group):
 
 
 def _quotas(cq: Obj) -> dict[tuple, tuple[Decimal, tuple]]:
-    """(flavor, resource) -> (nominalQuota as Decimal, path) of a ClusterQueue."""
-    out = {}
-    for i, g in enumerate(resource_groups(cq)):
-        flavors = g.get("flavors")
-        for j, f in enumerate(flavors if isinstance(flavors, list) else []):
-            resources = f.get("resources") if isinstance(f, dict) else None
-            for k, r in enumerate(resources if isinstance(resources, list) else []):
-                if not (isinstance(r, dict) and isinstance(f.get("name"), str) and isinstance(r.get("name"), str)):
-                    continue   # the schema layer reports it
-                try:
-                    value = quantity.parse(r.get("nominalQuota", 0))
-                except ValueError:
-                    continue
-                out[(f["name"], r["name"])] = (value, ("spec", "resourceGroups", i, "flavors", j,
-                                                       "resources", k, "nominalQuota"))
-    return out
+    """(flavor, resource) -> (nominalQuota, path) of a ClusterQueue, as the supply model reads it."""
+    return {(q.flavor, q.resource): (q.quota.nominal, (*q.path, "nominalQuota")) for q in supply.quotas_at(cq.spec)}
 
 
 def related_queues(group: Group, cq: Obj, config: Obj) -> list[tuple[Member, Obj]]:

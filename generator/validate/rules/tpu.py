@@ -3,7 +3,7 @@ facts (generations, shapes, chips per VM, labels, taints) come from the device
 catalog (generator/kernel/catalog)."""
 from __future__ import annotations
 
-from ...kernel import catalog
+from ...kernel import catalog, supply
 from ..findings import ERROR, INFO
 from . import Hit, rule
 
@@ -118,11 +118,10 @@ def _has_tpu_flavor(model, cq) -> bool:
     """Whether one of the ClusterQueue's ResourceFlavors has the TPU accelerator among its nodeLabels."""
     from .kueue import KUEUE
 
-    for group in cq.spec.get("resourceGroups") or []:
-        for flavor in (group or {}).get("flavors") or []:
-            rf = model.get(KUEUE, "ResourceFlavor", (flavor or {}).get("name"))
-            if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
-                return True
+    for flavor in supply.flavor_names(cq.spec):
+        rf = model.get(KUEUE, "ResourceFlavor", flavor)
+        if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
+            return True
     return False
 
 
