@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 
 from . import yamlio
-from .errors import Problem
+from .errors import Problem, format_path
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def check_spec(raw: dict) -> list[Problem]:
             out.append(Problem(path, f"{len(value):,} entries, over the limit of {limit:,} (docs/limits.md)"))
             continue
         items = enumerate(value) if isinstance(value, list) else value.items()
-        stack += [(f"{path}[{k}]" if isinstance(value, list) else f"{path}.{k}", v, SPEC_ENTRIES) for k, v in items]
+        stack += [(format_path((k,), path), v, SPEC_ENTRIES) for k, v in items]
     return sorted(out, key=lambda p: p.path)
 
 

@@ -15,7 +15,7 @@ from generator.diff import compare, text
 from generator.diff.capacity import accelerator_summary
 from generator.diff.fields import MISSING, Change, field_changes
 from generator.diff.immutable import core_violations
-from generator.diff.transitions import transition_violations
+from generator.diff.transitions import certain, transition_violations
 from tests.helpers import CRD_ROOT
 
 GPU = "nvidia.com/gpu"
@@ -168,7 +168,7 @@ def test_a_replaced_release_url_shows_both_in_full():
 
 def test_multi_line_text_shows_changed_lines():
     (c,) = field_changes({"data": {"f.lua": "a = 1\nb = 2\n"}}, {"data": {"f.lua": "a = 1\nb = 3\n"}})
-    assert text.change_lines(c) == ["data[f.lua]:", "  - b = 2", "  + b = 3"]
+    assert text.change_lines(c) == ['data["f.lua"]:', "  - b = 2", "  + b = 3"]
 
 
 # ---------------------------------------------------------------- immutable fields of core kinds
@@ -238,7 +238,7 @@ def test_pinned_kueue_crds():
         return {"apiVersion": API, "kind": "Topology", "metadata": {"name": "t"},
                 "spec": {"levels": [{"nodeLabel": label}]}}
     hits = transition_violations(topo("a"), topo("b"), CRD_ROOT)
-    assert [(v.path, v.message, v.certain) for v in hits] == [("spec.levels", "field is immutable", True)]
+    assert [(v.path, v.message, certain(v)) for v in hits] == [("spec.levels", "field is immutable", True)]
     assert transition_violations(topo("a"), topo("a"), CRD_ROOT) == []
 
     def flavor(pool, topology=None):
@@ -248,7 +248,7 @@ def test_pinned_kueue_crds():
         return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "f"}, "spec": spec}
     assert transition_violations(flavor("a"), flavor("b"), CRD_ROOT) == []
     hits = transition_violations(flavor("a", "t"), flavor("b", "t"), CRD_ROOT)
-    assert [(v.path, v.message, v.certain) for v in hits] == [
+    assert [(v.path, v.message, certain(v)) for v in hits] == [
         ("spec", "nodeLabels are immutable when topologyName is set", True)]
 
 

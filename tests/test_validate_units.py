@@ -13,8 +13,8 @@ import pytest
 
 from generator import catalog, crds, quantity, schemacheck, versions
 from generator.credentials import looks_like_token
+from generator.errors import format_path
 from generator.validate.fetch import FetchError, all_pinned, fetch
-from generator.validate.findings import format_path
 from generator.validate.rules import RULES
 from generator.validate.rules.tpu import slice_chips
 from tests import helpers
