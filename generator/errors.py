@@ -1,5 +1,6 @@
-"""Errors that end a run with a message for the user instead of a traceback,
-and the one way a field path is written (docs/errors.md).
+"""The one problem type (Problem: what every tool reports about what the user
+gave), errors that end a run with a message for the user instead of a
+traceback, and the one way a field path is written (docs/errors.md).
 
 A SpecError holds Problems (a field path and what is wrong). It renders one
 clean line per problem, `FILE:LINE:COLUMN: PATH: MESSAGE`: the position is

@@ -147,6 +147,17 @@ def test_removing_one_item_of_a_list_is_one_removal():
     assert field_changes({"x": old}, {"x": new}) == [Change("x[1].port", 2, MISSING)]
 
 
+def test_field_paths_are_written_as_spec_errors_and_validate_write_them():
+    """docs/errors.md, "The line": ['name'] for a list item picked by its name, ["..."] for a
+    key with dots or slashes, [i] for an index."""
+    old = {"labels": {"ai.gke.io/model": "a"}, "containers": [{"name": "tgi", "env": [{"name": "X", "value": "1"}]}],
+           "args": ["--x"] * 30}
+    new = {"labels": {"ai.gke.io/model": "b"}, "containers": [{"name": "tgi", "env": [{"name": "X", "value": "2"}]}],
+           "args": ["--x"] * 29 + ["--y"]}
+    assert [c.path for c in field_changes(old, new)] == [
+        'labels["ai.gke.io/model"]', "containers['tgi'].env['X'].value", "args[29]"]
+
+
 def test_a_long_argument_list_shows_the_argument_that_changed():
     old = [f"--flag-{i}=value-{i}" for i in range(15)]
     new = [*old[:11], "--flag-11=other", *old[12:]]
