@@ -21,7 +21,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from generator import paths, yamlio
+from generator.kernel import paths, yamlio
 
 LIST = paths.ROOT / "bench" / "recall.yaml"
 

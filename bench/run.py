@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from generator import paths, writer, yamlio
+from generator.kernel import paths, writer, yamlio
 
 from . import scale, targets as board
 
@@ -209,7 +209,7 @@ def ensure_optimized_bytecode() -> None:
     synth imports, so no timed run recompiles cdk8s-plus-33 (3.7 MB) when
     PYTHONDONTWRITEBYTECODE is set. Untimed; up-to-date files are skipped."""
     subprocess.run([PY, "-O", "-c",
-                    "import sys, compileall, generator.cli, generator.platform\n"
+                    "import sys, compileall, generator.cli, generator.builders.tree\n"
                     "for m in list(sys.modules.values()):\n"
                     "    if (getattr(m, '__file__', None) or '').endswith('.py'):\n"
                     "        compileall.compile_file(m.__file__, quiet=2)"],

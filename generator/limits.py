@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from . import yamlio
-from .errors import Problem, format_path
+from .kernel import yamlio
+from .kernel.errors import Problem, format_path
 
 
 @dataclass(frozen=True)

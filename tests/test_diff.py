@@ -4,7 +4,7 @@ check the reviewer's summary line by line.
 
 Expected numbers are worked out by hand from the fixture spec below:
 g2-standard-24 is 24 vCPU, 96 GiB, 2 L4 GPUs per node, 100Gi boot disk
-(generator/facts.py, the schema default); the tgi workload is one pod of
+(generator/kernel/gke.py, the schema default); the tgi workload is one pod of
 4 CPU, 30Gi, 30Gi ephemeral, 2 GPUs; the fine-tuning Job is 2 pods of 8 CPU,
 32Gi, 10Gi ephemeral, 2 GPUs."""
 from __future__ import annotations
@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, paths, platform, spec as specmod, writer, yamlio
+from generator import cli, model as specmod
+from generator.builders import tree
 from generator.diff import markdown
+from generator.kernel import paths, writer, yamlio
 from tests import helpers
 
 SPEC = """
@@ -111,7 +113,7 @@ def write_spec(root: Path, raw: dict) -> Path:
 def synth(root: Path, raw: dict) -> None:
     """Write the spec as platform.yaml and synthesize from it, as `make synth` does."""
     path = write_spec(root, raw)
-    writer.write_tree(platform.build(specmod.load(path)), root, paths.OUTPUT_DIRS)
+    writer.write_tree(tree.build(specmod.load(path)), root, paths.OUTPUT_DIRS)
 
 
 def _tgi(raw: dict) -> dict:
@@ -310,7 +312,7 @@ def test_invalid_spec_is_said_and_the_diff_still_runs(repo, capsys):
         "",
         "Stale check not done: the spec does not build:",
     ]
-    # The spec's own message is generator/spec's business; the line names the file and field.
+    # The spec's own message is generator/model's business; the line names the file and field.
     assert helpers.without_positions(lines[7]).startswith(f"  {root / 'platform.yaml'}: profiles.std.nodePool.nodes: ")
     assert lines[-1] == "No changes to generated objects."
 

@@ -1,5 +1,5 @@
 """The parts of `generator diff` without git: field changes, capacity and
-never-admitted workloads (on generator/demand.py), immutable fields of core
+never-admitted workloads (on generator/kernel/demand.py), immutable fields of core
 kinds, CRD transition rules, and the text of a whole comparison.
 
 Every expected value is worked out by hand from the objects written here and
@@ -10,12 +10,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from generator import yamlio
 from generator.diff import compare, text
 from generator.diff.capacity import accelerator_summary
-from generator.diff.fields import MISSING, Change, field_changes
+from generator.diff.field_changes import MISSING, Change, field_changes
 from generator.diff.immutable import core_violations
 from generator.diff.transitions import certain, transition_violations
+from generator.kernel import yamlio
 from tests.helpers import CRD_ROOT
 
 GPU = "nvidia.com/gpu"
@@ -310,7 +310,7 @@ def test_objects_moving_into_base():
 
 
 def test_a_removed_entry_too_long_for_one_line_is_named_by_kind_and_name():
-    from generator.diff.fields import show
+    from generator.diff.field_changes import show
     flavor = {"name": "spot-l4", "resources": [{"name": r, "nominalQuota": 96} for r in ("cpu", "memory", GPU) * 3]}
     assert show(flavor) == "{name: spot-l4, …}"
     entry = {"kind": "ResourceFlavor", "name": "spot-l4", "nodeLabels": {f"example.com/label-{i}": "x" * 20

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, docsgen, paths
+from generator import cli, docsgen
+from generator.kernel import paths
 from tests import conftest, helpers
 
 README = paths.ROOT / "README.md"
@@ -71,8 +72,8 @@ def test_cli_page_does_not_depend_on_the_working_directory(tmp_path, monkeypatch
 def test_spec_page_has_every_field_of_the_schema():
     import json
 
-    from generator.spec import schema
-    doc = json.loads(schema.render())
+    from generator.model import json_schema
+    doc = json.loads(json_schema.render())
     page = (docsgen.REFERENCE / "spec.md").read_text()
     sections = dict(re.findall(r"\n## (\S+)\n(.*?)(?=\n## |\Z)", page, re.S))
     for key in doc["properties"]:

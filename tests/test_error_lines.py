@@ -7,8 +7,9 @@ import re
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
-from generator import spec, yamlio
-from generator.errors import MAX_MESSAGE, MAX_PLACE, SpecError
+from generator import model as spec
+from generator.kernel import yamlio
+from generator.kernel.errors import MAX_MESSAGE, MAX_PLACE, SpecError
 from tests import helpers
 from tests.test_fuzz_spec import _paths, _set
 
@@ -95,7 +96,7 @@ PATHS = st.sampled_from(["", "a", "a.b", "a.b[0]", "a.b[1].c", "a[\"b.c/d\"]", "
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=YAMLISH, path=PATHS)
 def test_any_file_and_path_render_without_error(text, path, tmp_path_factory):
-    from generator.errors import Problem
+    from generator.kernel.errors import Problem
     f = tmp_path_factory.mktemp("r") / "f.yaml"
     f.write_text(text)
     e = SpecError(str(f), [Problem(path, "wrong")])

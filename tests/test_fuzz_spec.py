@@ -10,8 +10,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
-from generator import platform, spec, yamlio
-from generator.errors import SpecError
+from generator import model as spec
+from generator.builders import tree as platform
+from generator.kernel import yamlio
+from generator.kernel.errors import SpecError
 from generator.validate import guard
 from tests.test_validate_corpus import run as validate_run
 

@@ -13,9 +13,10 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from generator import limits, yamlio
-from generator.errors import SpecError
-from generator.spec import from_dict
+from generator import limits
+from generator.kernel import yamlio
+from generator.kernel.errors import SpecError
+from generator.model import from_dict
 from tests import helpers
 
 HANG_GUARD_S = 120   # far above the second or two these take: only a hang trips it

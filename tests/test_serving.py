@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import demand, paths, platform, spec as specmod, writer, yamlio
-from generator.catalog.engines import ENGINES, JETSTREAM_HTTP_IMAGE
-from generator.errors import SpecError
-from generator.spec.context import CheckContext
+from generator import model as specmod
+from generator.builders import tree as platform
+from generator.kernel import demand, paths, writer, yamlio
+from generator.kernel.catalog.engines import ENGINES, JETSTREAM_HTTP_IMAGE
+from generator.kernel.errors import SpecError
+from generator.model.check_context import CheckContext
 from tests import helpers
 from tests.test_validate_corpus import run as validate_run
 

@@ -10,8 +10,8 @@ import json
 import jsonschema
 import pytest
 
-from generator import paths, yamlio
-from generator.spec import schema
+from generator.kernel import paths, yamlio
+from generator.model import json_schema
 
 SCHEMA = json.loads(paths.SPEC_SCHEMA.read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -19,7 +19,7 @@ SPECS = sorted((paths.ROOT / "examples").glob("*.yaml")) + [paths.ROOT / "tests"
 
 
 def test_committed_schema_is_what_the_model_generates():
-    assert schema.is_current(), "run `make schema`"
+    assert json_schema.is_current(), "run `make schema`"
 
 
 @pytest.mark.parametrize("path", [p for p in SPECS if p.exists()], ids=lambda p: p.name)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, writer
+from generator.kernel import paths, writer
 from tests import helpers
 
 OWNED = ("base", "overlays", "controllers")

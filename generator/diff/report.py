@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import crds, versions, yamlio
+from ..kernel import crd_dirs, versions, yamlio
 from .compare import Entry, ObjectChanges, compare_units
 from .immutable import Immutable, core_violations
 from .impact import UnitImpact, impacts
@@ -128,7 +128,7 @@ def _field_violations(section: str, e: Entry, ctx: _Context) -> list[Immutable]:
     pins = releases(ctx.new_tree, profile) if profile else None
     try:
         hits = transition_violations(e.old.obj, e.new.obj, ctx.crd_root, pins)
-    except crds.CrdFileError as err:
+    except crd_dirs.CrdFileError as err:
         ctx.crd_failed = True
         ctx.notes.append(f"CRD transition rules were not checked: {err}")
         return found
@@ -182,7 +182,7 @@ def compare(old_tree: dict[str, str], new_tree: dict[str, str], base_commit: str
     old_units, new_units = units(old_tree), units(new_tree)
     objects = compare_units(old_units, new_units)
     notes: list[str] = []
-    ctx = _Context(new_tree, new_units, Path(crd_root or crds.default_root()),
+    ctx = _Context(new_tree, new_units, Path(crd_root or crd_dirs.default_root()),
                    application_options(new_units), notes)
     return Report(base_commit, base_label, objects, impacts(old_units, new_units),
                   immutable_changes(objects, ctx), notes=notes, versions=version_bumps(old_tree, new_tree))

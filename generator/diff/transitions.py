@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import versions
-from ..errors import Problem
+from ..kernel import versions
+from ..kernel.errors import Problem
 
 
 def default_releases() -> dict[str, str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from ..errors import Problem, SpecError
-from ..quantity import show as fmt
-from . import model, tpusetup
+from ..kernel.errors import Problem, SpecError
+from ..kernel.quantity import show as fmt
+from . import overlay, tpusetup
 from .quota import ZERO
 from .state import ADMITTED, PENDING, RESERVED
 
@@ -87,7 +87,7 @@ def apply(sim: Simulator, obj: dict) -> str:
     """Create or replace a queue object (ClusterQueue, Cohort, LocalQueue, ResourceFlavor,
     AdmissionCheck, Namespace, priority classes, Topology)."""
     problems: list[Problem] = []
-    what = model.read_object(sim.cluster, obj, 0, problems, replace=True)
+    what = overlay.read_object(sim.cluster, obj, 0, problems, replace=True)
     if problems:
         raise SpecError(sim.cluster.source, problems)
     sim.events.append(f"applied {what}")

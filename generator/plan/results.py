@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from ..quantity import show as fmt
+from ..kernel.quantity import show as fmt
 from . import packer, quota
 from .quota import FR, ZERO
 from .state import ADMITTED, FINISHED, NEVER, PENDING, RESERVED, UNMANAGED, State

@@ -29,25 +29,15 @@ import bisect
 import copy
 from decimal import Decimal
 
-from .. import supply
-from ..labels import selector_matches
-from ..quantity import show as fmt
-from . import actions, assign, fairorder, model, preempt, queues, quota, releases, tpusetup
+from ..kernel import supply
+from ..kernel.labelmatch import selector_matches
+from ..kernel.quantity import show as fmt
+from . import actions, assign, fairorder, overlay, preempt, queues, quota, releases, tpusetup
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
-from .model import ClusterQueue, Owner, Workload
+from .overlay import ClusterQueue, Owner, Workload
 from .quota import FR, ZERO
 from .results import STATES, Cubes, Plan, Row, StepResult, Usage, snapshot, usage_rows  # noqa: F401 (re-exported)
-from .state import (  # noqa: F401 (re-exported)
-    ADMITTED,
-    CHECK_STATES,
-    FINISHED,
-    NEVER,
-    PENDING,
-    RESERVED,
-    UNMANAGED,
-    Entry,
-    State,
-)
+from .state import ADMITTED, FINISHED, NEVER, PENDING, RESERVED, UNMANAGED, Entry, State
 from .tpusetup import MAX_CUBES  # noqa: F401 (re-exported)
 
 MAX_CYCLES = 50_000
@@ -55,7 +45,7 @@ MAX_WORKLOADS = 10_000      # Workloads simulated in one plan; more are left out
 
 
 class Simulator:
-    def __init__(self, cluster: model.Cluster, cubes: int | None = None, cubes_source: str = "--cubes",
+    def __init__(self, cluster: overlay.Cluster, cubes: int | None = None, cubes_source: str = "--cubes",
                  kueue_version: str = "v0.17.4"):
         self.cluster = copy.deepcopy(cluster)
         self.clock = 0
@@ -124,7 +114,7 @@ class Simulator:
 
     def submit(self, owner: Owner) -> None:
         self.live[owner.ref] = owner
-        if owner.kind in model.SCALABLE_KINDS:
+        if owner.kind in overlay.SCALABLE_KINDS:
             self._make(owner, owner.replicas or 0)
             if not owner.replicas:
                 self.events.append(f"{owner.label} created with 0 replicas")
@@ -220,11 +210,11 @@ class Simulator:
     # ------------------------------------------------------------ workloads
     def _create(self, owner: Owner) -> State | None:
         index = None
-        if owner.kind in model.SCALABLE_KINDS:
+        if owner.kind in overlay.SCALABLE_KINDS:
             # Replica labels are slots 1..replicas: a new pod takes the lowest free one.
             taken = {int(s.key.rsplit("#", 1)[1]) for s in self._units(owner.ref)}
             index = next(i for i in range(1, len(taken) + 2) if i not in taken)
-        wl = model.workloads_of(self.cluster, owner, index)
+        wl = overlay.workloads_of(self.cluster, owner, index)
         self.clock += 1
         st = State(wl, created=self.clock if wl.created_at is None else recorded(wl.created_at),
                    checks=dict(wl.check_states))
@@ -409,7 +399,7 @@ class Simulator:
             return [f"LocalQueue {wl.namespace}/{wl.queue} does not exist"]
         if cq is None:
             return [f"ClusterQueue {lq.cluster_queue} (of LocalQueue {wl.namespace}/{wl.queue}) does not exist"]
-        if not selector_matches(cq.namespace_selector, model.namespace_labels(self.cluster, wl.namespace)):
+        if not selector_matches(cq.namespace_selector, overlay.namespace_labels(self.cluster, wl.namespace)):
             return [f"namespace {wl.namespace} is not selected by ClusterQueue {cq.name}'s namespaceSelector"]
         return []
 
@@ -760,14 +750,14 @@ def _recorded_assignment(wl: Workload, cq: ClusterQueue) -> assign.Assignment:
     assert pre is not None, "called for Workloads with status.admission"
     full = tuple(ps.count for ps in wl.podsets)
     a = assign.Assignment(counts=pre.counts if tuple(pre.counts) != full else None)
-    covers_pods = cq.group_of(model.PODS) is not None
+    covers_pods = cq.group_of(overlay.PODS) is not None
     for ps, flavors, count in zip(wl.podsets, pre.flavors, pre.counts, strict=True):
         req = {r: v * count for r, v in ps.requests.items()}
         if covers_pods:
-            req[model.PODS] = Decimal(count)
+            req[overlay.PODS] = Decimal(count)
         psa = assign.PodSetAssignment(ps.name, count, req)
         for r, amount in req.items():
-            f = flavors.get(r) or (flavors.get("cpu") if r == model.PODS else None)
+            f = flavors.get(r) or (flavors.get("cpu") if r == overlay.PODS else None)
             if f is None and amount > 0:
                 g = cq.group_of(r)
                 f = g.flavors[0].flavor if g and g.flavors else None
@@ -829,7 +819,7 @@ def recorded(epoch: float) -> float:
     return epoch - RECORDED_BEFORE
 
 
-def run(cluster: model.Cluster, scenario, cubes: int | None = None, kueue_version: str = "v0.17.4") -> Plan:
+def run(cluster: overlay.Cluster, scenario, cubes: int | None = None, kueue_version: str = "v0.17.4") -> Plan:
     """Replay a scenario (see scenario.py) and return the state after each step."""
     n, source = (cubes, "--cubes") if cubes is not None else (scenario.cubes, "scenario `cubes`")
     sim = Simulator(cluster, n, source, kueue_version)

@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, problem
+from ..kernel.errors import Problem, problem
 
 
 def _engine():
@@ -375,13 +375,13 @@ def transition_violations(old: dict, new: dict, crd_root: str | Path | None = No
     `.rule` BROKEN, or REJECTED / UNEVALUATED where the rule could not be evaluated.
     Objects with no CRD among the pins (core kinds) give []. `target` (a
     validate.context.Target) picks the releases; default: versions.yaml's defaults."""
-    from .. import crds
+    from ..kernel import crd_dirs
     from .context import target as make_target
     from .defaults import apply
     from .run import schemas_for
 
     t = target or make_target(None, "versions.yaml")
-    schemas = schemas_for(t, Path(crd_root) if crd_root else crds.default_root())
+    schemas = schemas_for(t, Path(crd_root) if crd_root else crd_dirs.default_root())
     api, kind = new.get("apiVersion"), new.get("kind")
     schema = schemas.crd_schema(api, kind) if isinstance(api, str) and isinstance(kind, str) else None
     if schema is None or old.get("apiVersion") != api or old.get("kind") != kind:

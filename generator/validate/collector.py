@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..errors import Problem, format_path
+from ..kernel.errors import Problem, format_path
 from .findings import INFO
 
 

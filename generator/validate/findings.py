@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import Problem
+from ..kernel.errors import Problem
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)

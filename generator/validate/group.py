@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import kueue as kq
-from ..errors import Problem
-from ..spec import Platform
-from ..yamlio import load_all
+from ..kernel import kueue_api
+from ..kernel.errors import Problem
+from ..kernel.yamlio import load_all
+from ..model import Platform
 from .context import UsageError
 from .objects import Obj
 from .rules.kueue import KUEUE
@@ -54,7 +54,7 @@ def is_manager(stream) -> bool:
             continue
         spec = body.get("spec")
         if body.get("kind") == "MultiKueueConfig" or (body.get("kind") == "AdmissionCheck" and isinstance(spec, dict)
-                                                      and spec.get("controllerName") == kq.MULTIKUEUE_CONTROLLER):
+                                                      and spec.get("controllerName") == kueue_api.MULTIKUEUE_CONTROLLER):
             return True
     return False
 
@@ -64,7 +64,7 @@ def from_flag(names: list[str], streams: list) -> list[tuple[int, list[tuple[int
     managers = [i for i, s in enumerate(streams) if is_manager(s)]
     if not managers:
         raise UsageError("--multikueue: no input holds a MultiKueueConfig or an AdmissionCheck with controllerName "
-                         f"{kq.MULTIKUEUE_CONTROLLER}, so none is a manager")
+                         f"{kueue_api.MULTIKUEUE_CONTROLLER}, so none is a manager")
     if len(managers) > 1:
         raise UsageError(f"--multikueue: {', '.join(names[i] for i in managers)} all hold MultiKueue objects; a group "
                          f"has one manager (validate each group on its own)")

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from .. import yamlio
-from ..errors import Problem
+from ..kernel import yamlio
+from ..kernel.errors import Problem
 from .context import UsageError
 from .findings import WARNING
 

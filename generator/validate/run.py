@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import Problem
+from ..kernel.errors import Problem
 from .collector import Collector
 from .context import Target, UsageError
 from .findings import ERROR, INFO, WARNING
@@ -52,8 +52,8 @@ _SCHEMAS: dict = {}
 
 def schemas_for(target: Target, crd_root: Path):
     """The SchemaSet of a target, from the hash-verified pinned CRD files (crds.CrdFileError if one is off)."""
-    from .. import crds
-    from ..schemacheck import SchemaSet
+    from ..kernel import crd_dirs as crds
+    from ..kernel.schemacheck import SchemaSet
 
     crd_root = Path(crd_root)
     key = (target.k8s, target.kueue, target.jobset, target.lws, str(crd_root))
@@ -272,7 +272,7 @@ def validate(opts: Options) -> Report:
 
 def _crd_root(opts: Options) -> Path:
     """The CRD directory: --crd-dir, else the pinned CRDs (downloaded where they are not yet)."""
-    from .. import crds
+    from ..kernel import crd_dirs as crds
 
     crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
     if not crd_root.is_dir():

@@ -3,8 +3,8 @@ pinned Kubernetes minor, custom resources at the pinned CRD, objects closed
 so unknown fields are errors), plus served/deprecated versions."""
 from __future__ import annotations
 
-from ..apiscope import WELL_KNOWN_NAMESPACED
-from ..errors import Problem
+from ..kernel.apiscope import WELL_KNOWN_NAMESPACED
+from ..kernel.errors import Problem
 from .findings import INFO, WARNING
 from .rules import hit
 

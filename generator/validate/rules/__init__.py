@@ -8,7 +8,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ...errors import Problem, problem
+from ...kernel.errors import Problem, problem
 from ..objects import Model, Obj
 
 

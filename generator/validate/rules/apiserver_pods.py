@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ... import quantity
+from ...kernel import quantity
 from .. import apierrors as E
 from ..findings import ERROR
 from . import hit, rule

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import quantity, supply
-from ...labels import describe, selector_matches
+from ...kernel import quantity, supply
+from ...kernel.labelmatch import describe, selector_matches
 from ..findings import ERROR, WARNING
 from . import hit, rule
 from .kueue import KUEUE, resource_groups
@@ -190,7 +190,7 @@ def local_queue_namespace_selected(model):
 @rule("KQ016", ERROR, "Cohorts whose parents form a cycle; Kueue schedules nothing under a cohort with a cycle",
       "make the parent chain end at a root Cohort (one without parentName)")
 def cohort_cycles(model):
-    """One line per cycle (generator/supply.py find_cycles), on its first Cohort in the input."""
+    """One line per cycle (generator/kernel/supply.py find_cycles), on its first Cohort in the input."""
     mine = {c.name: c for c in model.kueue("Cohort")}
     for loop in supply.find_cycles(_parents(model)):
         c = next((mine[n] for n in loop if n in mine), None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ... import kueue as kq, supply
+from ...kernel import kueue_api, supply
 from ..findings import ERROR, WARNING
 from ..objects import describe
 from . import hit, rule
@@ -12,8 +12,8 @@ from . import hit, rule
 KUEUE = "kueue.x-k8s.io"
 # Kinds whose pods carry the queue label themselves under the pod integration.
 POD_INTEGRATION = {("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")}
-QUEUE_LABEL = kq.QUEUE_LABEL
-QUEUE_ANNOTATION = kq.QUEUE_LABEL   # same key; the annotation form was removed (kueue#7271)
+QUEUE_LABEL = kueue_api.QUEUE_LABEL
+QUEUE_ANNOTATION = kueue_api.QUEUE_LABEL   # same key; the annotation form was removed (kueue#7271)
 
 
 CRONJOB = ("batch", "CronJob")
@@ -143,7 +143,7 @@ def admission_checks_exist(model):
 @rule("KQ006", ERROR, "the priority label `kueue.x-k8s.io/priority-class` names no WorkloadPriorityClass",
       "create the WorkloadPriorityClass or fix the label; Kueue does not fall back, it retries forever")
 def priority_label_resolves(model):
-    for o, path, name in _labelled(model, kq.PRIORITY_LABEL):
+    for o, path, name in _labelled(model, kueue_api.PRIORITY_LABEL):
         if model.get(KUEUE, "WorkloadPriorityClass", name) is None:
             yield hit(o, path, f"no WorkloadPriorityClass {name!r} (WorkloadPriorityClasses: "
                       f"{describe(model.names(KUEUE, 'WorkloadPriorityClass'))})",
@@ -201,7 +201,7 @@ def flavors_list_covered(model):
 @rule("KQ009", ERROR, "one workload can never be admitted: it needs more than its ClusterQueue can ever get "
       "(pods x requests: Job parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment "
       "pod; all pod sets of the Workload together, flavor by flavor; nominal quota plus what the cohort tree can "
-      "lend, within borrowingLimit and the others' lendingLimit: generator/supply.py)",
+      "lend, within borrowingLimit and the others' lendingLimit: generator/kernel/supply.py)",
       "raise the quota (or the borrowing limit) or shrink the workload; a warning when the input is an open "
       "world and the ClusterQueue is in a cohort (other members may lend from outside the input)")
 def workload_fits(model):

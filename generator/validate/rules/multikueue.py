@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ... import kueue as kq, yamlio
-from ...errors import Problem
+from ...kernel import kueue_api, yamlio
+from ...kernel.errors import Problem
 from ..findings import ERROR, WARNING
 from ..objects import Model, Obj, describe
 from . import hit, rule
@@ -40,7 +40,7 @@ def controller_of(model: Model, check: str) -> str | None:
 
 def multikueue_checks(model: Model, cq: Obj) -> list[str]:
     """The MultiKueue admission checks a ClusterQueue names (those whose AdmissionCheck is known)."""
-    return [name for _, name in admission_checks(cq) if controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER]
+    return [name for _, name in admission_checks(cq) if controller_of(model, name) == kueue_api.MULTIKUEUE_CONTROLLER]
 
 
 def config_of(model: Model, check: str) -> Obj | None:
@@ -101,14 +101,14 @@ def kueue_config(objs: Iterable[Obj]) -> KueueConfig | None:
         if o.kind == "Configuration" and o.group.startswith("config.kueue.x-k8s.io"):
             return KueueConfig(o, o.body, ())
         data = o.body.get("data")
-        if (o.group, o.kind) == ("", "ConfigMap") and o.name == kq.CONFIG_MAP and isinstance(data, dict):
-            text = data.get(kq.CONFIG_KEY)
+        if (o.group, o.kind) == ("", "ConfigMap") and o.name == kueue_api.CONFIG_MAP and isinstance(data, dict):
+            text = data.get(kueue_api.CONFIG_KEY)
             try:
                 doc = yamlio.load_strict(text) if isinstance(text, str) else None
             except Exception:   # noqa: BLE001  any parse failure: no configuration to read
                 doc = None
             if isinstance(doc, dict):
-                return KueueConfig(o, doc, ("data", kq.CONFIG_KEY))
+                return KueueConfig(o, doc, ("data", kueue_api.CONFIG_KEY))
     return None
 
 
@@ -172,7 +172,7 @@ def kubeconfig_by_path(model):
       "until then Kueue keeps the check inactive (BadConfig) and its ClusterQueues admit nothing")
 def check_names_config(model):
     for ac in model.kueue("AdmissionCheck"):
-        if ac.spec.get("controllerName") != kq.MULTIKUEUE_CONTROLLER:
+        if ac.spec.get("controllerName") != kueue_api.MULTIKUEUE_CONTROLLER:
             continue
         params = ac.spec.get("parameters")
         if not isinstance(params, dict):
@@ -210,14 +210,14 @@ def multikueue_check_shape(model):
     with_provisioning = release(model.kueue_version) >= (0, 16)
     for cq in model.kueue("ClusterQueue"):
         checks = list(admission_checks(cq))
-        mk = [(p, n) for p, n in checks if controller_of(model, n) == kq.MULTIKUEUE_CONTROLLER]
+        mk = [(p, n) for p, n in checks if controller_of(model, n) == kueue_api.MULTIKUEUE_CONTROLLER]
         if not mk:
             continue
         if len(mk) > 1:
             yield hit(cq, mk[1][0], f"MultiKueue checks {', '.join(n for _, n in mk)}: Kueue reports \"Cannot use "
                       f"multiple MultiKueue AdmissionChecks on the same ClusterQueue\"")
         yield from _multikueue_per_flavor(model, cq)
-        prov = [(p, n) for p, n in checks if controller_of(model, n) == kq.PROVISIONING_CONTROLLER]
+        prov = [(p, n) for p, n in checks if controller_of(model, n) == kueue_api.PROVISIONING_CONTROLLER]
         if prov and with_provisioning:
             yield hit(cq, prov[0][0], f"ProvisioningRequest check {prov[0][1]!r} beside MultiKueue check "
                       f"{mk[0][1]!r}: Kueue {model.kueue_version} reports \"Cannot use both MultiKueue and "
@@ -229,7 +229,7 @@ def _multikueue_per_flavor(model, cq):
     strategy = cq.spec.get("admissionChecksStrategy") or {}
     for i, entry in enumerate(strategy.get("admissionChecks") or []):
         name = entry.get("name") if isinstance(entry, dict) else None
-        if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER:
+        if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kueue_api.MULTIKUEUE_CONTROLLER:
             yield hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
                       f"MultiKueue check {entry.get('name')!r} limited to flavors {entry['onFlavors']}: Kueue "
                       f"reports \"Cannot specify MultiKueue AdmissionCheck per flavor\"")

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ... import kueue as kq, quantity
-from ...errors import Problem
+from ...kernel import kueue_api, quantity
+from ...kernel.errors import Problem
 from ..findings import ERROR, INFO, WARNING
 from ..objects import Model, Obj, describe
 from . import RULES, Rule, hit
@@ -21,7 +21,7 @@ from .multikueue import KueueConfig, clusters_of, dispatched, dispatching_queues
 # Namespaces every cluster has from the start (Kubernetes docs, "Namespaces": initial namespaces).
 INITIAL_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
-JOBSET_INTEGRATION = kq.INTEGRATIONS[("jobset.x-k8s.io", "JobSet")]
+JOBSET_INTEGRATION = kueue_api.INTEGRATIONS[("jobset.x-k8s.io", "JobSet")]
 # Kueue quotes for the hints.
 MIRROR_QUOTE = ('"you should ensure that the worker cluster configuration mirrors the one of the manager cluster in '
                 'terms of namespaces and LocalQueues" (Kueue docs, setup_multikueue)')
@@ -222,9 +222,9 @@ def kinds_enabled(group):
     mgr = group.manager
     sent = dispatched(mgr.model)
     yield from _manager_integrations(mgr, sent)
-    kinds: set[str] = {kq.INTEGRATIONS[(o.group, o.kind)] for o, _ in sent if (o.group, o.kind) in kq.INTEGRATIONS}
+    kinds: set[str] = {kueue_api.INTEGRATIONS[(o.group, o.kind)] for o, _ in sent if (o.group, o.kind) in kueue_api.INTEGRATIONS}
     if mgr.config is not None:
-        kinds |= set(mgr.config.frameworks) & set(kq.INTEGRATIONS.values())
+        kinds |= set(mgr.config.frameworks) & set(kueue_api.INTEGRATIONS.values())
     if not kinds:
         return
     workers = {w.name: w for _, config in dispatching_queues(mgr.model) for w in group.workers(config)}
@@ -238,7 +238,7 @@ def _manager_integrations(mgr: Member, sent: list) -> Iterator[Problem]:
     if mgr.config is not None:
         mine = set(mgr.config.frameworks)
         for o, cq in sent:
-            name = kq.INTEGRATIONS.get((o.group, o.kind))
+            name = kueue_api.INTEGRATIONS.get((o.group, o.kind))
             if name and name not in mine:
                 yield hit(o, (), f"queued to ClusterQueue {cq.name!r}, which dispatches through MultiKueue, but "
                           f"the manager's {mgr.config.where} does not enable {name}: Kueue neither queues nor "

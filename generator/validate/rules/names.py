@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ...labels import describe, selector_matches
+from ...kernel.labelmatch import describe, selector_matches
 from ..findings import ERROR
 from . import hit, rule
 

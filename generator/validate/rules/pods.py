@@ -1,7 +1,7 @@
 """Containers: pinned images, explicit requests, Autopilot's requests = limits."""
 from __future__ import annotations
 
-from ... import quantity
+from ...kernel import quantity
 from ..findings import WARNING
 from . import hit, rule
 

@@ -1,6 +1,6 @@
 """Where an object without metadata.namespace lands: kubectl puts a namespaced object in
 the default namespace (or -n); a cluster-scoped one has none. The scope comes from the
-pinned CRD or core schema, else from the table of well-known kinds (generator/apiscope.py);
+pinned CRD or core schema, else from the table of well-known kinds (generator/kernel/apiscope.py);
 for a kind in neither it is unknown, and rules that look objects up by namespace cannot."""
 from __future__ import annotations
 

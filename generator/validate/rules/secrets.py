@@ -1,7 +1,7 @@
 """No secret values in Git. Findings never repeat the value."""
 from __future__ import annotations
 
-from ...credentials import SECRET_NAME, looks_like_token, scan
+from ...kernel.credentials import SECRET_NAME, looks_like_token, scan
 from ..findings import ERROR, WARNING
 from . import hit, rule
 from .multikueue import inlined_kubeconfig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import Problem
-from ...labels import describe, selector_matches as matches
+from ...kernel.errors import Problem
+from ...kernel.labelmatch import describe, selector_matches as matches
 from ..findings import ERROR, WARNING
 from . import hit, rule
 

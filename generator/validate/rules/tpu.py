@@ -1,9 +1,9 @@
 """TPU slices and Kueue Topology-Aware Scheduling annotations. Hardware
 facts (generations, shapes, chips per VM, labels, taints) come from the device
-catalog (generator/catalog)."""
+catalog (generator/kernel/catalog)."""
 from __future__ import annotations
 
-from ... import catalog
+from ...kernel import catalog
 from ..findings import ERROR, INFO
 from . import hit, rule
 
@@ -13,9 +13,9 @@ TAS_PREFIX = "kueue.x-k8s.io/podset-"
 KNOWN_TPUS = sorted(g.accelerator for g in catalog.TPU_GENERATIONS.values())
 # Generations whose slices GKE's slice controller forms on demand (the slice annotation).
 DYNAMIC = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values() if g.dynamic is not None}
-TPU_LABELS = [catalog.labels.TPU_ACCELERATOR_LABEL]
-TPU_RESOURCES = [catalog.labels.TPU_RESOURCE]
-TPU_TAINTS = [catalog.labels.TPU_TAINT.key]
+TPU_LABELS = [catalog.node_labels.TPU_ACCELERATOR_LABEL]
+TPU_RESOURCES = [catalog.node_labels.TPU_RESOURCE]
+TPU_TAINTS = [catalog.node_labels.TPU_TAINT.key]
 # For hints: a worked example from the first dynamically sliced generation.
 _EX = next(iter(DYNAMIC.values()))
 _EX_MODE = _EX.dynamic
@@ -208,7 +208,7 @@ def chip_counts(model):
                       f"{' + '.join(g['what'])} = {g['have']} ({ps.what})")
 
 
-TOPOLOGY_LABEL = catalog.labels.TPU_TOPOLOGY_LABEL
+TOPOLOGY_LABEL = catalog.node_labels.TPU_TOPOLOGY_LABEL
 BY_ACCELERATOR = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values()}
 
 

@@ -1,0 +1,195 @@
+"""The Kueue objects of a profile: one ResourceFlavor per capacity source
+(each node pool, the Autopilot budget, the TPU7x reservation) with the node
+labels GKE puts on its nodes (from the device catalog), the ClusterQueue that
+covers them with quotas computed per source, its LocalQueues, the
+WorkloadPriorityClasses, and what flex-start pools and TPU7x dynamic slicing
+add (a ProvisioningRequest or slice AdmissionCheck, a Topology).
+
+Kueue copies a flavor's node labels into the pods it admits on that flavor,
+so workloads state what they need (accelerator and count), and the flavor
+decides where they land."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..kernel import catalog, kueue_api, quantity, tpu_slices
+from ..model import Profile, nominal_quota, teams as teams_spec, topology
+from ..model.flavors import TOPOLOGY_NAME, Flavor, flavors
+
+# What GKE's flex-start with queued provisioning asks of Kueue (GKE docs, "Run a
+# large-scale workload with flex-start with queued provisioning": AdmissionCheck
+# dws-prov on ProvisioningRequestConfig dws-config, class queued-provisioning.gke.io).
+PROVISIONING_CLASS = "queued-provisioning.gke.io"
+PROVISIONING_CHECK = "dws-prov"
+PROVISIONING_CONFIG = "dws-config"
+# Named as in the TPU dynamic-slicing codelab, so its kubectl commands work unchanged.
+SLICE_CHECK = "ac"
+# TPU7x ClusterQueue resources, in the codelab's order, and its "no limit" quotas
+# (used only where the spec asks for unlimitedQuota).
+TPU_QUOTA_RESOURCES = ("google.com/tpu", "cpu", "memory")
+UNLIMITED_QUOTA = {"google.com/tpu": "999999", "cpu": "999999", "memory": "999999Pi"}
+
+
+def _covered(fs: list[Flavor]) -> list[str]:
+    return [r for r, _ in nominal_quota.ordered({r: 0 for f in fs for r in f.quota})]
+
+
+def queue_objects(ctx) -> None:
+    """Every Kueue object of the profile's overlay."""
+    from . import multikueue_objects  # cdk8s: the spec checks read cluster_queues below without it
+    spec, profile = ctx.spec, ctx.profile
+    k = profile.kueue
+    fs = flavors(spec, profile)
+    checks = _slice_check(ctx, profile)
+    group = spec.manager_group(profile.name)
+    if group is not None:
+        checks += multikueue_objects.manager_objects(ctx, group)
+    if spec.worker_groups(profile.name):
+        multikueue_objects.worker_objects(ctx, spec.worker_groups(profile.name))
+    checks += _provisioning_check(ctx, k, fs)
+    if any(f.topology == topology.TOPOLOGY_NAME for f in fs):
+        ctx.add_custom(kueue_api.topology(k, topology.TOPOLOGY_NAME, list(topology.LEVELS)))
+    for f in fs:
+        ctx.add_custom(kueue_api.resource_flavor(k, f.name, node_labels=f.node_labels, topology=f.topology,
+                                            tolerations=list(f.tolerations), annotations=dict(f.annotations)))
+    for body in cluster_queues(spec, profile, fs, tuple(checks)):
+        ctx.add_custom(body)
+    _local_queues(ctx, spec, profile)
+    for _, t in sorted(spec.priority_tiers.items()):
+        w = t.workload_priority_class
+        if w:
+            ctx.add_custom(kueue_api.workload_priority_class(k, w.name, w.value, w.description))
+
+
+def _slice_check(ctx, profile: Profile) -> list[kueue_api.AdmissionCheckRef]:
+    """A TPU7x profile's slice Topology and AdmissionCheck (dynamic slicing); none elsewhere."""
+    if profile.tpu is None:
+        return []
+    k = profile.kueue
+    mode = tpu_slices.dynamic(catalog.tpu_generation(str(profile.accelerator)))
+    ctx.add_custom(kueue_api.topology(k, TOPOLOGY_NAME, mode.topology_levels(profile.tpu.slicing == tpu_slices.SUBSLICE)))
+    ctx.add_custom(kueue_api.admission_check(k, SLICE_CHECK, mode.admission_check_controller))
+    return [kueue_api.AdmissionCheckRef(SLICE_CHECK)]
+
+
+def _provisioning_check(ctx, k, fs: list[Flavor]) -> list[kueue_api.AdmissionCheckRef]:
+    """The ProvisioningRequestConfig and AdmissionCheck that flex-start flavors need; none without them."""
+    flex = [f.name for f in fs if f.flex_start]
+    if not flex:
+        return []
+    ctx.add_custom(kueue_api.provisioning_request_config(
+        k, PROVISIONING_CONFIG, PROVISIONING_CLASS,
+        # A CPU pool has no accelerator resource for the ProvisioningRequest to manage.
+        sorted({r for f in fs if f.flex_start and f.pool
+                if (r := catalog.machine(f.pool.machine_type).resource) is not None})))
+    ctx.add_custom(kueue_api.admission_check(k, PROVISIONING_CHECK, kueue_api.PROVISIONING_CONTROLLER, {
+        "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
+    return [kueue_api.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex))]
+
+
+def _local_queues(ctx, spec, profile: Profile) -> None:
+    """The profile's own LocalQueues, then one per team namespace pointing at the team's ClusterQueue."""
+    k = profile.kueue
+    q = spec.queue_for(profile.name)
+    for lq in q.local_queues:
+        ctx.add_custom(kueue_api.local_queue(k, lq.namespace, lq.name, q.cluster_queue))
+    for t in spec.teams_for(profile.name):
+        for ns in t.namespaces:
+            ctx.add_custom(kueue_api.local_queue(k, ns, t.queue_name, t.cq_name))
+
+
+def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> list[dict]:
+    """The profile's ClusterQueue, each team's, and (v1beta2) its Cohort object."""
+    q = spec.queue_for(profile.name)
+    k = profile.kueue
+    covered = list(TPU_QUOTA_RESOURCES) if profile.tpu is not None else _covered(fs)
+    teams = spec.teams_for(profile.name)
+    team_quota = {t.name: _team_quota(t, profile.name, fs) for t in teams}
+    left = _unassigned(fs, covered, list(team_quota.values()))
+    out = []
+    if q.cohort and (q.cohort_parent or q.unassigned == "cohort"):
+        groups = [_group(covered, left)] if q.unassigned == "cohort" else None
+        out.append(kueue_api.cohort(k, q.cohort, parent=q.cohort_parent, resource_groups=groups))
+    own = _own_quota(q, left, bool(teams), fs)
+    out.append(kueue_api.ClusterQueue(
+        name=q.cluster_queue, covered=tuple(covered), flavors=_flavor_quotas(covered, own, fs, profile),
+        preemption=q.preemption.body(), admission_checks=checks, cohort=q.cohort).body(k))
+    for t in teams:
+        out.append(kueue_api.ClusterQueue(
+            name=t.cq_name, covered=tuple(covered), flavors=_flavor_quotas(covered, team_quota[t.name], fs, profile),
+            preemption=t.preemption.body(), admission_checks=checks, cohort=q.cohort,
+            namespace_selector=_namespaces(t.namespaces),
+            fair_sharing_weight=t.fair_sharing.weight if t.fair_sharing else None).body(k))
+    return out
+
+
+Limits = dict[str, dict[str, tuple]]   # flavor -> resource -> (nominal, borrowingLimit, lendingLimit)
+
+
+def _own_quota(q, left: Limits, has_teams: bool, fs: list[Flavor]) -> Limits:
+    """What the profile's own ClusterQueue holds: the unassigned quota when the spec keeps it
+    there; with teams, only the flavors it holds something of (it lends them to the teams)."""
+    own = left if q.unassigned == "clusterQueue" else {}
+    if has_teams:
+        own = {f: r for f, r in own.items() if any(v for v in r.values())} or {f.name: {} for f in fs[:1]}
+    return own
+
+
+def _team_quota(team, profile: str, fs: list[Flavor]) -> Limits:
+    """flavor -> resource -> (nominal, borrowing limit, lending limit) of one team; flavors it
+    does not list hold 0 (it can still borrow them)."""
+    share = team.profiles[profile].quotas
+    out: Limits = {}
+    for f in fs:
+        out[f.name] = {}
+        for r, cap in f.quota.items():
+            rs = share.get(f.name, {}).get(r)
+            if rs is None:
+                out[f.name][r] = (Decimal(0), None, None)
+                continue
+            limits = [None if v is None else teams_spec.resolve(v, cap, r) for v in (rs.borrowing_limit, rs.lending_limit)]
+            out[f.name][r] = (teams_spec.resolve(rs.nominal, cap, r), *limits)
+    return out
+
+
+def _unassigned(fs: list[Flavor], covered: list[str], teams: list[Limits]) -> Limits:
+    """What no team holds nominally: the flavor's capacity minus the teams' nominal quotas."""
+    out: Limits = {}
+    for f in fs:
+        out[f.name] = {}
+        for r in covered:
+            taken = sum((t[f.name][r][0] for t in teams if r in t.get(f.name, {})), Decimal(0))
+            out[f.name][r] = (f.quota.get(r, Decimal(0)) - taken, None, None)
+    return out
+
+
+def _flavor_quotas(covered: list[str], quotas: Limits, fs: list[Flavor], profile: Profile) -> tuple:
+    unlimited = profile.tpu is not None and profile.tpu.unlimited_quota
+    out = []
+    for f in fs:
+        if f.name not in quotas:
+            continue
+        held = quotas[f.name]
+        rows = []
+        for r in covered:
+            nominal, borrowing, lending = held.get(r, (Decimal(0), None, None))
+            rows.append(kueue_api.Quota(r, UNLIMITED_QUOTA[r] if unlimited else quantity.fmt(r, nominal),
+                                    None if borrowing is None else quantity.fmt(r, borrowing),
+                                    None if lending is None else quantity.fmt(r, lending)))
+        out.append(kueue_api.FlavorQuota(f.name, tuple(rows)))
+    return tuple(out)
+
+
+def _group(covered: list[str], quotas: Limits) -> dict:
+    return {"coveredResources": list(covered), "flavors": [
+        {"name": name, "resources": [{"name": r, "nominalQuota": quantity.fmt(r, held.get(r, (Decimal(0),))[0])}
+                                     for r in covered]}
+        for name, held in quotas.items()]}
+
+
+def _namespaces(namespaces: list[str]) -> dict:
+    """Selects exactly these namespaces, by the label the API server sets on every namespace."""
+    key = "kubernetes.io/metadata.name"
+    if len(namespaces) == 1:
+        return {"matchLabels": {key: namespaces[0]}}
+    return {"matchExpressions": [{"key": key, "operator": "In", "values": sorted(namespaces)}]}
