@@ -252,7 +252,7 @@ def rule_findings(objs: list[dict], prefixes: tuple[str, ...]) -> list[str]:
         path = Path(d) / "objects.yaml"
         path.write_text(yamlio.dump_all(objs))
         report = run(path, [])
-    return [f.line() for f in report.findings if f.rule.startswith(prefixes)]
+    return [f.report_line() for f in report.findings if f.rule.startswith(prefixes)]
 
 
 def without_positions(text: str) -> str:

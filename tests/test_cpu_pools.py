@@ -144,7 +144,7 @@ def test_cpu_overlay_builds_and_validates(tmp_path):
     f = tmp_path / "overlay.yaml"
     f.write_text(yamlio.dump_all(objs))
     report = validate_run(f, [])
-    assert report.errors == 0, [x.line() for x in report.findings]
+    assert report.errors == 0, [x.report_line() for x in report.findings]
 
 
 def test_teams_share_cpu_pools_through_a_cohort():

@@ -80,7 +80,7 @@ def test_validate_fit_rule_uses_the_same_demand(tmp_path, gpus, fires):
     f.write_text(yamlio.dump_all(_queues(gpus) + [JOB]))
     report = run(f, [])
     hits = [x for x in report.findings if x.rule == "KQ009"]
-    assert bool(hits) == fires, [x.line() for x in report.findings]
+    assert bool(hits) == fires, [x.report_line() for x in report.findings]
     if fires:
         assert "6 nvidia.com/gpu" in hits[0].message
 

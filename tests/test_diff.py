@@ -177,11 +177,11 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
     assert "Immutable changes: none" in lines
     tgi = [
         "    ~ Deployment llm/tgi",
-        "        spec.template.metadata.labels[ai.gke.io/model]: gemma-2-9b-it → gemma-2-27b-it",
-        "        spec.template.spec.containers[inference-server].env[MODEL_ID].value: google/gemma-2-9b-it → "
+        "        spec.template.metadata.labels[\"ai.gke.io/model\"]: gemma-2-9b-it → gemma-2-27b-it",
+        "        spec.template.spec.containers['inference-server'].env['MODEL_ID'].value: google/gemma-2-9b-it → "
         "google/gemma-2-27b-it",
     ]
-    quota = "spec.resourceGroups[0].flavors[flavor].resources"
+    quota = "spec.resourceGroups[0].flavors['flavor'].resources"
     objects = lines[lines.index("Objects: 0 added, 0 removed, 3 changed, 0 moved"):]
     assert objects == [
         "Objects: 0 added, 0 removed, 3 changed, 0 moved",
@@ -191,10 +191,10 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
         "",
         "  overlays/std",
         "    ~ ClusterQueue cq",
-        f"        {quota}[cpu].nominalQuota: 72 → 96",
-        f"        {quota}[memory].nominalQuota: 288Gi → 384Gi",
-        f"        {quota}[nvidia.com/gpu].nominalQuota: 6 → 8",
-        f"        {quota}[ephemeral-storage].nominalQuota: 300Gi → 400Gi",
+        f"        {quota}['cpu'].nominalQuota: 72 → 96",
+        f"        {quota}['memory'].nominalQuota: 288Gi → 384Gi",
+        f"        {quota}['nvidia.com/gpu'].nominalQuota: 6 → 8",
+        f"        {quota}['ephemeral-storage'].nominalQuota: 300Gi → 400Gi",
         *tgi,
     ]
 
@@ -236,7 +236,7 @@ def test_job_template_change_is_immutable_and_replaced_by_argocd(repo, capsys):
     for profile in ("auto", "std"):
         i = immutable.index(f"  Job llm/ft (overlays/{profile})")
         assert immutable[i + 1:i + 8] == [
-            "      spec.template.spec.containers[gpu-job].env[MODEL_NAME].value: google/gemma-2-2b → google/gemma-2-9b",
+            "      spec.template.spec.containers['gpu-job'].env['MODEL_NAME'].value: google/gemma-2-2b → google/gemma-2-9b",
             "        Job fields fixed at creation [kubernetes pkg/apis/batch/validation/validation.go "
             "ValidateJobSpecUpdate]",
             "      rollout: delete and recreate; its running pods stop and the Job starts over; Kueue queues it again",
@@ -393,7 +393,7 @@ def test_moves_renames_and_workload_lines(repo, capsys):
     objects = lines[lines.index("Objects: 0 added, 1 removed, 2 changed, 3 moved"):]
     # How the trainer is launched is finetune.py's business: its lines are
     # only required to be container fields; everything else is exact.
-    launch = "        spec.template.spec.containers[gpu-job]."
+    launch = "        spec.template.spec.containers['gpu-job']."
     objects = [line for line in objects if not line.startswith(launch)]
     ft = [
         "    ~ Job llm/ft",

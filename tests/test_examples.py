@@ -70,7 +70,7 @@ def test_every_overlay_validates_with_no_errors(built, tmp_path):
             context.write_text(yamlio.dump_all(built[managers[profile]]))
             extra = ["--context", str(context)]
         report = validate_run(f, extra)
-        assert report.errors == 0, [x.line() for x in report.findings]
+        assert report.errors == 0, [x.report_line() for x in report.findings]
 
 
 def test_h100_and_l4_spot_pools_are_two_flavors_of_one_queue(built):

@@ -144,6 +144,14 @@ def test_fuzz_counts_at_the_edge_of_each_limit(key, over):
         assert found == []
 
 
+def test_a_key_with_dots_is_written_as_every_path_is():
+    """A mapping over its limit under a key with dots and slashes: the path quotes the key
+    (docs/errors.md, "The line"), so the line points at the field (a dotted path would not)."""
+    raw = copy.deepcopy(helpers.fixture_raw())
+    raw["namespaces"][0]["labels"] = {"example.com/big": {f"k{i}": "v" for i in range(input_limits.SPEC_ENTRIES + 1)}}
+    assert [p.path for p in input_limits.check_spec(raw)] == ['namespaces[0].labels["example.com/big"]']
+
+
 # ---------------------------------------------------------------- fuzz: cohort cycles
 
 def _has_cycle(parents: dict[str, str | None]) -> bool:

@@ -155,7 +155,8 @@ def test_manager_quota_against_workers_written_in_other_forms():
     assert list(multikueue_group._quota_differences(cq("3"), workers)) == []
     [hit] = multikueue_group._quota_differences(cq("3500m"), workers)
     assert hit.message == "flavor 'default' cpu: manager 3500m, above the workers' total 3 (w1 1500m, w2 1500m)"
-    assert hit.path == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+    assert hit.parts == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+    assert hit.path == "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
 
 
 @pytest.mark.parametrize("quota_body, path, message", [

@@ -111,7 +111,7 @@ def test_overlays_pass_the_validators_rules(overlays, profile, tmp_path):
     f = tmp_path / f"{profile}.yaml"
     f.write_text(yamlio.dump_all(overlays[profile]))
     report = validate_run(f, [])
-    assert report.errors == 0, [x.line() for x in report.findings]
+    assert report.errors == 0, [x.report_line() for x in report.findings]
 
 
 def test_lws_is_installed_and_queued_only_where_a_server_spans_hosts(tree):

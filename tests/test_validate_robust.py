@@ -223,7 +223,8 @@ def test_transition_violations():
     assert cel.transition_violations(old, new, helpers.CRD_ROOT) == []
     new["spec"]["clusterQueue"] = "other"
     (v,) = cel.transition_violations(old, new, helpers.CRD_ROOT)
-    assert (v.field, v.message, v.rule, v.evaluated) == ("spec.clusterQueue", "field is immutable", "self == oldSelf", True)
+    assert (v.path, v.message, v.expression, v.rule) == ("spec.clusterQueue", "field is immutable", "self == oldSelf",
+                                                        cel.BROKEN)
     assert cel.transition_violations({"apiVersion": "v1", "kind": "ConfigMap"}, {"apiVersion": "v1", "kind": "ConfigMap"},
                                      helpers.CRD_ROOT) == []
 

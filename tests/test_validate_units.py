@@ -13,8 +13,8 @@ import pytest
 
 from generator.kernel import catalog, crd_dirs, quantity, schemacheck, versions
 from generator.kernel.credentials import looks_like_token
+from generator.kernel.errors import format_path
 from generator.kernel.fetch_upstream import FetchError, all_pinned, fetch
-from generator.validate.findings import format_path
 from generator.validate.rules import RULES
 from generator.validate.rules.tpu import slice_chips
 from tests import helpers

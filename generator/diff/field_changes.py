@@ -6,7 +6,8 @@ kustomization's `resources`, ...) by membership, so a reordering is no change
 and a replaced item shows old and new in full; other lists are aligned
 (difflib), so removing one item in the middle is one removal, not a shift of
 every later index. Multi-line strings holding YAML (embedded configs) are
-compared as the mappings they hold."""
+compared as the mappings they hold. Paths are written by errors.format_path, as
+validate and the spec errors write them (a named list item is ['name'])."""
 from __future__ import annotations
 
 import difflib
@@ -14,6 +15,8 @@ import json
 from dataclasses import dataclass
 
 import yaml
+
+from ..kernel.errors import Named, format_path
 
 
 class _Missing:
@@ -92,11 +95,6 @@ def _scalar(v) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
 
 
-def _seg(key) -> str:
-    key = str(key)
-    return f".{key}" if key.replace("-", "").replace("_", "").isalnum() else f"[{key}]"
-
-
 def _canon(v) -> str:
     return json.dumps(v, sort_keys=True, default=str)
 
@@ -135,7 +133,7 @@ def field_changes(old, new, path: str = "", kind: str = "") -> list[Change]:
     if isinstance(old, dict) and isinstance(new, dict):
         keys = list(old) + [k for k in new if k not in old]
         return [c for k in keys
-                for c in field_changes(old.get(k, MISSING), new.get(k, MISSING), (path + _seg(k)).lstrip("."), kind)]
+                for c in field_changes(old.get(k, MISSING), new.get(k, MISSING), format_path((k,), path), kind)]
     if isinstance(old, list) and isinstance(new, list):
         return _list_changes(old, new, path, kind)
     return _value_changes(old, new, path, kind)
@@ -161,7 +159,8 @@ def _list_changes(old: list, new: list, path: str, kind: str) -> list[Change]:
     a, b = _named(old), _named(new)
     if a is not None and b is not None:
         keys = list(a) + [k for k in b if k not in a]
-        return [c for k in keys for c in field_changes(a.get(k, MISSING), b.get(k, MISSING), f"{path}[{k}]", kind)]
+        return [c for k in keys for c in field_changes(a.get(k, MISSING), b.get(k, MISSING), format_path((Named(k),), path),
+                                                kind)]
     if all(_scalar(x) for x in old + new) and len(json.dumps(old)) <= SHORT_LIST >= len(json.dumps(new)):
         return [Change(path, old, new)]   # a short list (command, args): both in full
     return _aligned_changes(old, new, path, kind)
@@ -186,9 +185,9 @@ def _aligned_changes(old: list, new: list, path: str, kind: str) -> list[Change]
             continue
         paired = min(i2 - i1, j2 - j1)
         for k in range(paired):
-            out += field_changes(old[i1 + k], new[j1 + k], f"{path}[{j1 + k}]", kind)
+            out += field_changes(old[i1 + k], new[j1 + k], format_path((j1 + k,), path), kind)
         for i in range(i1 + paired, i2):
-            out += field_changes(old[i], MISSING, f"{path}[{i}]", kind)
+            out += field_changes(old[i], MISSING, format_path((i,), path), kind)
         for j in range(j1 + paired, j2):
-            out += field_changes(MISSING, new[j], f"{path}[{j}]", kind)
+            out += field_changes(MISSING, new[j], format_path((j,), path), kind)
     return out

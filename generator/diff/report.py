@@ -13,7 +13,7 @@ from .impact import UnitImpact, impacts
 from .objects import Key, Unit, is_overlay, sort_key, units
 from .rollout import Rollout, rollout
 from .stale import Staleness
-from .transitions import default_releases, transition_violations
+from .transitions import certain, default_releases, transition_violations, value_at
 
 
 @dataclass(frozen=True)
@@ -134,8 +134,10 @@ def _field_violations(section: str, e: Entry, ctx: _Context) -> list[Immutable]:
         return found
     project = _PROJECTS.get(e.key[0])
     crd = f"{project} {pins[project]} " if project and pins else ""
-    return found + [Immutable(e.key, v.path, v.old, v.new, v.message or "guarded by a transition rule",
-                              f"{crd}{e.key[1]} CRD, x-kubernetes-validations rule `{v.rule}`", certain=v.certain)
+    return found + [Immutable(e.key, v.path, value_at(e.old.obj, v.parts), value_at(e.new.obj, v.parts),
+                              v.message or "guarded by a transition rule",
+                              f"{crd}{e.key[1]} CRD, x-kubernetes-validations rule `{v.expression}`",
+                              certain=certain(v))
                     for v in hits]
 
 

@@ -1,5 +1,6 @@
-"""Errors that end a run with a message for the user instead of a traceback,
-and the one way a field path is written (docs/errors.md).
+"""The one problem type (Problem: what every tool reports about what the user
+gave), errors that end a run with a message for the user instead of a
+traceback, and the one way a field path is written (docs/errors.md).
 
 A SpecError holds Problems (a field path and what is wrong). It renders one
 clean line per problem, `FILE:LINE:COLUMN: PATH: MESSAGE`: the position is
@@ -14,7 +15,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # Longest value a message quotes, and longest message, in characters (an ellipsis ends a cut).
@@ -27,12 +28,41 @@ MAX_CHOICES = 8
 
 @dataclass(frozen=True, order=True)
 class Problem:
+    """The one problem type: something wrong in what the user gave, wherever it was found
+    (a spec field, a plan scenario, a manifest `validate` reads, a change `diff` compares).
+    Every reader fills what it knows; the rest keeps its default."""
     path: str      # field path (format_path), e.g. profiles.l4-standard.nodePool.nodes
     message: str   # what is wrong and what is allowed
     # 1-based position in the file when the problem's reader knows it (a YAML syntax error);
     # otherwise SpecError finds it from the path.
     line: int | None = None
     column: int | None = None
+    source: str = ""               # the file or stream it is in, when a report names it per problem
+    rule: str = ""                 # the check's id (KQ001, CE001), when a report names it
+    severity: str | None = None    # error | warning | info; None: the rule's own
+    # The Kubernetes object it is about (validate), "" when none or not known.
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    hint: str | None = None        # what would be right, when not in the message; None: the rule's own
+    missing: str | None = None     # the absent object it is about ("LocalQueue 'lq' in namespace 'team'")
+    document: int = -1             # the document's index in its input stream; -1: before any document
+    expression: str = ""           # the CEL rule that found it (a CRD's x-kubernetes-validations)
+    # The path as keys and indexes (to read the value there), and the object it was found
+    # on (validate's Obj): for the checks on the way to a report, never compared or printed.
+    parts: tuple = field(default=(), compare=False)
+    obj: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def object(self) -> str:
+        """KIND/NAMESPACE/NAME of the object it is about, the empty parts left out."""
+        return "/".join(p for p in (self.kind, self.namespace, self.name) if p)
+
+    def report_line(self) -> str:
+        """The line `validate` prints: SOURCE: KIND/NAMESPACE/NAME: PATH: RULE SEVERITY: MESSAGE (hint: HINT)."""
+        where = "".join(f"{part}: " for part in (self.object, self.path) if part)
+        hint = f" (hint: {self.hint})" if self.hint else ""
+        return f"{self.source}: {where}{self.rule} {self.severity}: {self.message}{hint}"
 
 
 class Named(str):
@@ -42,15 +72,15 @@ class Named(str):
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
-def format_path(parts) -> str:
+def format_path(parts, start: str = "") -> str:
     """The one field path writer (spec errors, validate findings, plan scenarios): dots for
     plain keys, ["..."] for keys with dots, slashes or spaces, [i] for list items, ['name']
     for a list item named by its `name`. ('workloads', Named('tgi'), 'pod', 'nodeSelector',
     'cloud.google.com/gke-nodepool') -> workloads['tgi'].pod.nodeSelector["cloud.google.com/gke-nodepool"].
-    A string is a path already written."""
+    A string is a path already written; `start` is one the parts extend."""
     if isinstance(parts, str):
         return parts
-    out = ""
+    out = start
     for part in parts:
         if isinstance(part, bool) or not isinstance(part, (int, str)):
             part = str(part)
@@ -65,8 +95,11 @@ def format_path(parts) -> str:
     return out
 
 
-def problem(path, message: str) -> Problem:
-    return Problem(format_path(path), message)
+def problem(path, message: str, **known: Any) -> Problem:
+    """A Problem at `path` (keys and indexes, or a path already written); `known`: the
+    other fields its finder fills (rule, severity, obj...)."""
+    parts = () if isinstance(path, str) else tuple(path)
+    return Problem(format_path(path), message, parts=parts, **known)
 
 
 # ---------------------------------------------------------------- hints

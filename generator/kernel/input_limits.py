@@ -4,7 +4,7 @@ is refused at once instead of being pushed through the model, the checks and cdk
 Every limit on input is listed in one table, generator/limits.py (docs/limits.md)."""
 from __future__ import annotations
 
-from .errors import Problem
+from .errors import Problem, format_path
 
 # Top-level lists and mappings of the spec: far above any platform's (the benchmark's
 # 1,000-workload spec has 167 namespaces), far below what makes a run take minutes.
@@ -36,5 +36,5 @@ def check_spec(raw: dict) -> list[Problem]:
             out.append(Problem(path, f"{len(value):,} entries, over the limit of {limit:,} (docs/limits.md)"))
             continue
         items = enumerate(value) if isinstance(value, list) else value.items()
-        stack += [(f"{path}[{k}]" if isinstance(value, list) else f"{path}.{k}", v, SPEC_ENTRIES) for k, v in items]
+        stack += [(format_path((k,), path), v, SPEC_ENTRIES) for k, v in items]
     return sorted(out, key=lambda p: p.path)

@@ -35,7 +35,7 @@ import re2
 from referencing import Registry, Resource
 
 from . import quantity, yamlio
-from .errors import Problem
+from .errors import Problem, problem
 from .paths import cache_dir
 
 _RE2_OPTIONS = re2.Options()
@@ -76,10 +76,6 @@ def _quantity(validator, enabled, instance, schema):
 _CoreValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
                                               {"pattern": _pattern, QUANTITY_KEYWORD: _quantity})
 _CrdValidator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
-
-
-# A schema error is a Problem (a field path and what is wrong): one type for both (docs/errors.md).
-SchemaError = Problem
 
 
 def _core_dir(k8s_minor: str) -> Path:
@@ -242,19 +238,18 @@ class SchemaSet:
             v = _crd_validator(self._source, api_version, kind)
         return v
 
-    def errors(self, obj: dict) -> list[SchemaError]:
+    def errors(self, obj: dict) -> list[Problem]:
         """Every schema violation of obj; an object without a schema is itself an error."""
         api, kind = obj.get("apiVersion"), obj.get("kind")
         if not api or not kind:
-            return [SchemaError("", "object has no apiVersion or kind")]
+            return [Problem("", "object has no apiVersion or kind")]
         v = self.validator(api, kind)
         if v is None:
-            return [SchemaError("", f"no schema for {kind} {api} (Kubernetes {self.k8s_minor} or the pinned CRDs)")]
+            return [Problem("", f"no schema for {kind} {api} (Kubernetes {self.k8s_minor} or the pinned CRDs)")]
         info = self.crd_info(api, kind)
         out = []
         if info is not None and not info[1]:
-            out.append(SchemaError("apiVersion", f"{api} {kind} is not served by the pinned release"))
+            out.append(Problem("apiVersion", f"{api} {kind} is not served by the pinned release"))
         for e in sorted(v.iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))):
-            path = ".".join(str(p) for p in e.absolute_path)
-            out.append(SchemaError(path, e.message))
+            out.append(problem(e.absolute_path, e.message))
         return out

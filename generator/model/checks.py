@@ -342,7 +342,7 @@ def workloads(p: Platform) -> list[Problem]:
         out += [Problem(f"{base}.{x.path}", x.message) for x in w.check_pod()]
         for path, key in w.images():
             if key not in p.images:
-                out.append(Problem(f"{base}.{format_path(list(path))}", _known("image", key, p.images)))
+                out.append(Problem(format_path(list(path), base), _known("image", key, p.images)))
         tier = p.priority_tiers.get(w.priority)
         if tier is None:
             out.append(Problem(f"{base}.priority", _known("priority tier", w.priority, p.priority_tiers)))

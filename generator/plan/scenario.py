@@ -26,7 +26,7 @@ from typing import Any
 import jsonschema
 
 from ..kernel import paths, supply, userinput, yamlio
-from ..kernel.errors import Problem, SpecError, problem
+from ..kernel.errors import Problem, SpecError, format_path, problem
 from ..kernel.quantity import parse, show as fmt
 from . import overlay
 
@@ -517,11 +517,11 @@ def _args_apply(body, x: _Ctx) -> dict | None:
             continue
         sub: list[Problem] = []
         overlay.read_object(x.work, o, j, sub)
-        x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in sub]
+        x.problems += [Problem(f"{format_path(x.path)}: {p.path}", p.message) for p in sub]
         if not sub:
             out.append(o)
     cycles = overlay.cohort_cycles(x.work)
-    x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in cycles]
+    x.problems += [Problem(f"{format_path(x.path)}: {p.path}", p.message) for p in cycles]
     return {"objects": out} if out and not cycles else None
 
 
@@ -564,11 +564,6 @@ _STEP_READERS = {
 def _unknown(what: str, name: str, known) -> str:
     names = sorted(known)
     return f"no {what} {name!r}" + (f" (known: {', '.join(names)})" if names else "")
-
-
-def _path(parts) -> str:
-    from ..kernel.errors import format_path
-    return format_path(parts)
 
 
 def _quota(body, path, problems, work: overlay.Cluster) -> dict | None:
@@ -716,7 +711,7 @@ def _copies(s: dict, obj: dict, j: int, available: dict, live: dict, path: list,
             o["metadata"]["name"] = f"{prefix}{n}"
         overlay.read_object(work, o, j, sub)
         if sub:
-            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
+            problems += [Problem(f"{format_path(path)}: {p.path}", p.message) for p in sub]
             break
         owner = work.owners[-1]
         if owner.ref in live or (owner.ref in available and "manifest" in s):

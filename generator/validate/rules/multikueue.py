@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...kernel import kueue_api, yamlio
+from ...kernel.errors import Problem
 from ..findings import ERROR, WARNING
 from ..objects import Model, Obj, describe
-from . import Hit, rule
+from . import hit, rule
 from .kueue import KUEUE, admission_checks, queued
 
 # The Secret key Kueue reads a worker's kubeconfig from (apis/kueue/v1beta2/multikueue_types.go
@@ -111,11 +112,11 @@ def kueue_config(objs: Iterable[Obj]) -> KueueConfig | None:
     return None
 
 
-def dispatcher_hits(config: KueueConfig, kueue_version: str) -> Iterable[Hit]:
+def dispatcher_hits(config: KueueConfig, kueue_version: str) -> Iterable[Problem]:
     mk = config.doc.get("multiKueue")
     if isinstance(mk, dict) and "dispatcherName" in mk and release(kueue_version) and \
             release(kueue_version) < (0, 13):
-        yield Hit(config.obj, config.path, f"multiKueue.dispatcherName is set, but Kueue {kueue_version} has no "
+        yield hit(config.obj, config.path, f"multiKueue.dispatcherName is set, but Kueue {kueue_version} has no "
                   f"dispatcher choice (it nominates every worker at once); its strict config loader refuses the "
                   f"field and the controller does not start")
 
@@ -132,7 +133,7 @@ def kubeconfig_in_git(model):
             users = [c.name for c in model.known(KUEUE, "MultiKueueCluster")
                      if _kubeconfig_source(c)[1].get("location") == o.name]
             used = f" (MultiKueueCluster {', '.join(users)} reads it)" if users else ""
-            yield Hit(o, (key, KUBECONFIG_KEY), f"Secret holds a kubeconfig in {key}{used}; values not shown")
+            yield hit(o, (key, KUBECONFIG_KEY), f"Secret holds a kubeconfig in {key}{used}; values not shown")
 
 
 def inlined_kubeconfig(o: Obj) -> str | None:
@@ -163,7 +164,7 @@ def kubeconfig_by_path(model):
     for c in model.kueue("MultiKueueCluster"):
         path, kc = _kubeconfig_source(c)
         if kc.get("locationType") == "Path":
-            yield Hit(c, path + ("locationType",), f"kubeconfig read from path {kc.get('location')!r}")
+            yield hit(c, path + ("locationType",), f"kubeconfig read from path {kc.get('location')!r}")
 
 
 @rule("MK003", ERROR, "a MultiKueue AdmissionCheck's parameters name no MultiKueueConfig",
@@ -175,12 +176,12 @@ def check_names_config(model):
             continue
         params = ac.spec.get("parameters")
         if not isinstance(params, dict):
-            yield Hit(ac, ("spec",), "no parameters: Kueue reports \"missing parameters reference\"")
+            yield hit(ac, ("spec",), "no parameters: Kueue reports \"missing parameters reference\"")
         elif params.get("apiGroup") != KUEUE or params.get("kind") != "MultiKueueConfig":
-            yield Hit(ac, ("spec", "parameters"), f"parameters name a {params.get('kind')!r} of group "
+            yield hit(ac, ("spec", "parameters"), f"parameters name a {params.get('kind')!r} of group "
                       f"{params.get('apiGroup')!r}: Kueue reports \"bad parameters reference\"")
         elif model.get(KUEUE, "MultiKueueConfig", params.get("name")) is None:
-            yield Hit(ac, ("spec", "parameters", "name"), f"no MultiKueueConfig {params.get('name')!r} "
+            yield hit(ac, ("spec", "parameters", "name"), f"no MultiKueueConfig {params.get('name')!r} "
                       f"(MultiKueueConfigs: {describe(model.names(KUEUE, 'MultiKueueConfig'))})",
                       missing=f"MultiKueueConfig {params.get('name')!r}")
 
@@ -193,7 +194,7 @@ def config_clusters_exist(model):
         clusters = config.spec.get("clusters")
         for i, name in enumerate(clusters if isinstance(clusters, list) else []):
             if isinstance(name, str) and model.get(KUEUE, "MultiKueueCluster", name) is None:
-                yield Hit(config, ("spec", "clusters", i), f"no MultiKueueCluster {name!r} (MultiKueueClusters: "
+                yield hit(config, ("spec", "clusters", i), f"no MultiKueueCluster {name!r} (MultiKueueClusters: "
                           f"{describe(model.names(KUEUE, 'MultiKueueCluster'))})",
                           missing=f"MultiKueueCluster {name!r}")
 
@@ -213,12 +214,12 @@ def multikueue_check_shape(model):
         if not mk:
             continue
         if len(mk) > 1:
-            yield Hit(cq, mk[1][0], f"MultiKueue checks {', '.join(n for _, n in mk)}: Kueue reports \"Cannot use "
+            yield hit(cq, mk[1][0], f"MultiKueue checks {', '.join(n for _, n in mk)}: Kueue reports \"Cannot use "
                       f"multiple MultiKueue AdmissionChecks on the same ClusterQueue\"")
         yield from _multikueue_per_flavor(model, cq)
         prov = [(p, n) for p, n in checks if controller_of(model, n) == kueue_api.PROVISIONING_CONTROLLER]
         if prov and with_provisioning:
-            yield Hit(cq, prov[0][0], f"ProvisioningRequest check {prov[0][1]!r} beside MultiKueue check "
+            yield hit(cq, prov[0][0], f"ProvisioningRequest check {prov[0][1]!r} beside MultiKueue check "
                       f"{mk[0][1]!r}: Kueue {model.kueue_version} reports \"Cannot use both MultiKueue and "
                       f"ProvisioningRequest AdmissionChecks together\"")
 
@@ -229,7 +230,7 @@ def _multikueue_per_flavor(model, cq):
     for i, entry in enumerate(strategy.get("admissionChecks") or []):
         name = entry.get("name") if isinstance(entry, dict) else None
         if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kueue_api.MULTIKUEUE_CONTROLLER:
-            yield Hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
+            yield hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
                       f"MultiKueue check {entry.get('name')!r} limited to flavors {entry['onFlavors']}: Kueue "
                       f"reports \"Cannot specify MultiKueue AdmissionCheck per flavor\"")
 
