@@ -108,3 +108,16 @@ def test_no_module_name_is_used_by_two_layers():
                 continue
             where.setdefault(p.stem, set()).add("tools" if layer in TOOLS else layer)
     assert {name: sorted(layers) for name, layers in where.items() if len(layers) > 1} == {}
+
+
+def test_one_problem_type():
+    """"This is wrong, here" has one type, kernel/errors.Problem: no other class carries a path and a
+    message (a finding, a rule's hit, a loader problem, a CEL or transition-rule violation all are Problems)."""
+    others = []
+    for p in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ClassDef):
+                fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+                if {"path", "message"} <= fields:
+                    others.append(f"{p.relative_to(PACKAGE)}:{node.name}")
+    assert others == ["kernel/errors.py:Problem"]
