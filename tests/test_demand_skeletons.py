@@ -1,6 +1,6 @@
 """The spec's fit checks read each kind's skeleton of what its builder emits
 (Workload.demand_objects) with the node selector the builders put on the pods
-(spec/checks.emitted_selector): counted without cdk8s, so a spec is checked
+(model/checks.emitted_selector): counted without cdk8s, so a spec is checked
 before Node starts. This test holds every skeleton equal to the objects the
 builders actually emit, for every workload of every profile of every fixture
 spec and example spec (together they use every kind): the same Workloads (kind, name, copies), the same pod sets (name, count,

@@ -1,6 +1,6 @@
 """The app's charts: one Chart per output directory, typed objects for core
 kinds (generator/builders/k8s.py, the cdk8s-plus-33 names; see core.py), and custom
-resources whose bodies come from the project's own builders (kueue.py, ...).
+resources whose bodies come from the project's own builders (kernel/kueue_api.py, ...).
 
 Objects are rendered to cdk8s' JSON in Python (generator/builders/render.py): creating
 each one in Node through jsii cost over half of a large synth. The same charts

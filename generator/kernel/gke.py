@@ -1,7 +1,7 @@
 """Platform facts that are not device facts: GKE's node allocatable formula
 and the namespaces Kueue must leave alone. Devices (machine types,
 accelerators, TPU topologies, slicing modes, node labels) live in the device
-catalog, generator/catalog."""
+catalog, generator/kernel/catalog."""
 from __future__ import annotations
 
 # GKE's published node reservation (docs: "Standard cluster architecture /

@@ -1,6 +1,6 @@
 """The platform spec: read once (one YAML reader, generator/kernel/yamlio.py), parsed
-into the typed model (spec/model.py, defaults applied there), then checked
-(spec/checks.py, each workload kind's own checks beside its fields). Any
+into the typed model (model/spec.py, defaults applied there), then checked
+(model/checks.py, each workload kind's own checks beside its fields). Any
 problem is a SpecError with one line per problem; nothing here imports cdk8s."""
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ platform and accelerator, what can never run (a pod no node holds, a workload
 no quota admits), and objects two workloads would both create. Every problem
 is collected, so the user sees them all at once.
 
-Each kind's own checks live with its fields (spec/kinds/); this module calls
+Each kind's own checks live with its fields (model/kinds/); this module calls
 them per profile and puts the workload's path in front."""
 from __future__ import annotations
 
