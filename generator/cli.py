@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Self
 
 from .kernel import paths, writer
-from .kernel.errors import SpecError
+from .kernel.errors import SpecError, printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
@@ -130,8 +130,8 @@ def cmd_diff(args) -> int:
         except crd_dirs.CrdFileError as e:   # the report notes the transition rules it could not check
             print(f"diff: {e}", file=sys.stderr)
     try:
-        print(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
-                       regenerate=not args.no_regenerate, crd_root=crd_root), end="")
+        print(printable(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
+                                 regenerate=not args.no_regenerate, crd_root=crd_root)), end="")
     except diff.DiffError as e:
         print(f"diff: {e}", file=sys.stderr)
         return EXIT_USAGE

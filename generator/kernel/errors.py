@@ -14,6 +14,7 @@ import difflib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +63,9 @@ class Problem:
         """The line `validate` prints: SOURCE: KIND/NAMESPACE/NAME: PATH: RULE SEVERITY: MESSAGE (hint: HINT)."""
         where = "".join(f"{part}: " for part in (self.object, self.path) if part)
         hint = f" (hint: {self.hint})" if self.hint else ""
-        return f"{self.source}: {where}{self.rule} {self.severity}: {self.message}{hint}"
+        # One line whatever the input held: a name or file name with a newline or a terminal
+        # escape is printed escaped (nothing is cut: the line is what it was for any other input).
+        return clean(f"{self.source}: {where}{self.rule} {self.severity}: {self.message}{hint}", sys.maxsize, False)
 
 
 class Named(str):
@@ -161,6 +164,17 @@ def show(value: Any) -> str:
     from .credentials import redact
     text = redact(repr(value))   # before cutting: a cut token would no longer match its format
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
+
+
+_CONTROL_IN_REPORT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(report: str) -> str:
+    """A whole report (plan's, diff's) as a terminal or a pull-request comment shows it: its own
+    lines and tabs kept, any other control character from the input escaped, so a name holding a
+    terminal escape or a newline cannot rewrite what is shown."""
+    return _CONTROL_IN_REPORT.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
+                                                         else f"\\u{ord(m.group()):04x}"), report)
 
 
 def clean(text: str, limit: int = MAX_MESSAGE, cut_words: bool = True) -> str:

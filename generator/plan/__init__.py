@@ -16,6 +16,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from ..kernel.errors import printable
 from . import overlay as model, releases, report, scenario, simulate
 
 
@@ -172,7 +173,7 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if plot_file:
         from . import plot  # matplotlib only when asked for
         plot.write(result, plot_file)
-    sys.stdout.write(report.render(result, args.format))
+    sys.stdout.write(printable(report.render(result, args.format)))
     if plot_file:
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..kernel import catalog, demand, supply, yamlio
-from ..kernel.errors import Problem, SpecError, format_path
+from ..kernel.errors import MAX_PLACE, Problem, SpecError, clean, format_path
 from ..kernel.quantity import MAX_QUANTITY, brief as _show, too_large
 from ..kernel.supply import Group, Quota  # one quota shape and one reading of it: the supply model's
 from ..model import topology as tas
@@ -508,6 +508,10 @@ class _Obj:
     replace: bool
 
 
+def _unprintable(*texts: str) -> bool:
+    return any(not ch.isprintable() for t in texts for ch in t)
+
+
 def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: bool = True) -> str | None:
     """Add (or replace) one object in the cluster; returns a description of what it was."""
     kind, meta = o.get("kind"), o.get("metadata")
@@ -522,6 +526,12 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     ns = meta.get("namespace") or "default"
     if not isinstance(ns, str):
         problems.append(Problem(f"{kind}/{name}.metadata.namespace", f"{_show(ns)} is not a string"))
+        return None
+    if _unprintable(kind, name, ns):
+        # The API server refuses such a name (a DNS-1123 name is lowercase letters, digits, '-' and
+        # '.'), and the plan prints names as they are: one line each, never a terminal escape.
+        problems.append(Problem(f"[{i}].metadata", f"{clean(f'{kind} {ns}/{name}', MAX_PLACE, False)}: a name with a "
+                                "control character, which the API server refuses"))
         return None
     r = Reader(f"{kind}/{name}", problems)
     api = o.get("apiVersion")
