@@ -157,3 +157,11 @@ def test_plan_refuses_a_name_with_a_control_character_in_one_line_each(tmp_path)
 def test_a_report_keeps_its_lines_and_escapes_everything_else():
     from generator.kernel.errors import printable
     assert printable("a\tb\nc\x1b[31md\x07\r\u2028") == "a\tb\nc\\x1b[31md\\x07\\r\\u2028"
+
+
+def test_a_report_replaces_a_credential_it_would_quote():
+    """A scenario title or a hand-written manifest quoted in plan's or diff's report: a GitHub token's
+    published shape (ghp_ and 36 characters) is replaced there too."""
+    from generator.kernel.errors import printable
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "f6G7h8"
+    assert printable(f"step: rotate {token}\n") == "step: rotate <redacted>\n"

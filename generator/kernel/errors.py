@@ -172,7 +172,10 @@ _CONTROL_IN_REPORT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 def printable(report: str) -> str:
     """A whole report (plan's, diff's) as a terminal or a pull-request comment shows it: its own
     lines and tabs kept, any other control character from the input escaped, so a name holding a
-    terminal escape or a newline cannot rewrite what is shown."""
+    terminal escape or a newline cannot rewrite what is shown; a credential of a published format
+    (a scenario title, a hand-written manifest) replaced, as in every message."""
+    from .credentials import redact
+    report = redact(report)
     return _CONTROL_IN_REPORT.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
                                                          else f"\\u{ord(m.group()):04x}"), report)
 
