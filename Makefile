@@ -71,7 +71,7 @@ install-images: $(IMAGES_VENV)/.images
 # of synth's CPU at scale. Their -O bytecode is compiled once, here; without it
 # every run would recompile the 3.7 MB cdk8s-plus-33 module.
 $(VENV)/.bytecode: $(VENV)/.generator
-	$(PY) -O -c 'import sys, compileall, generator.cli, generator.platform; \
+	$(PY) -O -c 'import sys, compileall, generator.cli, generator.builders.tree; \
 	  [compileall.compile_file(m.__file__, quiet=2) for m in list(sys.modules.values()) \
 	   if (getattr(m, "__file__", None) or "").endswith(".py")]'
 	touch $@
@@ -82,7 +82,7 @@ synth: $(VENV)/.bytecode
 check: $(VENV)/.bytecode
 	$(PY) -O -m generator check
 
-# The spec's JSON Schema is generated from the typed model (generator/spec/).
+# The spec's JSON Schema is generated from the typed model (generator/model/).
 schema: $(VENV)/.generator
 	$(PY) -m generator schema
 
@@ -91,13 +91,13 @@ schema: $(VENV)/.generator
 # filled from the pinned URLs when empty.
 # Without either (and offline) this stops with one line saying what to do.
 upstream-data: | $(VENV)/.generator
-	@$(PY) -m generator.validate.fetch --ensure
+	@$(PY) -m generator.kernel.fetch_upstream --ensure
 
 # Downloads every pinned upstream file of schemas/versions.yaml into the
 # per-user cache (UPSTREAM_CACHE=DIR elsewhere; UPSTREAM_BASE_URL for a mirror):
 # `gke-ml-platform crds --all`.
 crds: | $(VENV)/.generator
-	$(PY) -m generator.validate.fetch
+	$(PY) -m generator.kernel.fetch_upstream
 
 # Order matters: the data check fails fast, before the large installs. Both
 # suites run (-k) even when the first fails; the exit status says if either did.

@@ -1,4 +1,4 @@
-"""The wheel carries the data files the tool reads at run time (generator.paths.DATA_FILES:
+"""The wheel carries the data files the tool reads at run time (generator.kernel.paths.DATA_FILES:
 the version pins, the JSON Schemas, the example specs and their scenarios, the load
 generator's locustfile) under generator/_data/, at the same relative paths they have
 in this repository, which keeps them where its own `make` targets and tests use them.
@@ -14,11 +14,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _data_files() -> list[str]:
-    # Read from generator/paths.py without importing the package (its imports need the dependencies).
-    with open(os.path.join(HERE, "generator", "paths.py")) as f:
+    # Read from generator/kernel/paths.py without importing the package (its imports need the dependencies).
+    with open(os.path.join(HERE, "generator", "kernel", "paths.py")) as f:
         source = f.read()
     block = re.search(r"DATA_FILES = \(([^)]*)\)", source)
-    assert block, "generator/paths.py: DATA_FILES"
+    assert block, "generator/kernel/paths.py: DATA_FILES"
     patterns = re.findall(r'"([^"]+)"', block.group(1))
     return sorted({f for p in patterns for f in glob.glob(p, root_dir=HERE, recursive=True)})
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from generator import paths
+from generator.kernel import paths
 
 from . import targets
 

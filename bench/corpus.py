@@ -20,7 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from generator import paths, yamlio
+from generator.kernel import paths, yamlio
 
 LIST = paths.ROOT / "bench" / "corpus.yaml"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from generator import yamlio
+from generator.kernel import yamlio
 
 SIZES = (1000, 10000)
 API = "kueue.x-k8s.io/v1beta2"
@@ -56,7 +56,7 @@ def measure(run_timed, series_cls, work: Path, reps: int, sizes: tuple[int, ...]
     """Markdown lines for the report."""
     import sys
 
-    from generator import paths
+    from generator.kernel import paths
     py = sys.executable
     rows, plan_s, floor_s, plan_cpu = [], [], [], []
     for n in sizes:

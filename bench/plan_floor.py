@@ -2,8 +2,8 @@
 model of it (queues, Workloads), without scheduling anything."""
 import sys
 
-from generator.plan import model
+from generator.plan import overlay
 
-source, objs = model.load_objects(sys.argv[1])
-cluster = model.build(source, objs)
+source, objs = overlay.load_objects(sys.argv[1])
+cluster = overlay.build(source, objs)
 print(len(cluster.owners))

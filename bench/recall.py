@@ -21,7 +21,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from generator import paths, yamlio
+from generator.kernel import paths, yamlio
 
 LIST = paths.ROOT / "bench" / "recall.yaml"
 
@@ -162,7 +162,7 @@ def report(variants: list[dict], shared: Path, verbose: bool = False) -> tuple[s
                         f"{extra or ''} | {(r['crash'] or '')[:80]} |")
             if verbose:
                 for f in r["new"]:
-                    sys.stderr.write(f"{v['id']}: {f.line()}\n")
+                    sys.stderr.write(f"{v['id']}: {f.report_line()}\n")
     recall = counts["caught"] / counts["variants"] if counts["variants"] else 0.0
     precision = counts["right"] / counts["added"] if counts["added"] else 1.0
     head = [

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import yaml
 
-from generator import paths, writer, yamlio
+from generator.kernel import paths, writer, yamlio
 
-from . import scale, targets as board
+from . import readme, scale, targets as board
 
 ROOT = paths.ROOT
 PY = sys.executable
@@ -213,7 +213,7 @@ def ensure_optimized_bytecode() -> None:
     modules when it installs them, and the floors' libraries were installed so.
     Untimed; up-to-date files are skipped."""
     subprocess.run([PY, "-O", "-c",
-                    "import sys, compileall, generator.cli, generator.platform\n"
+                    "import sys, compileall, generator.cli, generator.builders.tree\n"
                     "for m in list(sys.modules.values()):\n"
                     "    if (getattr(m, '__file__', None) or '').endswith('.py'):\n"
                     "        compileall.compile_file(m.__file__, quiet=2)\n"
@@ -476,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     Path(args.out).write_text(text)
+    if Path(args.out).resolve() == (ROOT / "bench" / "results.md").resolve():
+        readme.sync(ROOT / "README.md", text)    # the README quotes this run's targets table
     print(text)
     print(f"bench: wrote {args.out}", file=sys.stderr)
     return 0

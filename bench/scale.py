@@ -16,7 +16,7 @@ import copy
 import math
 import string
 
-from generator import quantity
+from generator.kernel import quantity
 
 _DIGITS = string.digits + string.ascii_lowercase
 

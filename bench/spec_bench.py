@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from generator import paths
+from generator.kernel import paths
 
 from . import targets
 
@@ -17,7 +17,7 @@ def measure(run_timed, series_cls, specs: list[tuple[str, Path]], reps: int) -> 
     """Markdown lines for the report; specs: (label, path) pairs."""
     py = sys.executable
     lines = ["", "## Loading the spec", "",
-             "`generator.spec.load` (YAML through the bounded reader, the typed model, every cross-check: "
+             "`generator.model.load` (YAML through the bounded reader, the typed model, every cross-check: "
              "what synth, validate and plan do first; bench/spec_load.py, which fails if cdk8s or jsii was "
              "imported) against the floor **PyYAML C load + jsonschema validate** of the same file against "
              "schemas/platform.schema.json (bench/spec_floor.py). Whole processes, seconds of wall clock, "

@@ -1,11 +1,11 @@
 """What `make bench` times as "load and check the spec": the typed model read
-and checked as synth, validate and plan read it (generator.spec.load), in a
+and checked as synth, validate and plan read it (generator.model.load), in a
 process that must not start Node: it fails if cdk8s or jsii was imported.
 
     python -m bench.spec_load SPEC"""
 import sys
 
-from generator import spec
+from generator import model as spec
 
 
 def main(path: str) -> int:

@@ -1,10 +1,10 @@
 """Where synth's time goes, in one process: imports, spec load, rendering the
-objects (generator/render.py: in Python, no Node), YAML writing, other Python,
+objects (generator/builders/render.py: in Python, no Node), YAML writing, other Python,
 and writing the files. Prints one JSON object.
 
     python -m bench.timesplit SPEC OUT_DIR [--cprofile N]
 
-Timers wrap generator.render (the objects' JSON), generator.yamlio.dump and the
+Timers wrap generator.builders.render (the objects' JSON), generator.kernel.yamlio.dump and the
 phases of `python -m generator synth`; with
 --cprofile, the N functions with the most own time in the build are added."""
 from __future__ import annotations
@@ -29,10 +29,12 @@ def main() -> None:
 
     import generator  # noqa: F401
     marks["python + generator package"] = time.perf_counter()
-    from generator import paths, platform, render, spec, writer, yamlio
+    from generator import model as spec
+    from generator.builders import render, tree as platform
+    from generator.kernel import paths, writer, yamlio
     marks["generator modules"] = time.perf_counter()
 
-    # Synth starts no Node process any more (generator/cdk.py); were jsii loaded, its
+    # Synth starts no Node process any more (generator/builders/cdk.py); were jsii loaded, its
     # requests would be counted here.
     calls: collections.Counter = collections.Counter()
     secs: collections.defaultdict[str, float] = collections.defaultdict(float)
@@ -90,7 +92,7 @@ def main() -> None:
     phases += [
         ("spec load (YAML, JSON Schema, cross-checks)", t1 - t0),
         ("build: jsii round trips to Node", jsii_s),
-        ("build: objects to cdk8s JSON, in Python (generator/render.py)", render_s[0]),
+        ("build: objects to cdk8s JSON, in Python (generator/builders/render.py)", render_s[0]),
         ("build: YAML dump (PyYAML C emitter)", dump_s[0]),
         ("build: YAML re-parse of emitted files", parse_s[0]),
         ("build: other Python (builders, pod policy, Argo CD, checks)",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import paths, versions, writer, yamlio
+from generator.kernel import paths, versions, writer, yamlio
 
 from . import targets
 
@@ -78,5 +78,5 @@ def recall_lines() -> list[str]:
 
 
 def _crd_root() -> Path:
-    from generator import crds
-    return crds.default_root()
+    from generator.kernel import crd_dirs
+    return crd_dirs.default_root()

@@ -19,7 +19,7 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)
 if code == EXIT_INTERRUPTED:
     # Interrupted: leave now, as the shell expects, without waiting for jsii to
     # stop a Node process the same Ctrl-C already ended (its temporary folder
-    # goes with the next run, see generator/scratch.py).
+    # goes with the next run, see generator/kernel/scratch.py).
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 from typing import Self
 
-from . import paths, writer
-from .errors import SpecError
+from .kernel import paths, writer
+from .kernel.errors import SpecError, printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
@@ -37,10 +37,11 @@ def _node_or_fail() -> None:
 
 def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
     """The output tree and the emitted objects of base/ and the overlays. Rendering
-    needs no Node (generator/cdk.py); synth still requires the cdk8s app's runtime
+    needs no Node (generator/builders/cdk.py); synth still requires the cdk8s app's runtime
     (`node`), check does not."""
-    from . import scratch, spec as spec_model, userinput
-    from .spec import placeholders
+    from . import model as spec_model
+    from .kernel import scratch, userinput
+    from .model import placeholders
     raw = userinput.load_mapping(spec_path, "spec")   # read once: the model and the warnings
     loaded = spec_model.from_dict(raw, spec_path)   # a bad spec is reported before Node is needed
     if warn:
@@ -48,8 +49,8 @@ def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict
             print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
     if node:
         _node_or_fail()
-        scratch.use_private_tmp()   # before jsii starts Node (see generator/scratch.py)
-    from . import platform
+        scratch.use_private_tmp()   # before jsii starts Node (see generator/kernel/scratch.py)
+    from .builders import tree as platform
     return platform.render(loaded)
 
 
@@ -75,7 +76,7 @@ def cmd_synth(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from .spec import schema
+    from .model import json_schema as schema
     if paths.INSTALLED:   # never write into the installed tool: the schema goes to stdout
         sys.stdout.write(schema.render())
         return EXIT_OK
@@ -85,7 +86,7 @@ def cmd_schema(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .spec import schema
+    from .model import json_schema as schema
     _where(args)
     # This repository's own check: its committed spec schema (an installed tool's copy is what it was built with).
     if not paths.INSTALLED and not schema.is_current():
@@ -114,7 +115,8 @@ def cmd_plan(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from . import crds, diff
+    from . import diff
+    from .kernel import crd_dirs
     if args.out is None:
         args.out = paths.shown(paths.platform_dir(args.spec))
     busy = writer.pending(Path(args.out))
@@ -124,12 +126,12 @@ def cmd_diff(args) -> int:
     crd_root = args.crd_dir
     if crd_root is None:
         try:
-            crd_root = crds.ensure_root()
-        except crds.CrdFileError as e:   # the report notes the transition rules it could not check
+            crd_root = crd_dirs.ensure_root()
+        except crd_dirs.CrdFileError as e:   # the report notes the transition rules it could not check
             print(f"diff: {e}", file=sys.stderr)
     try:
-        print(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
-                       regenerate=not args.no_regenerate, crd_root=crd_root), end="")
+        print(printable(diff.run(Path(args.out), args.base_ref, args.format, spec=args.spec,
+                                 regenerate=not args.no_regenerate, crd_root=crd_root)), end="")
     except diff.DiffError as e:
         print(f"diff: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -138,7 +140,8 @@ def cmd_diff(args) -> int:
 
 def _version() -> str:
     """The tool's version and the releases it pins (the defaults of schemas/versions.yaml)."""
-    from . import __version__, versions
+    from . import __version__
+    from .kernel import versions
     pins = ", ".join(f"{name} {versions.default(key)}" for name, key in
                      (("Kueue", "kueue"), ("JobSet", "jobset"), ("LWS", "lws"), ("Kubernetes", "kubernetes")))
     return f"{__version__} ({pins})"
@@ -155,7 +158,7 @@ def _prog() -> str:
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """Every command and option, built without running anything (docs/reference/cli.md is
     generated from it: python -m generator.docsgen); `prog` defaults to how the user ran us."""
-    from . import versions
+    from .kernel import versions
     parser = argparse.ArgumentParser(prog=prog or _prog(), description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -218,8 +221,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default: the one "
                    f"platform.yaml pins for overlays/<profile>, else {versions.default('kueue')})")
     p.set_defaults(func=cmd_plan)
-    from .validate import fetch
-    fetch.register(sub)
+    from .kernel import fetch_upstream
+    fetch_upstream.register(sub)
     from . import init
     init.register(sub)
     return parser

@@ -29,8 +29,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths, userinput, yamlio
-from .errors import SpecError
+from .kernel import paths, userinput, yamlio
+from .kernel.errors import SpecError
 
 IMAGES_DIR = paths.ROOT / "images"
 _CPU_ARG = re.compile(r"^ARG\s+([A-Za-z_][A-Za-z0-9_]*)=(\S+)-cpu\s*$", re.MULTILINE)
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = ap.parse_args(argv)
     try:
-        from . import spec
+        from . import model as spec
         spec.load(args.spec)   # refuse an invalid spec as synth does
         raw = userinput.load_mapping(args.spec, "spec")
     except SpecError as e:

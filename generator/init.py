@@ -17,7 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import __version__, paths
+from . import __version__
+from .kernel import paths
 
 # One GKE Standard cluster with on-demand H100s serving and Spot L4s fine-tuning behind one
 # ClusterQueue: the common mixed training-and-serving platform, and one that needs neither a TPU
@@ -43,7 +44,7 @@ def scenarios_of(name: str) -> Path:
 
 def _spec_files(spec_text: str) -> list[str]:
     """The files the spec names relative to itself (the `file` of `manifest` workloads), kept inside the repository."""
-    from . import yamlio
+    from .kernel import yamlio
     raw = yamlio.load_strict(spec_text)
     workloads = raw.get("workloads") if isinstance(raw, dict) else None
     names = {w["file"] for w in workloads or [] if isinstance(w, dict) and isinstance(w.get("file"), str)}

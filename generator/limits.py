@@ -2,16 +2,15 @@
 file over one is refused in a second or two with one line, never a hang. docs/limits.md
 is generated from this table (`python -m generator.limits`), and a test keeps it current.
 
-The spec's counts are checked on the YAML as read, before the typed model is built and
-before anything is rendered: a spec with 100,000 namespaces or a mapping of 30,000 labels
-is refused at once instead of being pushed through the model, the checks and cdk8s."""
+The spec's counts and their check live in generator/kernel/input_limits.py (the model reads
+them); this module only gathers every limit into the table."""
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
 
-from . import yamlio
-from .errors import Problem
+from .kernel import yamlio
+from .kernel.input_limits import SPEC_COUNTS, SPEC_ENTRIES
 
 
 @dataclass(frozen=True)
@@ -20,22 +19,6 @@ class Limit:
     value: int
     where: str      # the commands or files it applies to
     why: str
-
-
-# Top-level lists and mappings of the spec: far above any platform's (the benchmark's
-# 1,000-workload spec has 167 namespaces), far below what makes a run take minutes.
-SPEC_COUNTS = {
-    "namespaces": 1_000,
-    "profiles": 100,
-    "queues": 2_000,
-    "priorityTiers": 100,
-    "images": 1_000,
-    "teams": 1_000,
-    "multiKueue": 100,
-    "workloads": 2_000,
-}
-# Any other list or mapping in the spec (labels, env, node pools, tolerations, ...).
-SPEC_ENTRIES = 1_000
 
 
 def table() -> list[Limit]:
@@ -62,23 +45,6 @@ def table() -> list[Limit]:
         Limit("TPU cubes per reservation", simulate.MAX_CUBES, "plan", "the largest TPU7x reservations"),
         Limit("scheduling cycles in one plan", simulate.MAX_CYCLES, "plan", "a replay that does not settle stops"),
     ]
-
-
-def check_spec(raw: dict) -> list[Problem]:
-    """One problem per list or mapping of the spec over its limit (paths as the user wrote them);
-    what is inside one over its limit is not looked at."""
-    out: list[Problem] = []
-    stack: list[tuple[str, object, int]] = [(k, v, SPEC_COUNTS.get(k, SPEC_ENTRIES)) for k, v in raw.items()]
-    while stack:
-        path, value, limit = stack.pop()
-        if not isinstance(value, (list, dict)):
-            continue
-        if len(value) > limit:
-            out.append(Problem(path, f"{len(value):,} entries, over the limit of {limit:,} (docs/limits.md)"))
-            continue
-        items = enumerate(value) if isinstance(value, list) else value.items()
-        stack += [(f"{path}[{k}]" if isinstance(value, list) else f"{path}.{k}", v, SPEC_ENTRIES) for k, v in items]
-    return sorted(out, key=lambda p: p.path)
 
 
 def markdown() -> str:

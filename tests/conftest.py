@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from generator import upstream
+from generator.kernel import upstream
 from tests import helpers
 
 collect_ignore = ["images"]

@@ -21,8 +21,10 @@ from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from generator import crds, paths, platform, spec as specmod, upstream, writer, yamlio
-from generator.schemacheck import SchemaSet
+from generator import model as specmod
+from generator.builders import tree
+from generator.kernel import crd_dirs, paths, upstream, writer, yamlio
+from generator.kernel.schemacheck import SchemaSet
 
 ROOT = paths.ROOT
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -167,7 +169,7 @@ def generated() -> Path:
     from the fixture spec, once per test session (read-only for tests)."""
     out = Path(tempfile.mkdtemp(prefix="fixture-tree-"))
     atexit.register(shutil.rmtree, out, True)
-    writer.write_tree(platform.build(fixture_spec()), out, paths.OUTPUT_DIRS)
+    writer.write_tree(tree.build(fixture_spec()), out, paths.OUTPUT_DIRS)
     return out
 
 
@@ -182,13 +184,13 @@ def example_raw(path: Path) -> dict:
 
 
 def render(raw: dict) -> dict[str, str]:
-    return platform.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
+    return tree.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
 
 
 def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
     """`source` is where the spec says it comes from: files it names are read beside it."""
     s = specmod.from_dict(copy.deepcopy(raw), source)
-    writer.write_tree(platform.build(s), directory, paths.OUTPUT_DIRS)
+    writer.write_tree(tree.build(s), directory, paths.OUTPUT_DIRS)
     return s
 
 
@@ -217,9 +219,10 @@ def write_spec(path: Path, raw: dict) -> Path:
 def schemas_for(spec: specmod.Spec, profile: str) -> SchemaSet:
     """The profile's schemas from the pinned, hash-checked CRD files, as `validate`
     loads them (their parsed index is cached on disk by content)."""
-    dirs = crds.crd_dirs(spec, spec.profiles[profile], CRD_ROOT)
-    files = crds.pinned_files([d.relative_to(CRD_ROOT).as_posix() for d in dirs])
-    return SchemaSet(spec.kubernetes_version, crd_files=crds.verified(CRD_ROOT, files))
+    prof = spec.profiles[profile]
+    dirs = crd_dirs.dirs_for(prof.kueue.version, spec.jobset.version, spec.lws.version, CRD_ROOT)
+    files = crd_dirs.pinned_files([d.relative_to(CRD_ROOT).as_posix() for d in dirs])
+    return SchemaSet(spec.kubernetes_version, crd_files=crd_dirs.verified(CRD_ROOT, files))
 
 
 def assert_valid(schemas: SchemaSet, objs: list[dict], where: str) -> None:
@@ -249,7 +252,7 @@ def rule_findings(objs: list[dict], prefixes: tuple[str, ...]) -> list[str]:
         path = Path(d) / "objects.yaml"
         path.write_text(yamlio.dump_all(objs))
         report = run(path, [])
-    return [f.line() for f in report.findings if f.rule.startswith(prefixes)]
+    return [f.report_line() for f in report.findings if f.rule.startswith(prefixes)]
 
 
 def without_positions(text: str) -> str:

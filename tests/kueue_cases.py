@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.plan import model, scenario, simulate
+from generator.plan import overlay, scenario, simulate
 
 API = "kueue.x-k8s.io/v1beta2"
 NS = "ns"
@@ -152,7 +152,7 @@ def replay(objs: list[dict], admitted: list[dict], incoming: list[dict], togethe
     """Step 0: the admitted Workloads; then one step per incoming Workload. together: the
     incoming ones are there from step 0 too, so the first scheduling cycle sees them all
     (as a unit test of Kueue's scheduler does)."""
-    cluster = model.build("kueue-case", objs + admitted + incoming)
+    cluster = overlay.build("kueue-case", objs + admitted + incoming)
     if together:
         return simulate.run(cluster, scenario.default(cluster))
 
@@ -182,7 +182,7 @@ def preempted_by(step, preemptor: str) -> dict[str, str]:
 
 def one_cycle(objs: list[dict]) -> tuple[simulate.Simulator, simulate.StepResult]:
     """Every object at once, then one scheduling cycle: what a TestSchedule case runs."""
-    cluster = model.build("kueue-case", objs)
+    cluster = overlay.build("kueue-case", objs)
     sim = simulate.Simulator(cluster)
     sim.begin_step()
     for owner in cluster.owners:

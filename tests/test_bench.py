@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench import run, scale
-from generator import paths, spec as specmod
+from generator import model as specmod
+from generator.kernel import paths
 from tests import helpers
 
 NUMBER = r"\d+\.\d\d"

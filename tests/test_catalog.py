@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from generator import catalog
-from generator.catalog import TpuShape, labels
+from generator.kernel import catalog
+from generator.kernel.catalog import TpuShape, node_labels
 from tests import helpers
 
 GPU_MACHINES = [(f, m) for f in catalog.GPU_FAMILIES.values() for m in f.machines]
@@ -87,7 +87,7 @@ def test_lookups_name_the_choices():
 def test_catalog_does_not_import_cdk8s():
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", "import sys, generator.catalog; print('cdk8s' in sys.modules)"],
+    out = subprocess.run([sys.executable, "-c", "import sys, generator.kernel.catalog; print('cdk8s' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -192,7 +192,7 @@ def test_gpu_labels_match_the_tutorial_manifests():
     pod = job["spec"]["template"]["spec"]
     (key, value), = pod["nodeSelector"].items()
     family = catalog.accelerator(value)
-    assert key == family.node_label == labels.GPU_ACCELERATOR_LABEL
+    assert key == family.node_label == node_labels.GPU_ACCELERATOR_LABEL
     assert family.resource in pod["containers"][0]["resources"]["limits"]
 
 
@@ -415,6 +415,6 @@ def test_provisioning_labels_match_the_cohort_sample():
     # flavors select cloud.google.com/gke-provisioning, "applied automatically by GKE".
     flavors = {o["metadata"]["name"]: o["spec"]["nodeLabels"]
                for o in helpers.load_reference("kubernetes-engine-samples/batch/kueue-cohort/flavors.yaml")}
-    assert flavors == {"on-demand": {labels.PROVISIONING_LABEL: labels.PROVISIONING_STANDARD},
-                       "spot": {labels.PROVISIONING_LABEL: labels.PROVISIONING_SPOT}}
-    assert (labels.SPOT_LABEL, labels.SPOT_VALUE) == ("cloud.google.com/gke-spot", "true")
+    assert flavors == {"on-demand": {node_labels.PROVISIONING_LABEL: node_labels.PROVISIONING_STANDARD},
+                       "spot": {node_labels.PROVISIONING_LABEL: node_labels.PROVISIONING_SPOT}}
+    assert (node_labels.SPOT_LABEL, node_labels.SPOT_VALUE) == ("cloud.google.com/gke-spot", "true")

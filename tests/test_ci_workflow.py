@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, yamlio
 from generator.fittext import fit
+from generator.kernel import paths, yamlio
 from tests import helpers
 
 WORKFLOW = paths.ROOT / ".github" / "workflows" / "ci.yaml"

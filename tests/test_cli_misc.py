@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator import cli, paths, yamlio
-from generator.spec import placeholders
+from generator import cli
+from generator.kernel import paths, yamlio
+from generator.model import placeholders
 from tests import helpers
 
 
@@ -44,11 +45,11 @@ def test_synth_without_node_says_so_in_one_line(tmp_path, capsys, monkeypatch):
 
 
 def test_a_bug_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
-    from generator import platform
+    from generator.builders import tree
 
     def broken(_spec):
         raise RuntimeError("made-up failure")
-    monkeypatch.setattr(platform, "render", broken)
+    monkeypatch.setattr(tree, "render", broken)
     code = cli.main(["synth", "--spec", str(paths.ROOT / "tests" / "fixtures" / "platform.yaml"),
                      "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.splitlines()

@@ -10,13 +10,13 @@ import copy
 
 import pytest
 
-from generator import paths, yamlio
-from generator.plan import model, scenario, simulate
+from generator.kernel import paths, yamlio
+from generator.plan import overlay, scenario, simulate
 from tests import golden, helpers
 
 REF = "kubernetes-engine-samples/batch/kueue-cohort/"
 EXAMPLE = paths.ROOT / "examples" / "kueue-cohort.yaml"
-ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/gitops.py"}
+ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/builders/gitops.py"}
 DISK = ("ephemeral-storage covered too: the pools' boot disks (100 GiB per node) are capacity the queues account "
         "for, so a pod asking for it is admitted, not blocked")
 COMPUTED = ("quota computed from the node pools (e2-standard-4: 4 vCPU, 16 GiB) instead of typed in: the Spot pool "
@@ -97,7 +97,7 @@ def _states(plan, step) -> dict[str, tuple[str, str]]:
 
 
 def _run(objs, steps) -> simulate.Plan:
-    cluster = model.build("kueue-cohort", objs)
+    cluster = overlay.build("kueue-cohort", objs)
     return simulate.run(cluster, scenario.from_dict({"description": "kueue-cohort", "steps": steps}, cluster))
 
 

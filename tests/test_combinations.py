@@ -8,8 +8,10 @@ import copy
 
 import pytest
 
-from generator import catalog, platform, spec as specmod
-from generator.errors import SpecError
+from generator import model as specmod
+from generator.builders import tree
+from generator.kernel import catalog
+from generator.kernel.errors import SpecError
 
 BASE = {
     "specVersion": 1, "name": "combo", "namespaces": [{"name": "ml"}],
@@ -69,7 +71,7 @@ def test_every_combination_is_built_or_refused_in_plain_lines(accel, plat, slici
     runs = slicing is None and (catalog.ACCELERATORS[accel].kind == "gpu" or plat == "standard") \
         or (accel == "tpu7x" and plat == "standard" and slicing == "subslice")
     try:
-        platform.build(specmod.from_dict(raw, "combo.yaml"))
+        tree.build(specmod.from_dict(raw, "combo.yaml"))
     except SpecError as e:
         lines = str(e).splitlines()
         assert lines and all(line.startswith("combo.yaml: ") for line in lines), lines

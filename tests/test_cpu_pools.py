@@ -15,8 +15,9 @@ import copy
 
 import pytest
 
-from generator import spec, yamlio
-from generator.errors import SpecError
+from generator import model as spec
+from generator.kernel import yamlio
+from generator.kernel.errors import SpecError
 from tests import helpers
 from tests.test_validate_corpus import run as validate_run
 
@@ -99,7 +100,7 @@ def test_fractional_memory_of_n1_standard():
 
 
 def test_allocatable_quota_of_a_cpu_pool():
-    """GKE's reservation bands (generator/facts.py), worked by hand for n1-standard-1:
+    """GKE's reservation bands (generator/kernel/gke.py), worked by hand for n1-standard-1:
     CPU reserved 6% of the first core -> 0.94 per node -> 2.82 for 3 = 2820m.
     Memory reserved 25% of 3.75 GiB = 0.9375 GiB -> 2.8125 GiB = 2880 MiB, minus the
     100 MiB eviction threshold = 2780 MiB per node -> 8340Mi for 3.
@@ -143,7 +144,7 @@ def test_cpu_overlay_builds_and_validates(tmp_path):
     f = tmp_path / "overlay.yaml"
     f.write_text(yamlio.dump_all(objs))
     report = validate_run(f, [])
-    assert report.errors == 0, [x.line() for x in report.findings]
+    assert report.errors == 0, [x.report_line() for x in report.findings]
 
 
 def test_teams_share_cpu_pools_through_a_cohort():

@@ -1,4 +1,4 @@
-"""No credential reaches Git from any field (generator/credentials.py).
+"""No credential reaches Git from any field (generator/kernel/credentials.py).
 
 The fields are enumerated from the spec model's JSON schema, so a new field is covered
 without editing this test: every string field and every key of every map gets each token
@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from generator import credentials, paths, spec, yamlio
-from generator.errors import SpecError, format_path
-from generator.spec.model import Platform
+from generator import model as spec
+from generator.kernel import credentials, paths, yamlio
+from generator.kernel.errors import SpecError, format_path
+from generator.model.spec import Platform
 from tests import helpers
 
 A = "aB3dE5fG7h"   # 10 mixed letters and digits, repeated to each format's length

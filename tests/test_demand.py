@@ -1,5 +1,5 @@
 """One demand module, one answer: the validator, the planner and `generator diff`
-read what a workload asks Kueue for from generator/demand.py, and agree.
+read what a workload asks Kueue for from generator/kernel/demand.py, and agree.
 
 Expected numbers are worked out by hand from Kueue's rules (Kueue v0.17.4):
 pods of a Job = parallelism, or completions when fewer (job_controller.go
@@ -12,8 +12,9 @@ from decimal import Decimal
 
 import pytest
 
-from generator import demand, diff, yamlio
-from generator.plan import model
+from generator import diff
+from generator.kernel import demand, yamlio
+from generator.plan import overlay
 from tests.test_validate_corpus import run
 
 GPU = "nvidia.com/gpu"
@@ -66,8 +67,8 @@ def test_diff_reports_the_same_gpus():
 
 
 def test_plan_charges_the_same_demand():
-    cluster = model.build("test", _queues(6) + [JOB])
-    wl = model.workloads_of(cluster, cluster.owners[0], None)
+    cluster = overlay.build("test", _queues(6) + [JOB])
+    wl = overlay.workloads_of(cluster, cluster.owners[0], None)
     assert wl.pods == PODS
     assert wl.demand == TOTAL
 
@@ -79,7 +80,7 @@ def test_validate_fit_rule_uses_the_same_demand(tmp_path, gpus, fires):
     f.write_text(yamlio.dump_all(_queues(gpus) + [JOB]))
     report = run(f, [])
     hits = [x for x in report.findings if x.rule == "KQ009"]
-    assert bool(hits) == fires, [x.line() for x in report.findings]
+    assert bool(hits) == fires, [x.report_line() for x in report.findings]
     if fires:
         assert "6 nvidia.com/gpu" in hits[0].message
 

@@ -1,6 +1,6 @@
 """The spec's fit checks read each kind's skeleton of what its builder emits
 (Workload.demand_objects) with the node selector the builders put on the pods
-(spec/checks.emitted_selector): counted without cdk8s, so a spec is checked
+(model/checks.emitted_selector): counted without cdk8s, so a spec is checked
 before Node starts. This test holds every skeleton equal to the objects the
 builders actually emit, for every workload of every profile of every fixture
 spec and example spec (together they use every kind): the same Workloads (kind, name, copies), the same pod sets (name, count,
@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import demand, paths, platform, spec as specmod
-from generator.spec import checks
-from generator.spec.context import CheckContext
+from generator import model as specmod
+from generator.builders import tree
+from generator.kernel import demand, paths
+from generator.model import checks
+from generator.model.check_context import CheckContext
 from tests import helpers
 
 # Every fixture spec, and the example specs for the kinds no fixture uses (training, manifest).
@@ -26,7 +28,7 @@ FIXTURES = sorted(helpers.FIXTURES.glob("*.yaml")) + sorted((paths.ROOT / "examp
 @cache
 def _rendered(path: Path):
     s = specmod.load(path)
-    return s, platform.render(s)[1]
+    return s, tree.render(s)[1]
 
 
 def _cases():
@@ -71,7 +73,7 @@ def test_each_skeleton_is_what_the_builder_emits(path, profile, workload):
 
 
 def test_every_kind_is_compared():
-    from generator.spec.kinds import KINDS
+    from generator.model.kinds import KINDS
     used = {w.kind for path in FIXTURES for w in specmod.load(path).workloads}
     assert used == set(KINDS)
 
@@ -79,7 +81,7 @@ def test_every_kind_is_compared():
 @pytest.mark.slow
 def test_a_skeleton_without_cpu_and_memory_fails_the_comparison(monkeypatch):
     """The issue's mutation: the fine-tuning skeleton drops its CPU and memory requests."""
-    from generator.spec.kinds import finetune
+    from generator.model.kinds import finetune
     real = finetune.Finetune.demand_objects
 
     def mutated(self, ctx):

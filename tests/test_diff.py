@@ -4,7 +4,7 @@ check the reviewer's summary line by line.
 
 Expected numbers are worked out by hand from the fixture spec below:
 g2-standard-24 is 24 vCPU, 96 GiB, 2 L4 GPUs per node, 100Gi boot disk
-(generator/facts.py, the schema default); the tgi workload is one pod of
+(generator/kernel/gke.py, the schema default); the tgi workload is one pod of
 4 CPU, 30Gi, 30Gi ephemeral, 2 GPUs; the fine-tuning Job is 2 pods of 8 CPU,
 32Gi, 10Gi ephemeral, 2 GPUs."""
 from __future__ import annotations
@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, paths, platform, spec as specmod, writer, yamlio
+from generator import cli, model as specmod
+from generator.builders import tree
 from generator.diff import markdown
+from generator.kernel import paths, writer, yamlio
 from tests import helpers
 
 SPEC = """
@@ -111,7 +113,7 @@ def write_spec(root: Path, raw: dict) -> Path:
 def synth(root: Path, raw: dict) -> None:
     """Write the spec as platform.yaml and synthesize from it, as `make synth` does."""
     path = write_spec(root, raw)
-    writer.write_tree(platform.build(specmod.load(path)), root, paths.OUTPUT_DIRS)
+    writer.write_tree(tree.build(specmod.load(path)), root, paths.OUTPUT_DIRS)
 
 
 def _tgi(raw: dict) -> dict:
@@ -175,11 +177,11 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
     assert "Immutable changes: none" in lines
     tgi = [
         "    ~ Deployment llm/tgi",
-        "        spec.template.metadata.labels[ai.gke.io/model]: gemma-2-9b-it → gemma-2-27b-it",
-        "        spec.template.spec.containers[inference-server].env[MODEL_ID].value: google/gemma-2-9b-it → "
+        "        spec.template.metadata.labels[\"ai.gke.io/model\"]: gemma-2-9b-it → gemma-2-27b-it",
+        "        spec.template.spec.containers['inference-server'].env['MODEL_ID'].value: google/gemma-2-9b-it → "
         "google/gemma-2-27b-it",
     ]
-    quota = "spec.resourceGroups[0].flavors[flavor].resources"
+    quota = "spec.resourceGroups[0].flavors['flavor'].resources"
     objects = lines[lines.index("Objects: 0 added, 0 removed, 3 changed, 0 moved"):]
     assert objects == [
         "Objects: 0 added, 0 removed, 3 changed, 0 moved",
@@ -189,10 +191,10 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
         "",
         "  overlays/std",
         "    ~ ClusterQueue cq",
-        f"        {quota}[cpu].nominalQuota: 72 → 96",
-        f"        {quota}[memory].nominalQuota: 288Gi → 384Gi",
-        f"        {quota}[nvidia.com/gpu].nominalQuota: 6 → 8",
-        f"        {quota}[ephemeral-storage].nominalQuota: 300Gi → 400Gi",
+        f"        {quota}['cpu'].nominalQuota: 72 → 96",
+        f"        {quota}['memory'].nominalQuota: 288Gi → 384Gi",
+        f"        {quota}['nvidia.com/gpu'].nominalQuota: 6 → 8",
+        f"        {quota}['ephemeral-storage'].nominalQuota: 300Gi → 400Gi",
         *tgi,
     ]
 
@@ -234,7 +236,7 @@ def test_job_template_change_is_immutable_and_replaced_by_argocd(repo, capsys):
     for profile in ("auto", "std"):
         i = immutable.index(f"  Job llm/ft (overlays/{profile})")
         assert immutable[i + 1:i + 8] == [
-            "      spec.template.spec.containers[gpu-job].env[MODEL_NAME].value: google/gemma-2-2b → google/gemma-2-9b",
+            "      spec.template.spec.containers['gpu-job'].env['MODEL_NAME'].value: google/gemma-2-2b → google/gemma-2-9b",
             "        Job fields fixed at creation [kubernetes pkg/apis/batch/validation/validation.go "
             "ValidateJobSpecUpdate]",
             "      rollout: delete and recreate; its running pods stop and the Job starts over; Kueue queues it again",
@@ -310,7 +312,7 @@ def test_invalid_spec_is_said_and_the_diff_still_runs(repo, capsys):
         "",
         "Stale check not done: the spec does not build:",
     ]
-    # The spec's own message is generator/spec's business; the line names the file and field.
+    # The spec's own message is generator/model's business; the line names the file and field.
     assert helpers.without_positions(lines[7]).startswith(f"  {root / 'platform.yaml'}: profiles.std.nodePool.nodes: ")
     assert lines[-1] == "No changes to generated objects."
 
@@ -391,7 +393,7 @@ def test_moves_renames_and_workload_lines(repo, capsys):
     objects = lines[lines.index("Objects: 0 added, 1 removed, 2 changed, 3 moved"):]
     # How the trainer is launched is finetune.py's business: its lines are
     # only required to be container fields; everything else is exact.
-    launch = "        spec.template.spec.containers[gpu-job]."
+    launch = "        spec.template.spec.containers['gpu-job']."
     objects = [line for line in objects if not line.startswith(launch)]
     ft = [
         "    ~ Job llm/ft",

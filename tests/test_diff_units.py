@@ -1,5 +1,5 @@
 """The parts of `generator diff` without git: field changes, capacity and
-never-admitted workloads (on generator/demand.py), immutable fields of core
+never-admitted workloads (on generator/kernel/demand.py), immutable fields of core
 kinds, CRD transition rules, and the text of a whole comparison.
 
 Every expected value is worked out by hand from the objects written here and
@@ -10,12 +10,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from generator import yamlio
 from generator.diff import compare, text
 from generator.diff.capacity import accelerator_summary
-from generator.diff.fields import MISSING, Change, field_changes
+from generator.diff.field_changes import MISSING, Change, field_changes
 from generator.diff.immutable import core_violations
-from generator.diff.transitions import transition_violations
+from generator.diff.transitions import certain, transition_violations
+from generator.kernel import yamlio
 from tests.helpers import CRD_ROOT
 
 GPU = "nvidia.com/gpu"
@@ -147,6 +147,17 @@ def test_removing_one_item_of_a_list_is_one_removal():
     assert field_changes({"x": old}, {"x": new}) == [Change("x[1].port", 2, MISSING)]
 
 
+def test_field_paths_are_written_as_spec_errors_and_validate_write_them():
+    """docs/errors.md, "The line": ['name'] for a list item picked by its name, ["..."] for a
+    key with dots or slashes, [i] for an index."""
+    old = {"labels": {"ai.gke.io/model": "a"}, "containers": [{"name": "tgi", "env": [{"name": "X", "value": "1"}]}],
+           "args": ["--x"] * 30}
+    new = {"labels": {"ai.gke.io/model": "b"}, "containers": [{"name": "tgi", "env": [{"name": "X", "value": "2"}]}],
+           "args": ["--x"] * 29 + ["--y"]}
+    assert [c.path for c in field_changes(old, new)] == [
+        'labels["ai.gke.io/model"]', "containers['tgi'].env['X'].value", "args[29]"]
+
+
 def test_a_long_argument_list_shows_the_argument_that_changed():
     old = [f"--flag-{i}=value-{i}" for i in range(15)]
     new = [*old[:11], "--flag-11=other", *old[12:]]
@@ -168,7 +179,7 @@ def test_a_replaced_release_url_shows_both_in_full():
 
 def test_multi_line_text_shows_changed_lines():
     (c,) = field_changes({"data": {"f.lua": "a = 1\nb = 2\n"}}, {"data": {"f.lua": "a = 1\nb = 3\n"}})
-    assert text.change_lines(c) == ["data[f.lua]:", "  - b = 2", "  + b = 3"]
+    assert text.change_lines(c) == ['data["f.lua"]:', "  - b = 2", "  + b = 3"]
 
 
 # ---------------------------------------------------------------- immutable fields of core kinds
@@ -238,7 +249,7 @@ def test_pinned_kueue_crds():
         return {"apiVersion": API, "kind": "Topology", "metadata": {"name": "t"},
                 "spec": {"levels": [{"nodeLabel": label}]}}
     hits = transition_violations(topo("a"), topo("b"), CRD_ROOT)
-    assert [(v.path, v.message, v.certain) for v in hits] == [("spec.levels", "field is immutable", True)]
+    assert [(v.path, v.message, certain(v)) for v in hits] == [("spec.levels", "field is immutable", True)]
     assert transition_violations(topo("a"), topo("a"), CRD_ROOT) == []
 
     def flavor(pool, topology=None):
@@ -248,7 +259,7 @@ def test_pinned_kueue_crds():
         return {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "f"}, "spec": spec}
     assert transition_violations(flavor("a"), flavor("b"), CRD_ROOT) == []
     hits = transition_violations(flavor("a", "t"), flavor("b", "t"), CRD_ROOT)
-    assert [(v.path, v.message, v.certain) for v in hits] == [
+    assert [(v.path, v.message, certain(v)) for v in hits] == [
         ("spec", "nodeLabels are immutable when topologyName is set", True)]
 
 
@@ -299,7 +310,7 @@ def test_objects_moving_into_base():
 
 
 def test_a_removed_entry_too_long_for_one_line_is_named_by_kind_and_name():
-    from generator.diff.fields import show
+    from generator.diff.field_changes import show
     flavor = {"name": "spot-l4", "resources": [{"name": r, "nominalQuota": 96} for r in ("cpu", "memory", GPU) * 3]}
     assert show(flavor) == "{name: spot-l4, …}"
     entry = {"kind": "ResourceFlavor", "name": "spot-l4", "nodeLabels": {f"example.com/label-{i}": "x" * 20

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, docsgen, paths
+from generator import cli, docsgen
+from generator.kernel import paths
 from tests import conftest, helpers
 
 README = paths.ROOT / "README.md"
@@ -71,8 +72,8 @@ def test_cli_page_does_not_depend_on_the_working_directory(tmp_path, monkeypatch
 def test_spec_page_has_every_field_of_the_schema():
     import json
 
-    from generator.spec import schema
-    doc = json.loads(schema.render())
+    from generator.model import json_schema
+    doc = json.loads(json_schema.render())
     page = (docsgen.REFERENCE / "spec.md").read_text()
     sections = dict(re.findall(r"\n## (\S+)\n(.*?)(?=\n## |\Z)", page, re.S))
     for key in doc["properties"]:
@@ -93,6 +94,27 @@ def test_readme_links_resolve():
     links = re.findall(r"\]\(([^)\s]+)\)", README.read_text())
     local = [link.split("#", 1)[0] for link in links if "://" not in link]
     assert local and [link for link in local if not (paths.ROOT / link).exists()] == []
+
+
+def test_readme_performance_quotes_the_latest_bench_run():
+    """The README's Performance table is the targets table bench/run.py wrote into bench/results.md
+    in the same run (bench/readme.py), never typed."""
+    from bench import readme
+    results = (paths.ROOT / "bench" / "results.md").read_text()
+    assert readme.targets_table(results), "bench/results.md has no targets table"
+    assert readme.quoted(README.read_text()) == readme.block(results)
+
+
+def test_readme_performance_sync_rewrites_only_its_block(tmp_path):
+    from bench import readme
+    page = tmp_path / "README.md"
+    page.write_text(f"intro\n{readme.START}\nold | 9.99× |\n{readme.END}\nafter\n")
+    results = ("Measured 2026-01-02 by x\n\n## Targets\n\n| measure | this run |\n|---|---:|\n| a | 1.00× |\n"
+               "\n| not this |\n")
+    readme.sync(page, results)
+    text = page.read_text()
+    assert text.startswith("intro\n") and text.endswith("\nafter\n") and "9.99" not in text
+    assert "| a | 1.00× |" in text and "not this" not in text and "2026-01-02" in text
 
 
 def _block_after(text: str, heading: str) -> str:

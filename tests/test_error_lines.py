@@ -7,8 +7,9 @@ import re
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
-from generator import spec, yamlio
-from generator.errors import MAX_MESSAGE, MAX_PLACE, SpecError
+from generator import model as spec
+from generator.kernel import yamlio
+from generator.kernel.errors import MAX_MESSAGE, MAX_PLACE, SpecError
 from tests import helpers
 from tests.test_fuzz_spec import _paths, _set
 
@@ -95,8 +96,72 @@ PATHS = st.sampled_from(["", "a", "a.b", "a.b[0]", "a.b[1].c", "a[\"b.c/d\"]", "
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=YAMLISH, path=PATHS)
 def test_any_file_and_path_render_without_error(text, path, tmp_path_factory):
-    from generator.errors import Problem
+    from generator.kernel.errors import Problem
     f = tmp_path_factory.mktemp("r") / "f.yaml"
     f.write_text(text)
     e = SpecError(str(f), [Problem(path, "wrong")])
     _check(e)
+
+
+# ---------------------------------------------------------------- names from manifests (validate, plan)
+
+HOSTILE_NAMES = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: "lq\\e]0;title\\a", namespace: default}
+spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: "j\\e[31mred\\nsecond line"
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: "lq"}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: "busybox:1.36"}]
+"""
+
+
+def _run(*args: str):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_validate_prints_a_name_with_a_newline_or_escape_on_one_escaped_line(tmp_path):
+    f = tmp_path / "m.yaml"
+    f.write_text(HOSTILE_NAMES)
+    out = _run("validate", str(f))
+    findings = [line for line in out.stdout.splitlines() if line.startswith(str(f))]
+    assert out.returncode == 1 and findings
+    assert not [line for line in out.stdout.splitlines() if CONTROL.search(line)]
+    assert any("Job/default/j\\x1b[31mred\\nsecond line: metadata.name: NM001" in line for line in findings)
+    assert not [line for line in out.stdout.splitlines() if line.startswith("second line")]
+
+
+def test_plan_refuses_a_name_with_a_control_character_in_one_line_each(tmp_path):
+    f = tmp_path / "m.yaml"
+    f.write_text(HOSTILE_NAMES)
+    out = _run("plan", str(f))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.splitlines() == [
+        f"{f}: [0].metadata: LocalQueue default/lq\\x1b]0;title\\x07: a name with a control character, "
+        "which the API server refuses",
+        f"{f}: [1].metadata: Job default/j\\x1b[31mred\\nsecond line: a name with a control character, "
+        "which the API server refuses"]
+
+
+def test_a_report_keeps_its_lines_and_escapes_everything_else():
+    from generator.kernel.errors import printable
+    assert printable("a\tb\nc\x1b[31md\x07\r\u2028") == "a\tb\nc\\x1b[31md\\x07\\r\\u2028"
+
+
+def test_a_report_replaces_a_credential_it_would_quote():
+    """A scenario title or a hand-written manifest quoted in plan's or diff's report: a GitHub token's
+    published shape (ghp_ and 36 characters) is replaced there too."""
+    from generator.kernel.errors import printable
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "f6G7h8"
+    assert printable(f"step: rotate {token}\n") == "step: rotate <redacted>\n"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, spec, yamlio
-from generator.errors import SpecError
-from generator.plan import model, scenario, simulate
+from generator import model as spec
+from generator.kernel import paths, yamlio
+from generator.kernel.errors import SpecError
+from generator.plan import overlay, scenario, simulate
 from tests import helpers
 from tests.test_validate_corpus import run as validate_run
 
@@ -69,7 +70,7 @@ def test_every_overlay_validates_with_no_errors(built, tmp_path):
             context.write_text(yamlio.dump_all(built[managers[profile]]))
             extra = ["--context", str(context)]
         report = validate_run(f, extra)
-        assert report.errors == 0, [x.line() for x in report.findings]
+        assert report.errors == 0, [x.report_line() for x in report.findings]
 
 
 def test_h100_and_l4_spot_pools_are_two_flavors_of_one_queue(built):
@@ -123,7 +124,7 @@ def test_v6e_static_slices(built):
     ("h100-cluster", {"serving/llama-vllm#1": "h100", "serving/finetune-low": "h100"}),
 ])
 def test_plan_admits_each_workload_on_its_pool(built, profile, admitted):
-    cluster = model.build(profile, built[profile])
+    cluster = overlay.build(profile, built[profile])
     plan = simulate.run(cluster, scenario.default(cluster))
     rows = {r.workload: r for r in plan.steps[-1].rows}
     assert {w: r.state for w, r in rows.items()} == {w: "admitted" for w in admitted}
@@ -169,7 +170,7 @@ def test_vllm_scale_up_to_the_hpa_maximum_preempts_fine_tuning(built):
     """Worked out by hand: 2 x a3-highgpu-8g = 16 H100s. Fine-tuning holds 8; up to 8 server
     pods (1 H100 each) run beside it (16 of 16). The ninth needs a GPU only preemption frees: the
     Job (low) goes, and all 12 server pods run on 12 H100s."""
-    cluster = model.build("h100-cluster", built["h100-cluster"])
+    cluster = overlay.build("h100-cluster", built["h100-cluster"])
     sc = scenario.from_dict({
         "initial": [{"kind": "Deployment", "namespace": "serving", "name": "llama-vllm"},
                     {"kind": "Job", "namespace": "serving", "name": "finetune-low"}],

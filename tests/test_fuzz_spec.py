@@ -10,8 +10,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
-from generator import platform, spec, yamlio
-from generator.errors import SpecError
+from generator import model as spec
+from generator.builders import tree as platform
+from generator.kernel import yamlio
+from generator.kernel.errors import SpecError
 from generator.validate import guard
 from tests.test_validate_corpus import run as validate_run
 
@@ -111,7 +113,7 @@ def test_what_accepted_specs_write_is_valid(tmp_path):
             out = tmp_path / f"{n}-{profile}.yaml"
             out.write_text("\n---\n".join(base + texts))
             report = validate_run(out, [])
-            assert [f.line() for f in report.findings if f.severity == "error"] == []
+            assert [f.report_line() for f in report.findings if f.severity == "error"] == []
     assert accepted >= 4, f"only {accepted} of 12 plausible mutations were accepted: the test would prove little"
 
 

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from generator import cli, gitops, versions, yamlio
-from generator.errors import SpecError
+from generator import cli
+from generator.builders import gitops
+from generator.kernel import versions, yamlio
+from generator.kernel.errors import SpecError
 from tests import helpers
 
 SPEC = helpers.fixture_spec()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import gitops, versions, yamlio
-from generator.errors import SpecError
+from generator.builders import gitops
+from generator.kernel import versions, yamlio
+from generator.kernel.errors import SpecError
 from tests import helpers
 
 EXAMPLES = sorted((helpers.ROOT / "examples").glob("*.yaml"))

@@ -14,12 +14,12 @@ KUEUE_API = {"apiVersion": "the spec pins Kueue v0.17.4, which serves v1beta2 (t
 NAMESPACED = {"metadata.namespace": "the tutorial relies on `kubectl -n llm`; generated objects say where they go"}
 TGI = "spec.template.spec.containers[inference-server]"
 JOB = "spec.template.spec.containers[gpu-job]"
-HARDENED = ("hardened (generator/podpolicy.py): seccomp RuntimeDefault, no privilege escalation, all capabilities "
+HARDENED = ("hardened (generator/builders/podpolicy.py): seccomp RuntimeDefault, no privilege escalation, all capabilities "
             "dropped; the upstream TGI image still runs as root, as the spec says (security.runAsRoot)")
 READ_ONLY = "the project's own image runs with a read-only root filesystem, with emptyDirs for the paths it writes"
 
 # Every object: its sync wave, and on custom resources and Jobs the sync options (tests/test_gitops.py checks the values).
-ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/gitops.py"}
+ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/builders/gitops.py"}
 
 # (kind, name) -> {path prefix: reason}
 INTENDED = {

@@ -14,14 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, platform, spec as specmod, writer
+from generator import model as specmod
+from generator.builders import tree
+from generator.kernel import paths, writer
 from tests import golden, helpers
 
 FIXTURE = Path(__file__).parent / "fixtures" / "serving.yaml"
 R = "kubernetes-engine-samples/ai-ml/"
 
 NAMESPACED = {"metadata.namespace": "the samples rely on the current namespace; generated objects say where they go"}
-ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/gitops.py"}
+ARGO = {"metadata.annotations.argocd.argoproj.io/": "Argo CD sync wave and options, stamped by generator/builders/gitops.py"}
 QUEUED = {
     "metadata.labels.kueue.x-k8s.io/queue-name": "queued through Kueue: the LocalQueue of the workload",
     "metadata.labels.app": "the workload's app label on the object too (selector of its Service and pool)",
@@ -29,7 +31,7 @@ QUEUED = {
 POD_QUEUED = {"spec.template.metadata.labels.kueue.x-k8s.io/queue-name": "Deployment pods are queued one by one "
                                                                          "(Kueue's pod integration reads the pod label)",
               "spec.template.spec.priorityClassName": "the workload's priority tier (Kueue and the scheduler read it)"}
-HARDENED = "hardened (generator/podpolicy.py): seccomp RuntimeDefault, no privilege escalation, all capabilities dropped"
+HARDENED = "hardened (generator/builders/podpolicy.py): seccomp RuntimeDefault, no privilege escalation, all capabilities dropped"
 NO_REPLICAS = {"spec.replicas": "autoscaled: the HPA owns the replica count, so Git does not set it "
                                 "(Argo CD would fight the HPA)"}
 SOURCE_LABEL = {"spec.template.metadata.labels.examples.ai.gke.io/source": "sample bookkeeping label, not part of "
@@ -198,7 +200,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def overlays() -> dict[str, list[dict]]:
     out = Path(tempfile.mkdtemp(prefix="serving-golden-"))
-    writer.write_tree(platform.build(specmod.load(FIXTURE)), out, paths.OUTPUT_DIRS)
+    writer.write_tree(tree.build(specmod.load(FIXTURE)), out, paths.OUTPUT_DIRS)
     return {p: helpers.kustomize(out / "overlays" / p) for p in ("l4", "a3", "v6e", "v5e", "a100")}
 
 

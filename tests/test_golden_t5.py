@@ -6,7 +6,7 @@ Both sides are flattened to {field path: value}; every field that differs
 must be listed below with both values and the reason. Lists of named items
 (containers, ports, env, volumes) are keyed by name, so order does not
 matter but every entry is compared. Nothing is ignored wholesale: the Argo CD
-annotations are checked to be exactly what generator/gitops.py stamps."""
+annotations are checked to be exactly what generator/builders/gitops.py stamps."""
 from __future__ import annotations
 
 import copy
@@ -14,8 +14,9 @@ from functools import cache
 
 import pytest
 
-from generator import gitops, paths
-from generator.workloads import t5_autoscaling, t5_clients
+from generator.builders import gitops
+from generator.builders.workloads import t5_autoscaling, t5_clients
+from generator.kernel import paths
 from tests import helpers
 
 REF = "kubernetes-engine-samples/ai-ml/t5-model-serving/kubernetes"
@@ -225,7 +226,7 @@ def generated(objs, kind, name) -> dict:
 
 def without_argocd_annotations(obj: dict) -> dict:
     """The object minus its Argo CD annotations, after checking they are exactly
-    the ones generator/gitops.py stamps (and no other annotation exists)."""
+    the ones generator/builders/gitops.py stamps (and no other annotation exists)."""
     obj = copy.deepcopy(obj)
     notes = obj["metadata"].pop("annotations", {})
     expected = gitops.annotate([copy.deepcopy(obj)])[0]["metadata"]["annotations"]

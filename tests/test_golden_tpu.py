@@ -10,8 +10,8 @@ import shlex
 
 import pytest
 
-from generator import yamlio
-from generator.workloads import tpu_pd_serving as pd
+from generator.builders.workloads import tpu_pd_serving as pd
+from generator.kernel import yamlio
 from tests import golden, helpers
 
 SUB, SUPER = "tpu7x-subslice", "tpu7x-superslice"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from generator import paths, yamlio
+from generator.kernel import paths, yamlio
 from generator.validate import guard
 from tests import helpers
 

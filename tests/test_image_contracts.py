@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from generator import paths
+from generator.kernel import paths
 from tests import helpers
 
 IMAGE = paths.ROOT / "images" / "finetune"

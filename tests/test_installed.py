@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import paths
+from generator.kernel import paths
 from tests import helpers
 
 pytestmark = pytest.mark.slow

@@ -13,9 +13,10 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from generator import limits, yamlio
-from generator.errors import SpecError
-from generator.spec import from_dict
+from generator import limits
+from generator.kernel import input_limits, yamlio
+from generator.kernel.errors import SpecError
+from generator.model import from_dict
 from tests import helpers
 
 HANG_GUARD_S = 120   # far above the second or two these take: only a hang trips it
@@ -113,7 +114,7 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path, command):
 
 # ---------------------------------------------------------------- fuzz: size edges
 
-KEYS = sorted(limits.SPEC_COUNTS)
+KEYS = sorted(input_limits.SPEC_COUNTS)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True,
@@ -123,7 +124,7 @@ def test_fuzz_counts_at_the_edge_of_each_limit(key, over):
     """At the limit a spec gets past the count check (other problems may follow); one past
     it, exactly one line names the field and the limit, and nothing else is looked at."""
     raw = copy.deepcopy(helpers.fixture_raw())
-    limit = limits.SPEC_COUNTS.get(key, limits.SPEC_ENTRIES)
+    limit = input_limits.SPEC_COUNTS.get(key, input_limits.SPEC_ENTRIES)
     n = limit + 1 if over else limit
     if key == "labels":
         raw["namespaces"][0]["labels"] = {f"k{i}": "v" for i in range(n)}
@@ -133,7 +134,7 @@ def test_fuzz_counts_at_the_edge_of_each_limit(key, over):
         filler = {f"x{i}": {} for i in range(n)} if isinstance(value, dict) else [{} for _ in range(n)]
         raw[key] = filler
         path = key
-    found = limits.check_spec(raw)
+    found = input_limits.check_spec(raw)
     if over:
         assert [(p.path, p.message.split(" entries")[0]) for p in found] == [(path, f"{n:,}")]
         with pytest.raises(SpecError) as e:
@@ -141,6 +142,14 @@ def test_fuzz_counts_at_the_edge_of_each_limit(key, over):
         assert [p.path for p in e.value.problems] == [path]
     else:
         assert found == []
+
+
+def test_a_key_with_dots_is_written_as_every_path_is():
+    """A mapping over its limit under a key with dots and slashes: the path quotes the key
+    (docs/errors.md, "The line"), so the line points at the field (a dotted path would not)."""
+    raw = copy.deepcopy(helpers.fixture_raw())
+    raw["namespaces"][0]["labels"] = {"example.com/big": {f"k{i}": "v" for i in range(input_limits.SPEC_ENTRIES + 1)}}
+    assert [p.path for p in input_limits.check_spec(raw)] == ['namespaces[0].labels["example.com/big"]']
 
 
 # ---------------------------------------------------------------- fuzz: cohort cycles

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import copy
 
-from generator import images, yamlio
+from generator import images
+from generator.kernel import yamlio
 from tests import helpers
 
 REGISTRY = "us-docker.pkg.dev/my-ml-project/ml-platform"

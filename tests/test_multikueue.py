@@ -13,9 +13,10 @@ import copy
 
 import pytest
 
-from generator import paths, spec, yamlio
-from generator.errors import SpecError
-from generator.schemacheck import SchemaSet
+from generator import model as spec
+from generator.kernel import paths, yamlio
+from generator.kernel.errors import SpecError
+from generator.kernel.schemacheck import SchemaSet
 from tests import helpers
 
 EXAMPLE = paths.ROOT / "examples" / "multikueue.yaml"

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
-from generator import cli, paths, yamlio
+from generator import cli
+from generator.kernel import paths, yamlio
 from tests import helpers
 from tests.test_validate_corpus import CORPUS, expected, found, run
 

@@ -2,8 +2,9 @@
 strictly against the pinned schemas (core + upstream CRDs)."""
 import pytest
 
-from generator import controllers, yamlio
-from generator.apiscope import is_cluster_scoped
+from generator.builders import controllers
+from generator.kernel import yamlio
+from generator.kernel.apiscope import is_cluster_scoped
 from tests import helpers
 
 SPEC = helpers.fixture_spec()

@@ -6,7 +6,8 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from generator import cli, yamlio
+from generator import cli
+from generator.kernel import yamlio
 from tests import helpers
 from tests.kueue_cases import clusterqueue, flavor, localqueue
 from tests.test_plan_model import GPU, cq, deployment, job, lq

@@ -1,12 +1,12 @@
 """The plan row of `make bench` must not rot: its input is a valid overlay that plans
 (timing is the benchmark's business, never asserted here)."""
 from bench import plan_bench
-from generator.plan import model, scenario, simulate
+from generator.plan import overlay, scenario, simulate
 
 
 def test_the_bench_input_plans_with_preemption_and_pending_work():
     objs = plan_bench.objects(60)
-    cluster = model.build("bench", objs)
+    cluster = overlay.build("bench", objs)
     plan = simulate.run(cluster, scenario.default(cluster))
     states = {r.state for r in plan.steps[0].rows}
     assert len(plan.steps[0].rows) == 60

@@ -16,8 +16,8 @@ from decimal import Decimal
 
 import pytest
 
-from generator import yamlio
-from generator.plan import model, scenario, simulate
+from generator.kernel import yamlio
+from generator.plan import overlay, scenario, simulate
 from tests import helpers
 from tests.test_plan_model import states
 
@@ -45,7 +45,7 @@ def _play(ref, steps, reclaim=None):
         for o in objs:
             if o["kind"] == "ClusterQueue":
                 o["spec"]["preemption"] = {"reclaimWithinCohort": reclaim}
-    cluster = model.build("kueue-cohort", objs)
+    cluster = overlay.build("kueue-cohort", objs)
     raw = {"steps": copy.deepcopy(steps)}
     sc = scenario.from_dict(raw, cluster, str(ref / "scenario.yaml"))
     return simulate.run(cluster, sc)
@@ -73,7 +73,7 @@ def B(*ns):
 
 
 def test_manifest_facts(ref):
-    cluster = model.build("t", _objs(ref, "flavors.yaml", "cq-team-a.yaml", "cq-team-b.yaml", "cq-spot.yaml"))
+    cluster = overlay.build("t", _objs(ref, "flavors.yaml", "cq-team-a.yaml", "cq-team-b.yaml", "cq-spot.yaml"))
     a = cluster.cluster_queues["cq-team-a"]
     assert a.cohort == "all-teams" and a.quota("on-demand", "cpu").nominal == 10
     assert a.quota("on-demand", "cpu").borrowing == 5 and a.quota("spot", "cpu").nominal == 0

@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from generator import cli, yamlio
+from generator import cli
+from generator.kernel import yamlio
 from tests.test_plan_model import GPU, cq, deployment, flavor, job, lq
 
 SCENARIO = """\

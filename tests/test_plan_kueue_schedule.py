@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from generator.plan import model, scenario, simulate
+from generator.plan import overlay, scenario, simulate
 from tests.kueue_cases import (
     NOW,
     at,
@@ -425,7 +425,7 @@ SPOT_TOLERATION = {**SPOT_TAINT, "operator": "Equal"}
 
 def story(objs: list[dict], workloads: list[dict], steps: list[dict], initial: list[str] | None = None):
     """A scenario: `initial` Workloads (all when None), then steps."""
-    cluster = model.build("kueue-integration", objs + workloads)
+    cluster = overlay.build("kueue-integration", objs + workloads)
     names = initial if initial is not None else [w["metadata"]["name"] for w in workloads]
     raw = {"initial": [{"kind": "Workload", "name": n} for n in names], "steps": steps}
     return simulate.run(cluster, scenario.from_dict(raw, cluster, "story.yaml"))
@@ -570,7 +570,7 @@ def test_creation_time_orders_the_queue():
     loads = [workload("newer", "q", {CPU: 2}, created=at(10)), workload("older", "q", {CPU: 2}, created=at(0))]
     plan = story(objs, loads, [submit("older")], initial=["newer"])
     assert states(plan.steps[0]) == {"newer": "admitted"}
-    cluster = model.build("order", objs + loads)
+    cluster = overlay.build("order", objs + loads)
     both = simulate.run(cluster, scenario.default(cluster)).steps[0]
     assert states(both) == {"older": "admitted", "newer": "pending"}
 
@@ -610,7 +610,7 @@ def test_mark_preemption_outcome_clears_the_last_tried_flavor():
                          fungibility={"whenCanPreempt": "MayStopSearch"}),
             clusterqueue("b", [{"f1": {CPU: 0}}], "co"), flavor("f1"), flavor("f2"), localqueue("a"), localqueue("b")]
     admitted = [workload("v", "b", {CPU: 2}, admitted={CPU: "f1"}), workload("q", "a", {CPU: 2}, admitted={CPU: "f2"})]
-    cluster = model.build("kueue-case", objs + admitted + [workload("p", "a", {CPU: 2}, priority=100)])
+    cluster = overlay.build("kueue-case", objs + admitted + [workload("p", "a", {CPU: 2}, priority=100)])
     sim = simulate.Simulator(cluster)
     sim.begin_step()
     for owner in cluster.owners:

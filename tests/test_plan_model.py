@@ -1,12 +1,12 @@
-"""generator.plan.model: objects -> queues and Workloads. Also the small
+"""generator.plan.overlay: objects -> queues and Workloads. Also the small
 builders the other test_plan_* modules use to hand-build clusters."""
 from decimal import Decimal
 
 import pytest
 
-from generator import demand
-from generator.errors import SpecError
-from generator.plan import model, scenario, simulate
+from generator.kernel import demand
+from generator.kernel.errors import SpecError
+from generator.plan import overlay, scenario, simulate
 
 GPU = "nvidia.com/gpu"
 TPU = "google.com/tpu"
@@ -116,7 +116,7 @@ def queue_objs(**cq_kw):
 
 def run(objs, steps=None, initial=None, cubes=None):
     """Build a cluster from objs and replay steps (scenario dicts)."""
-    cluster = model.build("test-overlay", objs)
+    cluster = overlay.build("test-overlay", objs)
     if steps is None and initial is None:
         scen = scenario.default(cluster)
     else:
@@ -148,13 +148,13 @@ def used(step, resource=GPU, cq_name="cq") -> Decimal:
 
 # ---------------------------------------------------------------- model tests
 def _workloads(objs):
-    cluster = model.build("t", queue_objs() + objs)
+    cluster = overlay.build("t", queue_objs() + objs)
     out = []
     for o in cluster.owners:
-        if o.kind in model.SCALABLE_KINDS:
-            out += [model.workloads_of(cluster, o, i + 1) for i in range(o.replicas)]
+        if o.kind in overlay.SCALABLE_KINDS:
+            out += [overlay.workloads_of(cluster, o, i + 1) for i in range(o.replicas)]
         else:
-            out.append(model.workloads_of(cluster, o, None))
+            out.append(overlay.workloads_of(cluster, o, None))
     return out
 
 
@@ -208,19 +208,19 @@ def test_priority_sources_in_kueue_order():
     objs += [job("by-label", 1, {GPU: 1}, prio="w-high", pc_name="pc-low"),   # the label wins
              job("by-class", 1, {GPU: 1}, pc_name="pc-low"),
              job("by-default", 1, {GPU: 1})]
-    cluster = model.build("t", objs)
-    got = {o.name: model.workloads_of(cluster, o, None).priority for o in cluster.owners}
+    cluster = overlay.build("t", objs)
+    got = {o.name: overlay.workloads_of(cluster, o, None).priority for o in cluster.owners}
     assert (got["by-label"].value, got["by-label"].source) == (3000, "WorkloadPriorityClass w-high")
     assert (got["by-class"].value, got["by-class"].source) == (20, "PriorityClass pc-low")
     assert (got["by-default"].value, got["by-default"].source) == (10, "globalDefault PriorityClass pc-default")
-    no_default = model.build("t", queue_objs() + [job("plain", 1, {GPU: 1})])
-    assert model.workloads_of(no_default, no_default.owners[0], None).priority.value == 0
+    no_default = overlay.build("t", queue_objs() + [job("plain", 1, {GPU: 1})])
+    assert overlay.workloads_of(no_default, no_default.owners[0], None).priority.value == 0
 
 
 def test_missing_priority_classes_are_problems_not_fallbacks():
-    cluster = model.build("t", queue_objs() + [job("a", 1, {GPU: 1}, prio="nope"),
+    cluster = overlay.build("t", queue_objs() + [job("a", 1, {GPU: 1}, prio="nope"),
                                                job("b", 1, {GPU: 1}, pc_name="gone")])
-    a, b = (model.workloads_of(cluster, o, None) for o in cluster.owners)
+    a, b = (overlay.workloads_of(cluster, o, None) for o in cluster.owners)
     assert "WorkloadPriorityClass 'nope' does not exist" in a.problems[0]
     assert "PriorityClass 'gone' does not exist" in b.problems[0]
 
@@ -229,8 +229,8 @@ def test_deployment_priority_label_is_read_from_the_pod_template():
     d = deployment("web", 1, {GPU: 1}, pod_prio="w-high")
     d2 = deployment("web2", 1, {GPU: 1})
     d2["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "w-high"
-    cluster = model.build("t", queue_objs() + [wpc("w-high", 3000), d, d2])
-    w1, w2 = (model.workloads_of(cluster, o, 1) for o in cluster.owners)
+    cluster = overlay.build("t", queue_objs() + [wpc("w-high", 3000), d, d2])
+    w1, w2 = (overlay.workloads_of(cluster, o, 1) for o in cluster.owners)
     assert w1.priority.value == 3000
     assert w2.priority.value == 0 and "not copied to its pods" in w2.notes[0]
 
@@ -239,8 +239,8 @@ def test_bad_overlay_input_is_a_clear_error(tmp_path):
     bad = tmp_path / "overlay.yaml"
     bad.write_text("kind: [unclosed\n")
     with pytest.raises(SpecError) as e:
-        model.load_objects(str(bad))
+        overlay.load_objects(str(bad))
     assert str(bad) in e.value.render() and "not valid YAML" in e.value.render()
     with pytest.raises(SpecError) as e:
-        model.build("x.yaml", [job("a", 1, {GPU: 1})])
+        overlay.build("x.yaml", [job("a", 1, {GPU: 1})])
     assert "x.yaml: <root>: no ClusterQueue in the overlay" in e.value.render()

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator import cli, paths, yamlio
-from generator.errors import SpecError
+from generator import cli
+from generator.kernel import paths, yamlio
+from generator.kernel.errors import SpecError
 from generator.plan import dispatch, group, scenario
 from tests import helpers
 from tests.kueue_cases import API, NS, clusterqueue, flavor, localqueue, restates

@@ -4,8 +4,9 @@ What differs between the modelled releases is read from Kueue itself (kube_featu
 pkg/scheduler at v0.12.3, v0.17.4, v0.19.2)."""
 import json
 
-from generator import cli, yamlio
-from generator.plan import model, releases, simulate
+from generator import cli
+from generator.kernel import yamlio
+from generator.plan import overlay, releases, simulate
 from tests import helpers
 from tests.kueue_cases import clusterqueue, flavor, localqueue, workload
 from tests.test_plan_expectations import _write_repo
@@ -73,7 +74,7 @@ def _skipped_entry(release: str) -> simulate.State:
             clusterqueue("b", [{"f1": {CPU: 0}}], "co"),
             flavor("f1"), flavor("f2"), localqueue("a"), localqueue("b"),
             workload("first", "a", {CPU: 2}, priority=10), workload("second", "b", {CPU: 2})]
-    sim = simulate.Simulator(model.build("case", objs), kueue_version=release)
+    sim = simulate.Simulator(overlay.build("case", objs), kueue_version=release)
     sim.begin_step()
     for owner in sim.cluster.owners:
         sim.submit(owner)

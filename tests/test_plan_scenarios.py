@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from generator import cli
-from generator.plan import model, plot, scenario, simulate
+from generator.plan import overlay as model, plot, scenario, simulate
 from tests import helpers
 from tests.test_plan_model import GPU, TPU, detail, states, used
 
@@ -164,7 +164,7 @@ def test_tpu7x_superslice_cubes():
 def test_every_shipped_scenario_states_its_outcomes_and_they_hold(path):
     """Scenario text that describes an outcome is checked: the overlay's result and every step
     carry `expect:`, and `plan` (so `make plan`) fails when one does not hold."""
-    from generator import yamlio
+    from generator.kernel import yamlio
     raw = yamlio.load_all(path.read_text())[0]
     assert raw.get("expect"), f"{path}: no expect for the overlay's own step"
     assert all(step.get("expect") for step in raw["steps"]), f"{path}: a step without expect"
@@ -175,7 +175,7 @@ def test_every_shipped_scenario_states_its_outcomes_and_they_hold(path):
 def test_a_story_that_stops_being_true_fails_the_plan(capsys, l4_stream, tmp_path):
     # The same story with one claim turned false (the burst's fourth replica admitted): exit 1,
     # naming the step and what happened instead.
-    from generator import yamlio
+    from generator.kernel import yamlio
     raw = yamlio.load_all((helpers.FIXTURE_SCENARIOS / "l4-standard" / "inference-burst.yaml").read_text())[0]
     raw["steps"][2]["expect"]["admitted"].append("tgi-gemma-deployment#4")
     raw["steps"][0]["expect"]["preemptedBy"] = {"finetune-gemma-l4": "tgi-gemma-deployment#1"}
@@ -200,7 +200,7 @@ def _cli(capsys, *argv):
 @pytest.fixture(scope="module")
 def l4_stream(tmp_path_factory):
     """The built l4-standard overlay as one YAML stream (what `plan` reads from a file)."""
-    from generator import yamlio
+    from generator.kernel import yamlio
     path = tmp_path_factory.mktemp("overlay") / "l4-standard.yaml"
     path.write_text(yamlio.dump_all(helpers.kustomize(helpers.generated() / "overlays" / "l4-standard")))
     return path
@@ -224,7 +224,7 @@ def test_formats(capsys, l4_stream):
 
 
 def test_no_scenario_applies_everything_and_strict_flags_never(capsys, tmp_path):
-    from generator import yamlio
+    from generator.kernel import yamlio
     from tests.test_plan_model import cq, deployment, flavor, lq
     f = tmp_path / "stream.yaml"
     f.write_text(yamlio.dump_all([cq(quota={GPU: 1}), flavor(), lq(), deployment("big", 1, {GPU: 2})]))
@@ -302,7 +302,7 @@ def test_bad_scenario_exits_2_naming_file_and_field(case, capsys, tmp_path, l4_s
 
 
 def test_unlimited_tpu_quota_without_cubes_exits_2(capsys, tmp_path):
-    from generator import yamlio
+    from generator.kernel import yamlio
     from tests.test_plan_packer import tpu_queue
     f = tmp_path / "tpu.yaml"
     f.write_text(yamlio.dump_all(tpu_queue(999999)))

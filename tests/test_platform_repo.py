@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import cli, init, paths
+from generator import cli, init
+from generator.kernel import paths
 from tests import helpers
 
 
@@ -43,7 +44,7 @@ def test_outside_a_platform_repository_commands_say_so_in_one_line(tmp_path, mon
 
 
 def test_version_names_the_pinned_releases_of_the_versions_table(capsys):
-    table = yaml.safe_load(paths.VERSIONS.read_text())   # read here, not through generator.versions
+    table = yaml.safe_load(paths.VERSIONS.read_text())   # read here, not through generator.kernel.versions
     with pytest.raises(SystemExit) as e:
         cli.main(["--version"])
     out = capsys.readouterr().out
@@ -87,7 +88,7 @@ def test_init_takes_any_example(tmp_path, capsys, name, monkeypatch):
     assert code == 0, err
     assert (tmp_path / "p" / "platform.yaml").read_text() == (paths.ROOT / "examples" / f"{name}.yaml").read_text()
     monkeypatch.chdir(tmp_path / "p")       # with every file it names (a manifest workload's): the spec loads
-    from generator import spec as spec_model
+    from generator import model as spec_model
     spec_model.load(tmp_path / "p" / "platform.yaml")
 
 
@@ -143,7 +144,7 @@ def test_the_written_plan_step_reports_to_the_job_summary_also_when_the_plan_fai
 # ---------------------------------------------------------------- what the wheel carries
 
 def _read_by_the_tool() -> list[Path]:
-    """The data files the code reads through generator.paths."""
+    """The data files the code reads through generator.kernel.paths."""
     return [paths.VERSIONS, paths.SPEC_SCHEMA, paths.SCHEMAS / "scenario.schema.json", paths.LOCUSTFILE,
             *paths.EXAMPLES.rglob("*.yaml")]
 
@@ -159,8 +160,8 @@ def test_the_wheel_carries_every_data_file_the_tool_reads():
 
 # Modules that may name this checkout: paths itself, bench's and `make images`' helpers, the docs
 # generator (docs/reference/ of this repository), and two
-# fallbacks that apply only when the tool runs from a checkout (upstream.shared_dir, platform._source_name).
-CHECKOUT_ONLY = {"paths.py", "images.py", "platform.py", "upstream.py", "docsgen.py"}
+# fallbacks that apply only when the tool runs from a checkout (upstream.shared_dir, tree._source_name).
+CHECKOUT_ONLY = {"kernel/paths.py", "images.py", "builders/tree.py", "kernel/upstream.py", "docsgen.py"}
 
 
 def test_no_command_reads_or_writes_the_checkout():
@@ -168,7 +169,7 @@ def test_no_command_reads_or_writes_the_checkout():
     for f in (paths.ROOT / "generator").rglob("*.py"):
         if re.search(r"\bpaths\.ROOT\b|\bROOT\b\s*/|__file__", f.read_text()):
             users.add(f.relative_to(paths.ROOT / "generator").as_posix())
-    assert users - {"__init__.py", "validate/cel.py", "schemacheck.py"} == CHECKOUT_ONLY
+    assert users - {"__init__.py", "validate/cel.py", "kernel/schemacheck.py"} == CHECKOUT_ONLY
 
 
 def _install_requires() -> set[str]:
@@ -243,11 +244,11 @@ def test_the_scenarios_init_writes_hold_for_their_spec(tmp_path, monkeypatch, ca
 
 
 def test_an_installed_tool_prints_the_schema_instead_of_writing_into_itself(capsys, monkeypatch, tmp_path):
-    from generator.spec import schema
+    from generator.model import json_schema
     monkeypatch.setattr(paths, "INSTALLED", True)
     monkeypatch.setattr(paths, "SPEC_SCHEMA", tmp_path / "must-not-be-written.json")
     code, out, _ = _run(capsys, "schema")
-    assert code == 0 and out == schema.render() and not (tmp_path / "must-not-be-written.json").exists()
+    assert code == 0 and out == json_schema.render() and not (tmp_path / "must-not-be-written.json").exists()
 
 
 def test_validate_outside_a_platform_repository(tmp_path, monkeypatch, capsys):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator import demand, yamlio
-from generator.errors import SpecError
+from generator.kernel import demand, yamlio
+from generator.kernel.errors import SpecError
 from tests import helpers
 
 EXAMPLES = sorted((helpers.ROOT / "examples").glob("*.yaml"))

@@ -1,5 +1,5 @@
-"""generator/render.py against cdk8s itself: the same recorded objects rendered in
-Python and through cdk8s-plus-33 in Node (generator/cdk8s_render.py, the way
+"""generator/builders/render.py against cdk8s itself: the same recorded objects rendered in
+Python and through cdk8s-plus-33 in Node (generator/builders/cdk8s_render.py, the way
 synth rendered before) must give the same JSON, key order included."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from generator import cdk, k8s, platform, spec as specmod
+from generator import model as specmod
+from generator.builders import cdk, k8s, tree
 
 from .helpers import FIXTURES, ROOT
 
@@ -33,8 +34,8 @@ def _ordered(objs: list[dict]) -> str:
 def test_a_spec_renders_as_cdk8s_renders_it(spec):
     loaded = specmod.load(spec)
     with cdk.rendering("cdk8s"):
-        expected = platform.render(loaded)
-    actual = platform.render(loaded)
+        expected = tree.render(loaded)
+    actual = tree.render(loaded)
     assert actual[0] == expected[0]
     assert _ordered(list(actual[1].values())) == _ordered(list(expected[1].values()))
 
@@ -84,4 +85,4 @@ def test_builders_use_the_stand_ins():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
             assert not any(n.split(".")[0] in ("cdk8s", "cdk8s_plus_33") for n in names), \
-                f"{f}: import the typed classes with `from generator import k8s`"
+                f"{f}: import the typed classes with `from generator.builders import k8s`"

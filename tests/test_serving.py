@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import demand, paths, platform, spec as specmod, writer, yamlio
-from generator.catalog.engines import ENGINES, JETSTREAM_HTTP_IMAGE
-from generator.errors import SpecError
-from generator.spec.context import CheckContext
+from generator import model as specmod
+from generator.builders import tree as platform
+from generator.kernel import demand, paths, writer, yamlio
+from generator.kernel.catalog.engines import ENGINES, JETSTREAM_HTTP_IMAGE
+from generator.kernel.errors import SpecError
+from generator.model.check_context import CheckContext
 from tests import helpers
 from tests.test_validate_corpus import run as validate_run
 
@@ -109,7 +111,7 @@ def test_overlays_pass_the_validators_rules(overlays, profile, tmp_path):
     f = tmp_path / f"{profile}.yaml"
     f.write_text(yamlio.dump_all(overlays[profile]))
     report = validate_run(f, [])
-    assert report.errors == 0, [x.line() for x in report.findings]
+    assert report.errors == 0, [x.report_line() for x in report.findings]
 
 
 def test_lws_is_installed_and_queued_only_where_a_server_spans_hosts(tree):

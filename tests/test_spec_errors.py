@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from generator import paths, spec, yamlio
+from generator import model as spec
+from generator.kernel import paths, yamlio
 from tests import helpers
 
 
@@ -226,8 +227,8 @@ def test_a_duplicated_workload_is_one_line(tmp_path, capsys):
     ("profile", "x", "(known: a, b)", "x"),
 ])
 def test_hints(kind, value, hint, rejected):
-    from generator import catalog
-    from generator.errors import unknown
+    from generator.kernel import catalog
+    from generator.kernel.errors import unknown
     choices = {"machine type": catalog.MACHINE_TYPES, "priority tier": ["low", "medium", "high"],
                "profile": ["l4-autopilot", "l4-standard"] if value != "x" else ["a", "b", "x"]}[kind]
     message = unknown(kind, value, choices)

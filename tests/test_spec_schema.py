@@ -11,8 +11,8 @@ import shutil
 import jsonschema
 import pytest
 
-from generator import paths, yamlio
-from generator.spec import schema
+from generator.kernel import paths, yamlio
+from generator.model import json_schema
 
 SCHEMA = json.loads(paths.SPEC_SCHEMA.read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -20,8 +20,8 @@ SPECS = sorted((paths.ROOT / "examples").glob("*.yaml")) + [paths.ROOT / "tests"
 
 
 def test_committed_schema_is_what_the_model_generates():
-    assert paths.SPEC_SCHEMA.read_text() == schema.render(), "run `make schema`"
-    assert schema.is_current()
+    assert paths.SPEC_SCHEMA.read_text() == json_schema.render(), "run `make schema`"
+    assert json_schema.is_current()
 
 
 def test_a_kept_verdict_still_catches_an_edited_file(tmp_path, monkeypatch):
@@ -29,26 +29,26 @@ def test_a_kept_verdict_still_catches_an_edited_file(tmp_path, monkeypatch):
     # committed file is compared with it every time.
     monkeypatch.setenv("GENERATOR_CACHE_DIR", str(tmp_path / "cache"))
     committed = tmp_path / "platform.schema.json"
-    committed.write_text(schema.render())
+    committed.write_text(json_schema.render())
     monkeypatch.setattr(paths, "SPEC_SCHEMA", committed)
-    assert schema.is_current()
+    assert json_schema.is_current()
     assert len(list((tmp_path / "cache").iterdir())) == 1   # the digest, kept
-    assert schema.is_current()
+    assert json_schema.is_current()
     committed.write_text(committed.read_text().replace('"title": "ML platform spec"', '"title": "edited"', 1))
-    assert not schema.is_current()
+    assert not json_schema.is_current()
     committed.unlink()
-    assert not schema.is_current()
+    assert not json_schema.is_current()
 
 
-@pytest.mark.parametrize("module", ["spec/model.py", "catalog/gpus.py", "quantity.py"])
+@pytest.mark.parametrize("module", ["model/spec.py", "kernel/catalog/gpus.py", "kernel/quantity.py"])
 def test_the_model_digest_changes_with_any_module(tmp_path, module):
     # Whatever the model imports may change the schema: an edit anywhere in the package renders again.
     package = tmp_path / "generator"
     shutil.copytree(paths.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "_data"))
-    before = schema.model_digest(package)
-    assert schema.model_digest(package) == before
+    before = json_schema.model_digest(package)
+    assert json_schema.model_digest(package) == before
     (package / module).write_text((package / module).read_text() + "\n# edited\n")
-    assert schema.model_digest(package) != before
+    assert json_schema.model_digest(package) != before
 
 
 @pytest.mark.parametrize("path", [p for p in SPECS if p.exists()], ids=lambda p: p.name)

@@ -1,6 +1,6 @@
 """One verdict, one message: validate (KQ009), plan (never admitted), diff (cannot be
 admitted) and the spec's fit check answer "can this workload ever be admitted" from
-the supply model (generator/supply.py), so the four agree on every queue set here.
+the supply model (generator/kernel/supply.py), so the four agree on every queue set here.
 
 The numbers are worked out by hand from Kueue v0.17.4's docs, not from the code:
 - concepts/cluster_queue.md, BorrowingLimit: team-a-cq (9 cpu, borrowingLimit 1) and
@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from generator import demand, flavors, kueue as kueue_builders, spec as spec_package, supply, yamlio
+from generator import model as spec_package
 from generator.diff.capacity import never_admitted, picture
 from generator.diff.objects import units
-from generator.errors import SpecError
-from generator.plan import model
-from generator.queues import cluster_queues
-from generator.spec import checks, model as spec_model
-from generator.spec.context import CheckContext
+from generator.kernel import demand, kueue_api, supply, yamlio
+from generator.kernel.errors import SpecError
+from generator.model import checks, flavors, spec as spec_model
+from generator.model.check_context import CheckContext
+from generator.model.cluster_queues import cluster_queues
+from generator.plan import overlay
 from tests.test_plan_model import detail, run as plan_run, states
 from tests.test_validate_corpus import run as validate_run
 
@@ -195,10 +196,10 @@ def _spec_world(raw: dict) -> tuple[list[str], list[dict]]:
     prof = p.profiles["shared"]
     fs = flavors.flavors(p, prof)
     objs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}]
-    objs += [kueue_builders.resource_flavor(prof.kueue, f.name, node_labels=f.node_labels, topology=f.topology,
+    objs += [kueue_api.resource_flavor(prof.kueue, f.name, node_labels=f.node_labels, topology=f.topology,
                                             tolerations=list(f.tolerations)) for f in fs]
     objs += cluster_queues(p, prof, fs, ())
-    objs.append(kueue_builders.local_queue(prof.kueue, "team-a", "lq-team-a", p.teams[0].cq_name))
+    objs.append(kueue_api.local_queue(prof.kueue, "team-a", "lq-team-a", p.teams[0].cq_name))
     w = p.workloads[0]
     (skeleton,) = w.demand_objects(CheckContext(p, prof))
     skeleton["metadata"].update(namespace="team-a", labels={demand.QUEUE_LABEL: "lq-team-a"})
@@ -235,7 +236,7 @@ def test_find_cycles_names_each_loop_once():
 def test_a_cohort_cycle_is_one_line_in_plan_and_validate(tmp_path):
     objs = world([cohort("a", parent="b"), cohort("b", parent="a"), cq("q", "cpu", 1, "a")], [job("j", "lq-q", 1, "cpu")])
     with pytest.raises(SpecError) as e:
-        model.build("test", objs)
+        overlay.build("test", objs)
     assert [p.message for p in e.value.problems] == [CYCLE]
     f = tmp_path / "w.yaml"
     f.write_text(yamlio.dump_all(objs))
@@ -244,7 +245,7 @@ def test_a_cohort_cycle_is_one_line_in_plan_and_validate(tmp_path):
 
 def test_a_self_parent_is_refused_by_plan():
     with pytest.raises(SpecError) as e:
-        model.build("test", world([cohort("a", parent="a"), cq("q", "cpu", 1, "a")], []))
+        overlay.build("test", world([cohort("a", parent="a"), cq("q", "cpu", 1, "a")], []))
     assert [p.message for p in e.value.problems] == [
         "Cohort 'a' is its own parent; Kueue schedules nothing under a cohort in a cycle"]
 
@@ -273,11 +274,11 @@ def test_cohort_names_of_two_clusters_make_no_cycle():
 def test_one_message_for_a_quantity_too_large_to_count():
     """quantity.MAX_QUANTITY is the one limit; the demand module (validate, diff) and plan's
     reader say it in the same words."""
-    from generator import quantity
+    from generator.kernel import quantity
     big = job("huge", "lq-q", 1, "cpu", each="1e16")
     problems = demand.of(big).problems
     assert {p.message for p in problems} == {quantity.too_large("1e16")}   # its request and its limit
     with pytest.raises(SpecError) as e:
-        model.build("test", world([cq("q", "cpu", "2e16")], []))
+        overlay.build("test", world([cq("q", "cpu", "2e16")], []))
     assert [p.message for p in e.value.problems] == [quantity.too_large("2e16")]
     assert quantity.too_large("2e16") == "'2e16' is larger than Kueue can count (at most 9223372036854775)"

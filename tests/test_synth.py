@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from generator import paths, writer, yamlio
+from generator.kernel import paths, writer, yamlio
 from tests import helpers
 
 

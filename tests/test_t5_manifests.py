@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, kueue, paths, yamlio
-from generator.errors import SpecError
-from generator.spec.kinds import T5Inference
-from generator.workloads import t5, t5_autoscaling, t5_clients
+from generator import cli
+from generator.builders.workloads import t5, t5_autoscaling, t5_clients
+from generator.kernel import kueue_api, paths, yamlio
+from generator.kernel.errors import SpecError
+from generator.model.kinds import T5Inference
 from tests import helpers
 
 SPEC = helpers.fixture_spec()
@@ -180,7 +181,7 @@ def test_t5_is_queued_with_a_priority_and_its_helpers_are_not(profile):
         o = t5_objects(objs, w)
         dep = o["deployment"]
         for labels in (dep["metadata"]["labels"], dep["spec"]["template"]["metadata"]["labels"]):
-            assert (w["namespace"], labels[kueue.QUEUE_LABEL]) in local_queues
+            assert (w["namespace"], labels[kueue_api.QUEUE_LABEL]) in local_queues
         assert pod_spec(dep)["priorityClassName"] in priority_classes
         assert pod_spec(dep)["priorityClassName"] == SPEC.priority_class(w["priority"])
         (c,) = pod_spec(dep)["containers"]
@@ -188,8 +189,8 @@ def test_t5_is_queued_with_a_priority_and_its_helpers_are_not(profile):
         assert c["resources"]["requests"]["nvidia.com/gpu"] == str(w["gpus"])
         assert pod_spec(dep)["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
         for helper in ("client", "loadgen"):
-            assert kueue.QUEUE_LABEL not in o[helper]["metadata"].get("labels", {})
-            assert kueue.QUEUE_LABEL not in o[helper]["spec"]["template"]["metadata"]["labels"]
+            assert kueue_api.QUEUE_LABEL not in o[helper]["metadata"].get("labels", {})
+            assert kueue_api.QUEUE_LABEL not in o[helper]["spec"]["template"]["metadata"]["labels"]
             assert "nodeSelector" not in pod_spec(o[helper]), "helpers stay off the GPU nodes"
 
 

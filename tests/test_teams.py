@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import spec, yamlio
-from generator.errors import SpecError
-from generator.plan import model, scenario, simulate
-from generator.schemacheck import SchemaSet
+from generator import model as spec
+from generator.kernel import yamlio
+from generator.kernel.errors import SpecError
+from generator.kernel.schemacheck import SchemaSet
+from generator.plan import overlay, scenario, simulate
 from tests import helpers
 
 FIXTURE = Path(__file__).parent / "fixtures" / "teams.yaml"
@@ -173,7 +174,7 @@ def test_plan_borrows_within_limits_then_spills_to_spot(objs):
     third, past the limit, so it goes to spot, borrowed from the platform queue. Team-b then
     asks for 4: only 2 on-demand GPUs are free and team-b has no reclaimWithinCohort, so it
     cannot take its lent GPUs back; it runs on spot, borrowing 4 of the 7 left."""
-    cluster = model.build("teams", objs)
+    cluster = overlay.build("teams", objs)
     scen = scenario.from_dict({"description": "borrowing", "steps": [
         {"title": f"team-a job {i}", "submit": {"manifest": _job(f"a{i}", "team-a", "lq-team-a", 1)}}
         for i in range(1, 8)] + [

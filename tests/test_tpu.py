@@ -6,9 +6,11 @@ import importlib.util
 
 import pytest
 
-from generator import catalog, paths, queues, tpu, yamlio
-from generator.errors import SpecError
-from generator.workloads import tpu_jobset
+from generator.builders import kueue_objects
+from generator.builders.workloads import tpu_jobset
+from generator.kernel import catalog, paths, tpu_slices, yamlio
+from generator.kernel.errors import SpecError
+from generator.model import cluster_queues
 from tests import helpers
 
 TPU7X = catalog.tpu_generation("tpu7x")
@@ -46,7 +48,7 @@ def _errors(raw) -> str:
     ("4x4x4", 64, 16, 128), ("4x4x8", 128, 32, 256), ("4x8x8", 256, 64, 512),
 ])
 def test_shape_derivations(shape, chips, pods, devices):
-    s = tpu.slice_of(TPU7X, VM, shape)
+    s = tpu_slices.slice_of(TPU7X, VM, shape)
     assert (s.chips, s.pods, s.tpus_per_pod, s.devices, s.devices_per_pod) == (chips, pods, 4, devices, 8)
     assert s.pods * s.tpus_per_pod == s.chips
 
@@ -82,7 +84,7 @@ def test_quota_follows_the_reservation(cubes):
     memory = f"{vms * 960}Gi" if vms * 960 % 1024 else f"{vms * 960 // 1024}Ti"
     assert quotas == {"google.com/tpu": cubes * 64, "cpu": vms * 224, "memory": memory}
     assert cq["spec"]["resourceGroups"][0]["coveredResources"] == ["google.com/tpu", "cpu", "memory"]
-    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": queues.SLICE_CHECK}]}
+    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": kueue_objects.SLICE_CHECK}]}
 
 
 def test_quota_per_vm_overrides_and_unlimited():
@@ -94,7 +96,7 @@ def test_quota_per_vm_overrides_and_unlimited():
     assert [(r["name"], r["nominalQuota"]) for r in sub] == [
         ("google.com/tpu", 128), ("cpu", 32 * 222), ("memory", f"{32 * 900}Gi")]
     sup = _one(_objects(tree, SUPER), "ClusterQueue")["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
-    assert [(r["name"], r["nominalQuota"]) for r in sup] == list(queues.UNLIMITED_QUOTA.items())
+    assert [(r["name"], r["nominalQuota"]) for r in sup] == list(cluster_queues.UNLIMITED_QUOTA.items())
 
 
 @pytest.mark.parametrize("shape,slices", [("2x2x1", 6), ("2x2x2", 6), ("2x2x4", 3), ("2x4x4", 2)])
@@ -102,7 +104,7 @@ def test_subslice_jobset_follows_the_shape(shape, slices):
     raw = helpers.fixture_raw()
     _workload(raw, "jax-subslice").update(shape=shape, slices=slices)
     js = _one(_objects(helpers.render(raw), SUB), "JobSet")
-    s = tpu.slice_of(TPU7X, VM, shape)
+    s = tpu_slices.slice_of(TPU7X, VM, shape)
     (rj,) = js["spec"]["replicatedJobs"]
     job = rj["template"]["spec"]
     pod = job["template"]
@@ -183,7 +185,7 @@ def test_env_matches_the_image_contract():
         assert "command" not in c and "args" not in c, "the image's entrypoint runs the check"
         # The image's own parser accepts what we set, and agrees with the shape.
         cfg = contract.parse_env(env)
-        shape = tpu.slice_of(TPU7X, VM, pod["metadata"]["annotations"][DYNAMIC.slice_topology_annotation])
+        shape = tpu_slices.slice_of(TPU7X, VM, pod["metadata"]["annotations"][DYNAMIC.slice_topology_annotation])
         assert (cfg.topology, cfg.expected_global_devices, cfg.expected_local_devices) == \
             (shape.text, shape.devices, shape.devices_per_pod)
         assert cfg.should_initialize_distributed() == (shape.pods > 1)

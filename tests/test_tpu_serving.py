@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from generator import catalog, crds, demand, kueue, labels, versions, yamlio
-from generator.schemacheck import SchemaSet
-from generator.workloads import tpu_pd_serving as pd
+from generator.builders.workloads import tpu_pd_serving as pd
+from generator.kernel import catalog, crd_dirs, demand, kueue_api, labelmatch as labels, versions, yamlio
+from generator.kernel.schemacheck import SchemaSet
 from tests import helpers
 
 SUB, SUPER = "tpu7x-subslice", "tpu7x-superslice"
@@ -91,8 +91,8 @@ def test_labels_resolve_and_quota_covers_every_request(tree, profile):
     assert workloads
     for o in workloads:
         labels = o["metadata"]["labels"]
-        assert labels[kueue.PRIORITY_LABEL] in wpcs
-        assert (o["metadata"]["namespace"], labels[kueue.QUEUE_LABEL]) in lqs
+        assert labels[kueue_api.PRIORITY_LABEL] in wpcs
+        assert (o["metadata"]["namespace"], labels[kueue_api.QUEUE_LABEL]) in lqs
         for ps in demand.podsets(o):
             for c in ps.spec["containers"] + ps.spec.get("initContainers", []):
                 requested = set(c.get("resources", {}).get("requests", {}))
@@ -147,7 +147,7 @@ def test_synth_with_other_pins(pins):
     tree = helpers.render(raw)
     for profile in (SUB, SUPER):
         objs = _objects(tree, profile)
-        schemas = SchemaSet(s.kubernetes_version, crds.dirs_for(pins["kueue"], pins["jobset"], pins["lws"], helpers.CRD_ROOT))
+        schemas = SchemaSet(s.kubernetes_version, crd_dirs.dirs_for(pins["kueue"], pins["jobset"], pins["lws"], helpers.CRD_ROOT))
         helpers.assert_valid(schemas, objs, profile)
         for o in objs:
             if o["kind"] == "JobSet":

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import paths, spec, yamlio
-from generator.errors import SpecError
-from generator.plan import model, scenario, simulate
+from generator import model as spec
+from generator.kernel import paths, yamlio
+from generator.kernel.errors import SpecError
+from generator.plan import overlay, scenario, simulate
 from tests import helpers
 
 EXAMPLES = paths.ROOT / "examples"
@@ -44,7 +45,7 @@ def _one(objs, kind, name):
 
 
 def _plan(objs: list[dict], name: str, extra: tuple[dict, ...] | list[dict] = ()):
-    cluster = model.build(name, [*objs, *extra])
+    cluster = overlay.build(name, [*objs, *extra])
     result = simulate.run(cluster, scenario.default(cluster))
     return {r.workload: r for r in result.steps[-1].rows}
 

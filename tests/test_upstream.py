@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, upstream, versions
-from generator.validate import fetch
+from generator.kernel import fetch_upstream, paths, upstream, versions
 from tests import helpers
 
 
@@ -35,7 +34,7 @@ def _closed_port() -> str:
 
 
 def _ensure(env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator.validate.fetch", "--ensure"], env=env, cwd=paths.ROOT,
+    return subprocess.run([sys.executable, "-m", "generator.kernel.fetch_upstream", "--ensure"], env=env, cwd=paths.ROOT,
                           capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -103,8 +102,8 @@ def test_a_download_that_is_not_the_pinned_bytes_is_refused(tmp_path):
     victim = upstream.pinned()[0]
     path = victim.url[len(upstream.UPSTREAM_BASE):]
     edited = (helpers.SHARED / victim.rel).read_bytes() + b"# edited\n"
-    with helpers.upstream_mirror({path: edited}) as base, pytest.raises(fetch.FetchError) as e:
-        fetch.fetch(tmp_path, [victim], lambda f: base + path)
+    with helpers.upstream_mirror({path: edited}) as base, pytest.raises(fetch_upstream.FetchError) as e:
+        fetch_upstream.fetch(tmp_path, [victim], lambda f: base + path)
     assert str(e.value).endswith(f"differs from the pin {victim.sha256}; not written")
     assert not (tmp_path / victim.rel).exists()
 
@@ -197,7 +196,7 @@ def test_fetch_fills_a_named_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(upstream, "pinned", lambda: some)
     with helpers.upstream_mirror() as base:
         monkeypatch.setenv("UPSTREAM_BASE_URL", base)
-        assert fetch.main([str(tmp_path / "dest")]) == 0
+        assert fetch_upstream.main([str(tmp_path / "dest")]) == 0
     assert upstream.not_present(tmp_path / "dest", some) == []
     assert capsys.readouterr().out == f"crds: 3 downloaded, 0 already present, all sha256-verified, under {tmp_path / 'dest'}/\n"
-    assert fetch.main(["--bogus"]) == 2
+    assert fetch_upstream.main(["--bogus"]) == 2

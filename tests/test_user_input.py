@@ -1,4 +1,4 @@
-"""The one reader of user files (generator/yamlio.py): its limits, each shown
+"""The one reader of user files (generator/kernel/yamlio.py): its limits, each shown
 quiet at the limit and refusing just past it, with numbers worked out by
 hand from the documented rules; and every command that reads a user file
 turns a refusal into a clear message naming the file, never a traceback or
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator import yamlio
+from generator.kernel import yamlio
 from tests import helpers
 
 

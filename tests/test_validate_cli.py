@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli, paths, versions, yamlio
+from generator import cli
+from generator.kernel import paths, versions, yamlio
 from tests import helpers
 
 CORPUS = Path(__file__).parent / "validate_corpus"

@@ -75,7 +75,7 @@ def test_bad_fires(rule):
     want = expected(bad)
     assert want and all(r == rule for r, _, _ in want), f"{bad}: header must expect {rule} only"
     report = run(bad, " ".join(header(bad, "args")).split())
-    assert found(report) == want, "\n".join(f.line() for f in report.findings)
+    assert found(report) == want, "\n".join(f.report_line() for f in report.findings)
     severity = RULES[rule].severity
     assert all(f.severity == severity for f in report.findings if f.rule == rule)
 
@@ -84,5 +84,5 @@ def test_bad_fires(rule):
 def test_good_is_clean(rule):
     good = case(rule, "good")
     report = run(good, " ".join(header(good, "args") or header(case(rule, "bad"), "args")).split())
-    assert report.findings == [], "\n".join(f.line() for f in report.findings)
+    assert report.findings == [], "\n".join(f.report_line() for f in report.findings)
     assert report.sources[0]["objects"] > 0

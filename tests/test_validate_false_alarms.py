@@ -71,7 +71,7 @@ def run(*args: str):
 
 
 def lines(report, rule: str) -> list[str]:
-    return [f.line() for f in report.findings if f.rule == rule]
+    return [f.report_line() for f in report.findings if f.rule == rule]
 
 
 def test_tpu_selector_injected_by_the_queue_flavor(tmp_path):
@@ -104,7 +104,7 @@ def test_folder_files_are_streams_and_duplicates_need_one_stream(tmp_path):
                                                        "vllm/vllm-openai:v0.6.0"))
     (tmp_path / "svc.yaml").write_text(deploy[1])
     per_file = run("--closed", str(tmp_path))
-    assert per_file.findings == [], [f.line() for f in per_file.findings]
+    assert per_file.findings == [], [f.report_line() for f in per_file.findings]
     assert [s["name"].rsplit("/", 1)[-1] for s in per_file.sources] == ["a.yaml", "b.yaml", "svc.yaml"]
     one = run("--closed", "--one-stream", str(tmp_path))
     assert [f.rule for f in one.findings] == ["IN003"] and len(one.sources) == 1
@@ -118,7 +118,7 @@ def test_tutorial_placeholders_are_notes(tmp_path):
     f = tmp_path / "tutorial.yaml"
     f.write_text(text)
     report = run("--disable", "KQ001", str(f))
-    assert [x.rule for x in report.findings] == ["IN004"], [x.line() for x in report.findings]
+    assert [x.rule for x in report.findings] == ["IN004"], [x.report_line() for x in report.findings]
     assert "<number_of_chips>" in report.findings[0].message and "NAMESPACE" in report.findings[0].message
     # A real value in the same place is checked: 2 chips per pod is no v6e VM.
     f.write_text(text.replace("<number_of_chips>", '"2"').replace("train-NAMESPACE", "train"))
@@ -133,7 +133,7 @@ def test_namespace_applies_to_kinds_without_a_pinned_crd(tmp_path):
     ctx = tmp_path / "queue.yaml"
     ctx.write_text(QUEUE.format(labels="cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice"))
     report = run("-n", "team", "--context", str(ctx), str(job))
-    assert report.errors == 0, [f.line() for f in report.findings]
+    assert report.errors == 0, [f.report_line() for f in report.findings]
     assert [f.namespace for f in report.findings] == ["team"]   # the SC002 note: not pinned, not checked
     assert report.exit_code() == 0
     report = run("-n", "other", "--context", str(ctx), str(job))

@@ -4,7 +4,7 @@ documented bar (docs/validate-rules.md). The figures themselves are the benchmar
 from __future__ import annotations
 
 from bench import recall
-from generator import yamlio
+from generator.kernel import yamlio
 from tests import helpers
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
-from generator import cli, yamlio
+from generator import cli
+from generator.kernel import yamlio
 from generator.validate import cel
 from tests import helpers
 
@@ -222,7 +223,8 @@ def test_transition_violations():
     assert cel.transition_violations(old, new, helpers.CRD_ROOT) == []
     new["spec"]["clusterQueue"] = "other"
     (v,) = cel.transition_violations(old, new, helpers.CRD_ROOT)
-    assert (v.field, v.message, v.rule, v.evaluated) == ("spec.clusterQueue", "field is immutable", "self == oldSelf", True)
+    assert (v.path, v.message, v.expression, v.rule) == ("spec.clusterQueue", "field is immutable", "self == oldSelf",
+                                                        cel.BROKEN)
     assert cel.transition_violations({"apiVersion": "v1", "kind": "ConfigMap"}, {"apiVersion": "v1", "kind": "ConfigMap"},
                                      helpers.CRD_ROOT) == []
 
@@ -253,7 +255,7 @@ def test_placeholders_are_templating_not_credentials(capsys, tmp_path):
 @pytest.mark.parametrize("accelerator, known", [("tpu-v6e-slice", True), ("tpu-v5-lite-podslice", True),
                                                  ("tpu-v5p-slice", True), ("tpu7x", True), ("tpu-v9-slice", False)])
 def test_tpu_generations_come_from_the_catalog(capsys, tmp_path, accelerator, known):
-    """v5e and v6e pods are known (GKE's accelerator label values, generator/catalog); the TPU
+    """v5e and v6e pods are known (GKE's accelerator label values, generator/kernel/catalog); the TPU
     toleration GKE adds to pods requesting google.com/tpu is not asked for; an unknown value is a note."""
     text = JOB.replace("      restartPolicy: Never", "      restartPolicy: Never\n      nodeSelector:\n"
                        f"        cloud.google.com/gke-tpu-accelerator: {accelerator}")
@@ -410,7 +412,7 @@ def test_resources_kueue_config_may_transform_are_notes_alone(capsys, tmp_path):
 
 
 def test_credential_stand_ins_without_digits_are_not_credentials():
-    from generator.credentials import looks_like_token
+    from generator.kernel.credentials import looks_like_token
     # In manifests nobody here wrote (the validator), a tutorial's stand-in is not a finding...
     assert not looks_like_token("nvapi-NVKEY", True) and not looks_like_token("HF_TOKEN", True)
     assert looks_like_token("nvapi-7f3KxQ9", True) and looks_like_token("hf_AbCdEfGh12345678", True)

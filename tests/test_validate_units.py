@@ -11,10 +11,10 @@ from decimal import Decimal
 
 import pytest
 
-from generator import catalog, crds, quantity, schemacheck, versions
-from generator.credentials import looks_like_token
-from generator.validate.fetch import FetchError, all_pinned, fetch
-from generator.validate.findings import format_path
+from generator.kernel import catalog, crd_dirs, quantity, schemacheck, versions
+from generator.kernel.credentials import looks_like_token
+from generator.kernel.errors import format_path
+from generator.kernel.fetch_upstream import FetchError, all_pinned, fetch
 from generator.validate.rules import RULES
 from generator.validate.rules.tpu import slice_chips
 from tests import helpers
@@ -84,9 +84,9 @@ def test_every_pinned_crd_dir_has_files_and_they_match_upstream_copies():
     for kueue in versions.known("kueue"):
         for jobset in versions.known("jobset"):
             for lws in versions.known("lws"):
-                dirs = crds.dirs_for(kueue, jobset, lws, root)
-                files = crds.pinned_files([d.relative_to(root).as_posix() for d in dirs])
-                assert crds.verified(root, files)
+                dirs = crd_dirs.dirs_for(kueue, jobset, lws, root)
+                files = crd_dirs.pinned_files([d.relative_to(root).as_posix() for d in dirs])
+                assert crd_dirs.verified(root, files)
     for f in all_pinned():
         assert f.url.startswith("https://raw.githubusercontent.com/") and f.url.endswith("/" + f.rel.rsplit("/", 1)[1])
         assert hashlib.sha256((root / f.rel).read_bytes()).hexdigest() == f.sha256
@@ -95,14 +95,14 @@ def test_every_pinned_crd_dir_has_files_and_they_match_upstream_copies():
 
 
 def test_unpinned_dir_is_refused():
-    with pytest.raises(crds.CrdFileError, match="no crdFiles pinned under gateway-api/v1.6.1/experimental/"):
-        crds.pinned_files(["gateway-api/v1.6.1/experimental"])
+    with pytest.raises(crd_dirs.CrdFileError, match="no crdFiles pinned under gateway-api/v1.6.1/experimental/"):
+        crd_dirs.pinned_files(["gateway-api/v1.6.1/experimental"])
 
 
 def test_index_cache_is_keyed_by_content_and_rebuilt_when_bad(tmp_path, monkeypatch):
     monkeypatch.setenv("GENERATOR_CACHE_DIR", str(tmp_path))
     root = helpers.CRD_ROOT
-    files = crds.verified(root, crds.pinned_files(["kueue/" + versions.default("kueue")]))
+    files = crd_dirs.verified(root, crd_dirs.pinned_files(["kueue/" + versions.default("kueue")]))
     schemacheck._pinned_index.cache_clear()
     first = schemacheck._pinned_index(files)
     (cached,) = tmp_path.glob("crd-index-*.json")

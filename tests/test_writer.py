@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import paths, writer
+from generator.kernel import paths, writer
 from tests import helpers
 
 OWNED = ("base", "overlays", "controllers")
@@ -35,7 +35,7 @@ NEW = {**{f"base/b{i}.yaml": f"{HEAD}new {i}\n" for i in range(25)},
 # commit, then the folder switch), deletions (cleanup).
 CHILD = r"""
 import json, os, pathlib, shutil, sys
-from generator import writer
+from generator.kernel import writer
 
 root, tree, owned, pause = sys.argv[1], json.loads(sys.argv[2]), tuple(sys.argv[3].split(",")), int(sys.argv[4])
 count = [0]

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from generator import writer
+from generator.kernel import writer
 from tests import helpers
 from tests.test_writer import HEAD, NEW, OLD, OWNED
 

@@ -1,4 +1,4 @@
-"""generator/yamldump.py writes what PyYAML's own path writes for the same
+"""generator/kernel/yamldump.py writes what PyYAML's own path writes for the same
 dumper, byte for byte: on every file the fixture platforms generate, and on
 values chosen to hit each of its paths (shared objects become anchors)."""
 from __future__ import annotations
@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator import platform, spec as specmod, yamlio
+from generator import model as specmod
+from generator.builders import tree
+from generator.kernel import yamlio
 
 from .helpers import FIXTURES
 
@@ -18,7 +20,7 @@ def _both(obj) -> tuple[str, str]:
 
 @pytest.mark.parametrize("spec", sorted(FIXTURES.glob("*.yaml")), ids=lambda p: p.name)
 def test_generated_files_are_written_as_pyyaml_writes_them(spec):
-    _, emitted = platform.render(specmod.load(spec))
+    _, emitted = tree.render(specmod.load(spec))
     for objs in emitted.values():
         for obj in objs:
             fast, reference = _both(obj)

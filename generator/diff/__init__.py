@@ -5,7 +5,7 @@ for the reviewer of a pull request.
   objects     the objects of an output tree, by (group, kind, namespace, name), per unit
   fields      field-level changes of one object (sets compared as sets)
   compare     object changes between two trees
-  capacity    quotas, demand (generator/demand.py) and never-admitted workloads of one overlay
+  capacity    quotas, demand (generator/kernel/demand.py) and never-admitted workloads of one overlay
   impact      capacity before and after, per overlay
   immutable   core kinds' immutable fields;  transitions: CRD transition rules
   rollout     what an immutable change takes: delete and recreate, what restarts, Argo CD

@@ -5,17 +5,17 @@ range), the headroom left at the most, and the workloads that can never be
 admitted because one of their Workloads needs more than the ClusterQueue can
 ever give it.
 
-Every number of what a workload asks for comes from generator/demand.py; every
+Every number of what a workload asks for comes from generator/kernel/demand.py; every
 number of what the queues give, and the never-admitted verdict, from
-generator/supply.py. Quota is shown per ClusterQueue and flavor, never summed
+generator/kernel/supply.py. Quota is shown per ClusterQueue and flavor, never summed
 across flavors (a flavor is one kind of machine)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import catalog, demand, quantity, supply
-from ..supply import FR
+from ..kernel import catalog, demand, quantity, supply
+from ..kernel.supply import FR
 from .objects import Key, Unit, sort_key
 
 ACCELERATOR_RESOURCES = tuple(sorted({d.resource for d in catalog.DEVICES.values()}))
@@ -104,7 +104,7 @@ class Picture:
 
 def _asks(pic: Picture, cq: str | None, obj: dict, hpa: dict) -> tuple[dict[FR, Decimal], dict[FR, Decimal]]:
     """What the object's Workloads ask of each flavor at their fewest and most replicas: each pod
-    set in the flavor the supply model places it (generator/supply.py placement)."""
+    set in the flavor the supply model places it (generator/kernel/supply.py placement)."""
     lo: dict[FR, Decimal] = {}
     hi: dict[FR, Decimal] = {}
     if cq is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import paths, writer
+from ..kernel import paths, writer
 from . import gitio, markdown, stale, text
 from .report import Report, compare
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .fields import Change, field_changes
+from .field_changes import Change, field_changes
 from .objects import Key, Located, Unit, is_overlay, sort_key
 
 STATUSES = ("added", "removed", "changed", "moved")

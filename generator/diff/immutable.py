@@ -10,7 +10,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .fields import MISSING
+from .field_changes import MISSING
 from .objects import Key
 
 K8S_CORE = "kubernetes pkg/apis/core/validation/validation.go"

@@ -7,16 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import capacity as quotas, demand, kueue
-from .capacity import (
-    ACCELERATOR_RESOURCES,
-    Picture,
-    accelerator_summary,
-    hpa_ranges,
-    never_admitted,
-    picture,
-    span,
-)
+from ..kernel import demand, kueue_api
+from ..model import nominal_quota
+from .capacity import ACCELERATOR_RESOURCES, Picture, accelerator_summary, hpa_ranges, never_admitted, picture, span
 from .objects import Key, Unit, is_overlay, label, sort_key
 
 Side = tuple[Decimal, Decimal, Decimal] | None   # (quota, demand at fewest, demand at most)
@@ -66,7 +59,7 @@ class UnitImpact:
 def _sides(pic: Picture) -> dict[tuple[str, str, str], tuple[Decimal, Decimal, Decimal]]:
     """(queue, flavor, resource) -> (quota, demand at fewest, demand at most): a ClusterQueue's
     nominal quota per flavor, and a cohort's subtree quota (its own plus what its members lend,
-    generator/supply.py) for cohorts of two or more members."""
+    generator/kernel/supply.py) for cohorts of two or more members."""
     out = {}
     tree = pic.tree
     for name, node in tree.cqs.items():
@@ -100,7 +93,7 @@ def queue_rows(old: Picture, new: Picture) -> list[QueueRow]:
     keys = list(a) + [k for k in b if k not in a]
     rows = [QueueRow(q, f, r, a.get((q, f, r)), b.get((q, f, r))) for q, f, r in keys
             if a.get((q, f, r)) != b.get((q, f, r))]
-    rank = {r: i for i, r in enumerate(quotas.RESOURCE_ORDER)}   # the order ClusterQueues list them
+    rank = {r: i for i, r in enumerate(nominal_quota.RESOURCE_ORDER)}   # the order ClusterQueues list them
     flavors = {**_flavor_rank(old), **_flavor_rank(new)}
     return sorted(rows, key=lambda row: (row.queue.startswith("cohort"), row.queue, flavors.get(row.flavor, 1 << 30),
                                          row.flavor, rank.get(row.resource, len(rank)), row.resource))
@@ -167,7 +160,7 @@ def _priorities(obj: dict) -> dict[str, str]:
     if d.priority_class_name:
         out["priorityClassName"] = d.priority_class_name
     if d.workload_priority_class:
-        out[kueue.PRIORITY_LABEL] = d.workload_priority_class
+        out[kueue_api.PRIORITY_LABEL] = d.workload_priority_class
     return out
 
 

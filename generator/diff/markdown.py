@@ -6,7 +6,7 @@ whatever still does not fit is cut at a row boundary and the text says what
 was left out."""
 from __future__ import annotations
 
-from .fields import MISSING, Change, show, text_diff
+from .field_changes import MISSING, Change, show, text_diff
 from .objects import label
 from .phrases import (
     SYMBOLS,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from .. import yamlio
+from ..kernel import yamlio
 from .gitio import DiffError
 
 Key = tuple  # (api group, kind, namespace or None, name)

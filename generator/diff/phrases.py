@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from .capacity import fmt, span
 from .compare import ObjectChanges
-from .fields import Change, field_changes as field_changes_of
+from .field_changes import Change, field_changes as field_changes_of
 from .immutable import Immutable
 from .impact import NeverRow, QueueRow
 from .objects import label

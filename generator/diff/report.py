@@ -6,14 +6,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import crds, versions, yamlio
+from ..kernel import crd_dirs, versions, yamlio
 from .compare import Entry, ObjectChanges, compare_units
 from .immutable import Immutable, core_violations
 from .impact import UnitImpact, impacts
 from .objects import Key, Unit, is_overlay, sort_key, units
 from .rollout import Rollout, rollout
 from .stale import Staleness
-from .transitions import default_releases, transition_violations
+from .transitions import certain, default_releases, transition_violations, value_at
 
 
 @dataclass(frozen=True)
@@ -128,14 +128,16 @@ def _field_violations(section: str, e: Entry, ctx: _Context) -> list[Immutable]:
     pins = releases(ctx.new_tree, profile) if profile else None
     try:
         hits = transition_violations(e.old.obj, e.new.obj, ctx.crd_root, pins)
-    except crds.CrdFileError as err:
+    except crd_dirs.CrdFileError as err:
         ctx.crd_failed = True
         ctx.notes.append(f"CRD transition rules were not checked: {err}")
         return found
     project = _PROJECTS.get(e.key[0])
     crd = f"{project} {pins[project]} " if project and pins else ""
-    return found + [Immutable(e.key, v.path, v.old, v.new, v.message or "guarded by a transition rule",
-                              f"{crd}{e.key[1]} CRD, x-kubernetes-validations rule `{v.rule}`", certain=v.certain)
+    return found + [Immutable(e.key, v.path, value_at(e.old.obj, v.parts), value_at(e.new.obj, v.parts),
+                              v.message or "guarded by a transition rule",
+                              f"{crd}{e.key[1]} CRD, x-kubernetes-validations rule `{v.expression}`",
+                              certain=certain(v))
                     for v in hits]
 
 
@@ -180,7 +182,7 @@ def compare(old_tree: dict[str, str], new_tree: dict[str, str], base_commit: str
     old_units, new_units = units(old_tree), units(new_tree)
     objects = compare_units(old_units, new_units)
     notes: list[str] = []
-    ctx = _Context(new_tree, new_units, Path(crd_root or crds.default_root()),
+    ctx = _Context(new_tree, new_units, Path(crd_root or crd_dirs.default_root()),
                    application_options(new_units), notes)
     return Report(base_commit, base_label, objects, impacts(old_units, new_units),
                   immutable_changes(objects, ctx), notes=notes, versions=version_bumps(old_tree, new_tree))

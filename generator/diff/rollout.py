@@ -2,15 +2,15 @@
 the object must be deleted and created again. Argo CD does that on sync for
 objects with the sync options `Force=true,Replace=true` (argo-cd
 test/e2e/sync_options_test.go TestSyncWithForceReplace: a change to an
-immutable field syncs once both are set); generator/gitops.py sets them on
+immutable field syncs once both are set); generator/builders/gitops.py sets them on
 Jobs and JobSets. For anything else the sync fails with "field is immutable"
 until someone deletes the object."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import demand
-from ..argo import REPLACE_OPTIONS, SYNC_OPTIONS
+from ..kernel import demand, supply
+from ..kernel.argo import REPLACE_OPTIONS, SYNC_OPTIONS
 from .objects import Key, Located, Unit, label, sort_key
 
 # What deleting and recreating an object of a kind does, in the reviewer's terms.
@@ -76,7 +76,7 @@ def _containers_use(spec: dict, env_from_key: str, env_key: str, name: str) -> b
 def _cluster_queue_names(obj: dict, field: str) -> set[str]:
     spec = obj.get("spec") or {}
     if field == "flavors":
-        return {f.get("name") for g in spec.get("resourceGroups") or [] for f in g.get("flavors") or []}
+        return set(supply.flavor_names(spec))
     checks = set(spec.get("admissionChecks") or [])
     checks |= {c.get("name") for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []}
     return checks

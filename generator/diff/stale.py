@@ -1,7 +1,7 @@
 """Stale output: the spec says one thing, the committed output another.
 
 `diff` and `check` regenerate from the spec in the working tree (the public
-entry points generator.spec.load and generator.platform.build) and compare
+entry points generator.model.load and generator.builders.tree.build) and compare
 with the output directories on disk. `diff` also compares the spec file at
 the base commit with the working tree's, which says whether the change touched
 the spec at all, and is the only evidence left when the spec cannot be built."""
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths, writer
-from ..errors import SpecError
+from ..kernel import paths, writer
+from ..kernel.errors import SpecError
 
 HEADLINE = "the spec changed but the output was not regenerated"
 REMEDY = "run `make synth` (python -m generator synth) and commit the regenerated files"
@@ -32,8 +32,9 @@ class Staleness:
 
 def regenerate(spec_path: str | Path) -> dict[str, str]:
     """The tree the spec generates (SpecError when it is invalid)."""
-    from .. import platform, spec  # cdk8s and Node: only when regenerating
-    return platform.build(spec.load(spec_path))
+    from .. import model as spec  # cdk8s and Node: only when regenerating
+    from ..builders import tree
+    return tree.build(spec.load(spec_path))
 
 
 def check(spec_path: str | Path, out: Path) -> Staleness:

@@ -4,7 +4,7 @@ per overlay, and every object change, all in full: what can break a cluster
 before what the change does to the queues."""
 from __future__ import annotations
 
-from .fields import MISSING, Change, show, text_diff
+from .field_changes import MISSING, Change, show, text_diff
 from .objects import label
 from .phrases import (
     SYMBOLS,

@@ -16,7 +16,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from . import model, releases, report, scenario, simulate
+from ..kernel.errors import printable
+from . import overlay as model, releases, report, scenario, simulate
 
 
 def plan(overlay: str | list[str], scenario_file: str | None = None, cubes: int | None = None,
@@ -56,7 +57,7 @@ def platform_root() -> Path:
     """The platform repository whose scenarios `plan` without an overlay replays: the folder
     holding platform.yaml, found from the working directory up (paths.find_spec); without
     one, the working directory."""
-    from .. import paths
+    from ..kernel import paths
     try:
         return paths.find_spec().parent
     except paths.NoPlatform:
@@ -66,7 +67,7 @@ def platform_root() -> Path:
 def scenario_runs(root: Path, scenario_file: str | None) -> list[tuple[str, str]]:
     """(overlay, scenario) pairs for `plan` without an overlay: every scenarios/<profile>/*.yaml
     against overlays/<profile> (what `make plan` looped over), or the one --scenario names."""
-    from ..errors import Problem, SpecError
+    from ..kernel.errors import Problem, SpecError
     if scenario_file:
         files = [Path(scenario_file)]
     else:
@@ -94,7 +95,7 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def _check_args(args) -> None:
-    from ..errors import Problem, SpecError
+    from ..kernel.errors import Problem, SpecError
     many = not args.overlay
     if args.cubes is not None and not 0 <= args.cubes:
         raise SpecError("--cubes", [Problem("--cubes", f"{args.cubes} is not a number of cubes (0 or more)")])
@@ -136,13 +137,13 @@ def release_for(overlay: str, given: str | None) -> tuple[str, str]:
     if given:
         return given, "--kueue-version"
     root = platform_root()
-    from .. import paths
+    from ..kernel import paths
     spec = root / paths.SPEC_NAME
     path = Path(overlay)
     if not (spec.is_file() and path.is_dir() and path.resolve().parent == (root / "overlays").resolve()):
         return releases.DEFAULT, "the default; the spec pins a release for overlays/<profile> only"
-    from .. import spec as spec_mod
-    from ..errors import SpecError
+    from .. import model as spec_mod
+    from ..kernel.errors import SpecError
     try:
         platform = spec_mod.load(spec)
     except SpecError:
@@ -172,7 +173,7 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if plot_file:
         from . import plot  # matplotlib only when asked for
         plot.write(result, plot_file)
-    sys.stdout.write(report.render(result, args.format))
+    sys.stdout.write(printable(report.render(result, args.format)))
     if plot_file:
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures

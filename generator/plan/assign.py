@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .. import supply
-from ..catalog import TpuShape
-from ..quantity import show as fmt
-from . import model, packer, quota, tas
+from ..kernel import supply
+from ..kernel.catalog import TpuShape
+from ..kernel.quantity import show as fmt
+from . import overlay, packer, quota, tas
 from .quota import FR, ZERO
 
 # Granular modes, worst to best (flavorassigner.go preemptionMode).
@@ -115,9 +115,9 @@ class Assignment:
 class Context:
     """What one assignment needs: the queue, its node in the quota tree, the
     flavors, fair sharing, the TPU reservations and the preemption oracle."""
-    cq: model.ClusterQueue
+    cq: overlay.ClusterQueue
     node: quota.Node
-    flavors: dict[str, model.ResourceFlavor]
+    flavors: dict[str, overlay.ResourceFlavor]
     fair_sharing: bool
     reservations: dict[str, packer.Reservation]
     oracle: Callable[[FR, Decimal], tuple[int, int]]
@@ -125,17 +125,17 @@ class Context:
     static: dict[str, packer.StaticPool] = field(default_factory=dict)
     # Workloads holding quota, with their flavors, in admission order: the GKE blocks they
     # occupy (plan/tas.py). None: an empty cluster.
-    tas_held: list[tuple[model.Workload, dict[str, str]]] | None = None
+    tas_held: list[tuple[overlay.Workload, dict[str, str]]] | None = None
 
 
-def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = None) -> Assignment:
+def assign(ctx: Context, wl: overlay.Workload, counts: tuple[int, ...] | None = None) -> Assignment:
     a = Assignment(counts=counts)
-    covers_pods = ctx.cq.group_of(model.PODS) is not None
+    covers_pods = ctx.cq.group_of(overlay.PODS) is not None
     for i, ps in enumerate(wl.podsets):
         count = ps.count if counts is None else counts[i]
         req = {r: v * count for r, v in ps.requests.items()}
         if covers_pods:
-            req[model.PODS] = Decimal(count)
+            req[overlay.PODS] = Decimal(count)
         psa = PodSetAssignment(ps.name, count, req)
         chosen, reasons = _pod_set_flavors(ctx, i, ps, req, a.usage)
         psa.flavors = {r: c for r, c in (chosen or {}).items() if r in req}
@@ -149,7 +149,7 @@ def assign(ctx: Context, wl: model.Workload, counts: tuple[int, ...] | None = No
     return a
 
 
-def _pod_set_flavors(ctx: Context, i: int, ps: model.PodSet, req: dict[str, Decimal],
+def _pod_set_flavors(ctx: Context, i: int, ps: overlay.PodSet, req: dict[str, Decimal],
                      assumed: dict[FR, Decimal]) -> tuple[dict[str, Choice] | None, list[str]]:
     """A flavor for each resource of one pod set (a resource group's flavor covers all its
     resources); None with the reasons when one has none."""
@@ -184,7 +184,7 @@ def _next_flavor(ctx: Context, ps_index: int, res: str) -> int:
     return last[ps_index][res] + 1
 
 
-def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, Decimal], res: str,
+def _find_flavor(ctx: Context, ps_index: int, ps: overlay.PodSet, req: dict[str, Decimal], res: str,
                  assumed: dict[FR, Decimal]) -> tuple[dict[str, Choice], list[str]]:
     group = ctx.cq.group_of(res)
     if group is None:
@@ -202,7 +202,7 @@ def _find_flavor(ctx: Context, ps_index: int, ps: model.PodSet, req: dict[str, D
     return best, reasons
 
 
-def _scan(ctx: Context, group, start: int, ps: model.PodSet, requests: dict[str, Decimal],
+def _scan(ctx: Context, group, start: int, ps: overlay.PodSet, requests: dict[str, Decimal],
           assumed: dict[FR, Decimal], reasons: list[str]) -> tuple[dict[str, Choice] | None, tuple[int, int], int]:
     """The group's flavors from `start`, in order, as fungibility says: (the best choices, their
     mode, the index of the last flavor tried)."""
@@ -243,7 +243,7 @@ def _in_flavor(ctx: Context, flavor: str, requests: dict[str, Decimal], assumed:
     return choices, rep
 
 
-def _preferred(a: tuple[int, int], b: tuple[int, int], fung: model.Fungibility) -> bool:
+def _preferred(a: tuple[int, int], b: tuple[int, int], fung: overlay.Fungibility) -> bool:
     """isPreferred: a better than b (BorrowingOverPreemption unless told otherwise)."""
     if a[0] == NOFIT:
         return False
@@ -258,7 +258,7 @@ def _preferred(a: tuple[int, int], b: tuple[int, int], fung: model.Fungibility) 
     return a[1] < b[1]
 
 
-def _try_next(rep: tuple[int, int], fung: model.Fungibility) -> bool:
+def _try_next(rep: tuple[int, int], fung: overlay.Fungibility) -> bool:
     if rep[0] in (NOFIT, NO_CANDIDATES):
         return True
     if rep[0] in (PREEMPT, RECLAIM) and fung.when_can_preempt == "TryNextFlavor":
@@ -266,7 +266,7 @@ def _try_next(rep: tuple[int, int], fung: model.Fungibility) -> bool:
     return rep[1] != 0 and fung.when_can_borrow == "TryNextFlavor"
 
 
-def _check_flavor(ctx: Context, name: str, ps: model.PodSet, label_keys: set[str]) -> str | None:
+def _check_flavor(ctx: Context, name: str, ps: overlay.PodSet, label_keys: set[str]) -> str | None:
     rf = ctx.flavors.get(name)
     if rf is None:
         return f"flavor {name} not found"
@@ -305,7 +305,7 @@ def in_slices(pool: packer.StaticPool | None, res: str, want: Decimal, most: Dec
             f"{pool.slices_in(most)} there, {pool.shape.chips} chips each)")
 
 
-def _check_slices(ctx: Context, wl: model.Workload, a: Assignment) -> None:
+def _check_slices(ctx: Context, wl: overlay.Workload, a: Assignment) -> None:
     """The TPU slices of each pod set assigned to a TPU flavor: a dynamic reservation
     of cubes, or static node pools of one slice shape."""
     by_flavor: dict[str, list[int]] = {}
@@ -322,7 +322,7 @@ def _check_slices(ctx: Context, wl: model.Workload, a: Assignment) -> None:
             _check_static(ctx.static[flavor], wl, a, indices, counts)
 
 
-def _check_static(pool: packer.StaticPool, wl: model.Workload, a: Assignment, indices: list[int],
+def _check_static(pool: packer.StaticPool, wl: overlay.Workload, a: Assignment, indices: list[int],
                   counts: tuple[int, ...]) -> None:
     """Each slice group must be one whole slice of the pool's shape; quota then counts
     slices exactly (the flavor's quota is all the pools' chips)."""
@@ -334,7 +334,7 @@ def _check_static(pool: packer.StaticPool, wl: model.Workload, a: Assignment, in
             a.podsets[i].reasons += why
 
 
-def _check_dynamic(res: packer.Reservation, flavor: str, wl: model.Workload, a: Assignment, indices: list[int],
+def _check_dynamic(res: packer.Reservation, flavor: str, wl: overlay.Workload, a: Assignment, indices: list[int],
                    counts: tuple[int, ...]) -> None:
     shapes, problems = wl.slices(res.gen, counts)
     try:
@@ -380,7 +380,7 @@ def describe_shapes(shapes: list[TpuShape]) -> str:
 
 
 # ---------------------------------------------------------------- partial admission
-def reduced_counts(wl: model.Workload, fits: Callable[[tuple[int, ...]], bool]) -> tuple[int, ...] | None:
+def reduced_counts(wl: overlay.Workload, fits: Callable[[tuple[int, ...]], bool]) -> tuple[int, ...] | None:
     """PodSetReducer.Search: binary search from the full counts down to the minimums for
     the largest counts that fit; None when no count between them does."""
     full = [ps.count for ps in wl.podsets]

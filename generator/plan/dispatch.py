@@ -70,7 +70,7 @@ class GroupSim:
         self.manager = Simulator(group.manager.cluster, kueue_version=v)
         self.workers = {w.name: Simulator(w.cluster, kueue_version=v) for w in group.workers}
         for check in group.dispatches:
-            self.manager.check_defaults[check] = "Pending"
+            self.manager.workloads.check_defaults[check] = "Pending"
         self.remotes: dict[str, Remote] = {}
         self.copies: dict[str, set[str]] = {w: set() for w in self.workers}
         self.lost: set[str] = set()
@@ -96,8 +96,8 @@ class GroupSim:
     def _drain(self) -> None:
         """Move each simulator's new events into the group's, tagged with its cluster."""
         for name, s in [(self.group.manager.name, self.manager), *self.workers.items()]:
-            self.events += [f"[{name}] {e}" for e in s.events]
-            s.events = []
+            self.events += [f"[{name}] {e}" for e in s.store.events]
+            s.store.events = []
 
     def _say(self, text: str) -> None:
         self._drain()
@@ -150,11 +150,11 @@ class GroupSim:
     def _manager_evictions(self) -> bool:
         """A manager Workload that lost its quota loses its copies (reconcileGroup step 1)."""
         changed = False
-        for key, _ in self.manager.evictions:
+        for key, _ in self.manager.store.evictions:
             rem = self.remotes.pop(key, None)
             if rem is not None:
                 changed |= self._drop_copies(key, rem, "lost its quota on the manager")
-        self.manager.evictions = []
+        self.manager.store.evictions = []
         return changed
 
     def _prune(self) -> None:
@@ -206,7 +206,7 @@ class GroupSim:
         if targets:
             self._say(f"{key} copied to {', '.join(targets)}")
         for w in targets:
-            self.workers[w].add_copy(copy.deepcopy(m.wl))
+            self.workers[w].workloads.add_copy(copy.deepcopy(m.wl))
             self.copies[w].add(key)
             rem.copies.add(w)
         return bool(targets)
@@ -248,7 +248,7 @@ class GroupSim:
     def _worker_evictions(self) -> bool:
         changed = False
         for name, w in self.workers.items():
-            for victim, by in w.evictions:
+            for victim, by in w.store.evictions:
                 if by is not None:
                     self._preempting.setdefault(name, set()).add(by)
                 rem = self.remotes.get(victim)
@@ -264,15 +264,15 @@ class GroupSim:
                     # waits workerLostTimeout, then retries.
                     self._retry(victim, rem, "Reserving remote lost", f"evicted on {name} and not re-admitted there")
                     changed = True
-            w.evictions = []
+            w.store.evictions = []
         return changed
 
     def _retry(self, key: str, rem: Remote, message: str, why: str) -> None:
         self._say(f"{key} {why}: the manager releases its quota and queues it again ({message})")
         self.remotes.pop(key, None)
         self._drop_copies(key, rem, "sent back to the manager's queue")
-        self.manager.set_workload_check(key, rem.check, "Retry", message)
-        self.manager.evictions = [e for e in self.manager.evictions if e[0] != key]
+        self.manager.workloads.set_workload_check(key, rem.check, "Retry", message)
+        self.manager.store.evictions = [e for e in self.manager.store.evictions if e[0] != key]
 
     def _sync_up(self) -> bool:
         changed = False
@@ -312,8 +312,8 @@ class GroupSim:
         for w in sorted(rem.copies - {winner} - self.lost):
             self._drop_copy(w, key, f"{winner} runs it")
         rem.copies &= {winner} | self.lost
-        self.manager.events.append(f'{key}: AdmissionCheck {rem.check} Ready: The workload got reservation on "{winner}"')
-        self.manager.set_workload_check(key, rem.check, "Ready")
+        self.manager.store.events.append(f'{key}: AdmissionCheck {rem.check} Ready: The workload got reservation on "{winner}"')
+        self.manager.workloads.set_workload_check(key, rem.check, "Ready")
 
     def _follow_winner(self, key: str, rem: Remote) -> bool:
         w = rem.winner
@@ -325,10 +325,10 @@ class GroupSim:
             self._retry(key, rem, "Reserving remote lost", f"is gone from {w}")
             return True
         if st.status == FINISHED:
-            self.workers[w].drop(key, "finished; removed by MultiKueue")
+            self.workers[w].workloads.drop(key, "finished; removed by MultiKueue")
             self.copies[w].discard(key)
             self.remotes.pop(key)
-            self.manager.complete(key, f"completed on {w}")
+            self.manager.workloads.complete(key, f"completed on {w}")
             return True
         return False
 
@@ -345,7 +345,7 @@ class GroupSim:
         return bool(gone)
 
     def _drop_copy(self, worker: str, key: str, why: str) -> None:
-        self.workers[worker].drop(key, f"copy removed: {why}")
+        self.workers[worker].workloads.drop(key, f"copy removed: {why}")
         self.copies[worker].discard(key)
 
     # ------------------------------------------------------------ results
@@ -432,7 +432,7 @@ def run(group: Group, scenario) -> simulate.Plan:
         steps.append(_checked(sim, i, step.title, step.describe(), step.expect))
     notes = [*_settings_notes(group), *sim.notes]
     for s in sim._sims():
-        notes += s.notes
+        notes += s.store.notes
     return simulate.Plan(describe(group), scenario.source, scenario.description, tuple(dict.fromkeys(notes)),
                          tuple(steps), group.names, release=group.kueue_version)
 

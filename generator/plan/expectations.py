@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ..quantity import fmt
+from ..kernel.quantity import fmt
 from . import scenario as scenario_mod
 from .simulate import Plan, StepResult
 

@@ -21,11 +21,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import yamlio
-from ..errors import Problem, SpecError
-from ..kueue import MULTIKUEUE_CONTROLLER
-from ..spec.multikueue import DISPATCHERS
-from . import model
+from ..kernel import yamlio
+from ..kernel.errors import Problem, SpecError
+from ..kernel.kueue_api import MULTIKUEUE_CONTROLLER
+from ..model.multikueue import DISPATCHERS
+from . import overlay
 
 CONTROLLER = MULTIKUEUE_CONTROLLER
 CONFIG_FILE = "kueue-manager-config.yaml"
@@ -50,7 +50,7 @@ class Member:
     """One cluster of the group."""
     name: str
     source: str
-    cluster: model.Cluster
+    cluster: overlay.Cluster
 
 
 @dataclass(frozen=True)
@@ -131,11 +131,11 @@ def load(args: list[str], manager_config: str | None = None, kueue_version: str 
     if problems:
         raise problems[0]
     (mname, mpath), rest = pairs[0], pairs[1:]
-    _, objs = model.load_objects(mpath)
+    _, objs = overlay.load_objects(mpath)
     config_path = manager_config or (str(beside(mpath, mname) or "") or None)
-    config_objs = model.load_objects(config_path)[1] if config_path else []
+    config_objs = overlay.load_objects(config_path)[1] if config_path else []
     listed = check_workers(mpath, objs, rest)
-    workers = [(name, path, model.load_objects(path)[1]) for name, path in rest if name in listed]
+    workers = [(name, path, overlay.load_objects(path)[1]) for name, path in rest if name in listed]
     return assemble((mname, mpath, objs), workers, kueue_version, (config_path, config_objs) if config_path else None)
 
 
@@ -143,7 +143,7 @@ def check_workers(source: str, objs: list[dict], given: list[tuple[str, str]]) -
     """Before reading the workers: every worker the manager lists has an overlay, and every
     overlay given is a listed worker. Returns the listed names."""
     notes: list[str] = []
-    dispatches, _ = read_dispatch(source, objs, model.build(source, objs), notes)
+    dispatches, _ = read_dispatch(source, objs, overlay.build(source, objs), notes)
     listed = list(dict.fromkeys(c for d in dispatches.values() for c in d.clusters))
     names = dict(given)
     for name, path in given:
@@ -164,11 +164,11 @@ def assemble(manager: tuple[str, str, list[dict]], workers: list[tuple[str, str,
     mname, msource, objs = manager
     config_path, config_objs = config or (None, [])
     check_workers(msource, objs, [(n, s) for n, s, _ in workers])
-    m = Member(mname, msource, model.build(msource, objs + config_objs))
+    m = Member(mname, msource, overlay.build(msource, objs + config_objs))
     notes: list[str] = []
     dispatches, queues = read_dispatch(msource, objs, m.cluster, notes)
     settings = read_settings(config_path, config_objs, kueue_version, notes)
-    members = tuple(Member(name, source, model.build(source, wobjs)) for name, source, wobjs in workers)
+    members = tuple(Member(name, source, overlay.build(source, wobjs)) for name, source, wobjs in workers)
     for w in members:
         notes += _worker_notes(w, m.cluster, queues)
     return Group(m, members, dispatches, queues, settings, kueue_version, tuple(notes))
@@ -179,7 +179,7 @@ def _missing(d: Dispatch, i: int, cluster: str) -> Problem:
                    f"worker {cluster!r} has no overlay: add {cluster}=PATH (or overlays/{cluster}) to the command")
 
 
-def _worker_notes(w: Member, manager: model.Cluster, queues: dict[str, str]) -> list[str]:
+def _worker_notes(w: Member, manager: overlay.Cluster, queues: dict[str, str]) -> list[str]:
     """Kueue sends a copy to the LocalQueue of the same name in the same namespace (DOC setup_multikueue:
     'the worker cluster configuration mirrors the one of the manager cluster in terms of namespaces
     and LocalQueues'); say up front where that does not hold."""
@@ -194,10 +194,10 @@ def _worker_notes(w: Member, manager: model.Cluster, queues: dict[str, str]) -> 
 # ---------------------------------------------------------------- manager objects
 def _kueue(o: dict, kind: str) -> bool:
     api = o.get("apiVersion")
-    return o.get("kind") == kind and isinstance(api, str) and api.rpartition("/")[0] == model.KUEUE_GROUP
+    return o.get("kind") == kind and isinstance(api, str) and api.rpartition("/")[0] == overlay.KUEUE_GROUP
 
 
-def read_dispatch(source: str, objs: list[dict], cluster: model.Cluster, notes: list[str]
+def read_dispatch(source: str, objs: list[dict], cluster: overlay.Cluster, notes: list[str]
                   ) -> tuple[dict[str, Dispatch], dict[str, str]]:
     """The MultiKueue checks of the manager and the ClusterQueues that use them."""
     problems: list[Problem] = []
@@ -222,9 +222,9 @@ def read_dispatch(source: str, objs: list[dict], cluster: model.Cluster, notes: 
 
 
 def _multikueue_objects(objs: list[dict], problems: list[Problem]
-                        ) -> tuple[dict[str, tuple[dict, model.Reader]], set[str], dict[str, dict]]:
+                        ) -> tuple[dict[str, tuple[dict, overlay.Reader]], set[str], dict[str, dict]]:
     """The manager's MultiKueueConfigs (with a reader each), MultiKueueClusters and MultiKueue checks."""
-    configs: dict[str, tuple[dict, model.Reader]] = {}
+    configs: dict[str, tuple[dict, overlay.Reader]] = {}
     clusters: set[str] = set()
     checks: dict[str, dict] = {}
     for o in objs:
@@ -232,7 +232,7 @@ def _multikueue_objects(objs: list[dict], problems: list[Problem]
         if not isinstance(name, str):
             continue
         if _kueue(o, "MultiKueueConfig"):
-            configs[name] = (o, model.Reader(f"MultiKueueConfig/{name}", problems))
+            configs[name] = (o, overlay.Reader(f"MultiKueueConfig/{name}", problems))
         elif _kueue(o, "MultiKueueCluster"):
             clusters.add(name)
         elif _kueue(o, "AdmissionCheck") and (o.get("spec") or {}).get("controllerName") == CONTROLLER:
@@ -240,7 +240,7 @@ def _multikueue_objects(objs: list[dict], problems: list[Problem]
     return configs, clusters, checks
 
 
-def _checked_queues(cluster: model.Cluster, checks: dict[str, dict], problems: list[Problem]) -> dict[str, str]:
+def _checked_queues(cluster: overlay.Cluster, checks: dict[str, dict], problems: list[Problem]) -> dict[str, str]:
     """ClusterQueue -> the MultiKueue check it uses."""
     queues: dict[str, str] = {}
     for cq in sorted(cluster.cluster_queues.values(), key=lambda q: q.name):
@@ -288,7 +288,7 @@ def _dispatch(name: str, o: dict, configs: dict, clusters: set[str], problems: l
 def _config_name(o: dict, where: str, problems: list[Problem]) -> str | None:
     params = (o.get("spec") or {}).get("parameters")
     if not isinstance(params, dict) or params.get("kind") != "MultiKueueConfig" \
-            or params.get("apiGroup") != model.KUEUE_GROUP or not isinstance(params.get("name"), str):
+            or params.get("apiGroup") != overlay.KUEUE_GROUP or not isinstance(params.get("name"), str):
         problems.append(Problem(where, "a MultiKueue check names its MultiKueueConfig: "
                                        "{apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: ...}"))
         return None
@@ -300,10 +300,10 @@ def read_settings(path: str | None, objs: list[dict], kueue_version: str, notes:
     if not path:
         return Settings(gates={})
     problems: list[Problem] = []
-    doc = _configuration(objs, model.Reader("Configuration", problems))
+    doc = _configuration(objs, overlay.Reader("Configuration", problems))
     if doc is None:
         raise SpecError(path, [Problem("", "no kueue-manager-config ConfigMap or Configuration in it")])
-    r = model.Reader("Configuration", problems)
+    r = overlay.Reader("Configuration", problems)
     mk = r.map(doc, "multiKueue", "multiKueue")
     dispatcher = _dispatcher(r.str(mk, "dispatcherName", "multiKueue.dispatcherName"), r, kueue_version, notes)
     step = r.int(r.map(mk, "incrementalDispatcherConfig", "multiKueue.incrementalDispatcherConfig"), "stepSize",
@@ -323,7 +323,7 @@ def read_settings(path: str | None, objs: list[dict], kueue_version: str, notes:
     return Settings(dispatcher, step or DEFAULT_STEP_SIZE, timeout, gates, path)
 
 
-def _dispatcher(name: str | None, r: model.Reader, kueue_version: str, notes: list[str]) -> str:
+def _dispatcher(name: str | None, r: overlay.Reader, kueue_version: str, notes: list[str]) -> str:
     """The dispatcher multiKueue.dispatcherName names (default: all at once)."""
     known = {v: k for k, v in DISPATCHERS.items()}
     if name is None:
@@ -339,7 +339,7 @@ def _dispatcher(name: str | None, r: model.Reader, kueue_version: str, notes: li
     return "all-at-once"
 
 
-def _configuration(objs: list[dict], r: model.Reader) -> dict | None:
+def _configuration(objs: list[dict], r: overlay.Reader) -> dict | None:
     for o in objs:
         if o.get("kind") == "Configuration":
             return o

@@ -1,7 +1,7 @@
 """Where TPU slices go: a reservation of cubes under dynamic slicing, or the
 fixed slices of a static node pool. Shapes are the device catalog's N-dimensional
 TpuShape; what a generation allows (sub-slice shapes, the cube, partition
-labels) is its slicing mode in the catalog (generator/catalog).
+labels) is its slicing mode in the catalog (generator/kernel/catalog).
 
 Dynamic slicing (TPU7x). GKE labels every TPU VM with the partition it sits in
 at each sub-slice size (the Topology levels of the slicing mode's partition
@@ -19,7 +19,7 @@ slice of T; a ResourceFlavor for such pools carries the accelerator and
 topology labels, and its quota is all their chips, so the flavor holds
 chips / chips-of-T slices. One Job of a JobSet (one LWS group, one Job) takes
 one whole slice: one pod per VM, each with all of its VM's chips
-(generator/tpu.py Slice). Pods that do not add up to whole slices fit Kueue's
+(generator/kernel/tpu_slices.py Slice). Pods that do not add up to whole slices fit Kueue's
 quota but never run: GKE has no node pool to put them on."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import itertools
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..catalog import DynamicSlicing, TpuGeneration, TpuMachine, TpuShape
+from ..kernel.catalog import DynamicSlicing, TpuGeneration, TpuMachine, TpuShape
 
 Cell = tuple[int, ...]            # a chip's coordinates inside a cube
 

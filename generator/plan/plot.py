@@ -6,9 +6,9 @@ import textwrap
 from decimal import Decimal
 from pathlib import Path
 
-from .. import catalog
-from ..errors import Problem, SpecError
-from ..quantity import parse
+from ..kernel import catalog
+from ..kernel.errors import Problem, SpecError
+from ..kernel.quantity import parse
 from .simulate import Plan
 
 ACCELERATOR_RESOURCES = tuple(dict.fromkeys(d.resource for d in catalog.DEVICES.values()))

@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .. import supply
-from ..supply import FR, ZERO, Node, local_quota, potential_available
-from . import model
+from ..kernel import supply
+from ..kernel.supply import FR, ZERO, Node, local_quota, potential_available
+from . import overlay
 
 
 def local_available(n: Node, fr: FR) -> Decimal:
@@ -117,10 +117,10 @@ def lowest_subtree_that_fits(cq: Node, fr: FR, v: Decimal) -> tuple[int, bool]:
 
 # ---------------------------------------------------------------- building
 class Tree(supply.Tree):
-    """All nodes of a cluster, built by the supply model (generator/supply.py) from the
+    """All nodes of a cluster, built by the supply model (generator/kernel/supply.py) from the
     planner's reading of the overlay."""
 
-    def __init__(self, cluster: model.Cluster):
+    def __init__(self, cluster: overlay.Cluster):
         super().__init__(
             [supply.Holder(cq.name, cq.cohort, cq.groups, cq.fair_weight) for cq in cluster.cluster_queues.values()],
             [supply.Holder(co.name, co.parent, co.groups, co.fair_weight, co.declared)

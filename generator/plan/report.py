@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from ..quantity import show as fmt
+from ..kernel.quantity import show as fmt
 from .simulate import Plan, StepResult, Usage
 
 FORMATS = ("text", "json", "markdown")

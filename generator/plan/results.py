@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from ..quantity import show as fmt
+from ..kernel.quantity import show as fmt
 from . import packer, quota
 from .quota import FR, ZERO
 from .state import ADMITTED, FINISHED, NEVER, PENDING, RESERVED, UNMANAGED, State
@@ -74,13 +74,13 @@ def snapshot(sim: Simulator, index: int, title: str, action: str) -> StepResult:
     rows = [_row(st) for st in sim.states.values()]
     rows.sort(key=lambda r: (STATES.index(r.state), -r.priority, _natural(r.workload)))
     cubes = []
-    for flavor, res in sorted(sim.reservations.items()):
+    for flavor, res in sorted(sim.cache.reservations.items()):
         per = []
         for i in range(res.n_cubes):
             holders = tuple(sorted({h for h in res.holders() for p in res.placements(h) if i in p.cubes}))
             per.append((res.used(i), res.cube_chips, holders))
         cubes.append(Cubes(flavor, tuple(per)))
-    return StepResult(index, title, action, tuple(sim.events), tuple(rows), tuple(usage_rows(sim)), tuple(cubes))
+    return StepResult(index, title, action, tuple(sim.store.events), tuple(rows), tuple(usage_rows(sim)), tuple(cubes))
 
 
 def _row(st: State) -> Row:
@@ -134,7 +134,7 @@ def _unmodelled(st: State) -> list[str]:
 
 def usage_rows(sim: Simulator) -> list[Usage]:
     out = []
-    tree = sim.tree
+    tree = sim.cache.tree
     for cq in sorted(sim.cluster.cluster_queues.values(), key=lambda q: q.name):
         node = tree.cqs.get(cq.name)
         if node is None:

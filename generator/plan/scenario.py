@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -24,10 +25,10 @@ from typing import Any
 
 import jsonschema
 
-from .. import paths, userinput, yamlio
-from ..errors import Problem, SpecError, problem
-from ..quantity import show as fmt
-from . import model
+from ..kernel import paths, supply, userinput, yamlio
+from ..kernel.errors import Problem, SpecError, format_path, problem
+from ..kernel.quantity import parse, show as fmt
+from . import overlay
 
 SCHEMA = paths.SCHEMAS / "scenario.schema.json"
 QUEUE_KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Namespace",
@@ -116,7 +117,7 @@ class Expect:
             for key in ("used", "borrowed"):
                 if key in u:
                     got = sum((getattr(x, key) for x in match), Decimal(0))
-                    want = model.parse(u[key])
+                    want = parse(u[key])
                     if got != want:
                         out.append(f"expected {u['clusterQueue']}{where} {key} {u['resource']} "
                                    f"{u.get('flavor', 'over all flavors')} = {fmt(u['resource'], want)}, "
@@ -276,12 +277,12 @@ class Scenario:
     source: str | None
     description: str = ""
     cubes: int | None = None
-    initial: list[model.Owner] = field(default_factory=list)
+    initial: list[overlay.Owner] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     initial_expect: Expect | None = None
     initial_at: list[str | None] = field(default_factory=list)   # group plans: each initial object's cluster
 
-    def placed(self) -> list[tuple[model.Owner, str | None]]:
+    def placed(self) -> list[tuple[overlay.Owner, str | None]]:
         """The initial objects with the cluster each is applied to (None: the manager, or the only one)."""
         at = self.initial_at or [None] * len(self.initial)
         return list(zip(self.initial, at, strict=True))
@@ -292,7 +293,7 @@ def _validator():
     return jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
 
 
-def default(cluster: model.Cluster, workers: dict[str, model.Cluster] | None = None) -> Scenario:
+def default(cluster: overlay.Cluster, workers: dict[str, overlay.Cluster] | None = None) -> Scenario:
     """No scenario: apply everything the overlays declare, in their order (the manager's first)."""
     sc = Scenario(None, initial=list(cluster.owners), initial_at=[None] * len(cluster.owners))
     for name, wc in (workers or {}).items():
@@ -301,7 +302,7 @@ def default(cluster: model.Cluster, workers: dict[str, model.Cluster] | None = N
     return sc
 
 
-def load(path: str, cluster: model.Cluster, workers: dict[str, model.Cluster] | None = None,
+def load(path: str, cluster: overlay.Cluster, workers: dict[str, overlay.Cluster] | None = None,
          manager: str | None = None) -> Scenario:
     return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path), workers, manager)
 
@@ -311,8 +312,8 @@ STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "nam
 GROUP_KINDS = ("workerLost", "workerReconnected")
 
 
-def from_dict(raw, cluster: model.Cluster, source: str = "<scenario>",
-              workers: dict[str, model.Cluster] | None = None, manager: str | None = None) -> Scenario:
+def from_dict(raw, cluster: overlay.Cluster, source: str = "<scenario>",
+              workers: dict[str, overlay.Cluster] | None = None, manager: str | None = None) -> Scenario:
     """A scenario checked against the overlay (or, with `workers`, against a MultiKueue group
     whose manager is `cluster`, named `manager`)."""
     if not isinstance(raw, dict):
@@ -359,7 +360,7 @@ def _step(i: int, s: dict, clusters: _Clusters, problems: list, base_dir: Path) 
 class _View:
     """One cluster as the steps so far leave it: its queue objects, the workload objects its
     overlay declares, and those that exist (running or waiting)."""
-    work: model.Cluster
+    work: overlay.Cluster
     available: dict
     live: dict = field(default_factory=dict)
 
@@ -425,7 +426,7 @@ class _Ctx:
     steps before it left them."""
     path: list
     problems: list
-    work: model.Cluster
+    work: overlay.Cluster
     available: dict
     live: dict
     base_dir: Path
@@ -515,12 +516,12 @@ def _args_apply(body, x: _Ctx) -> dict | None:
                                       "workloads are submitted with `submit`"))
             continue
         sub: list[Problem] = []
-        model.read_object(x.work, o, j, sub)
-        x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in sub]
+        overlay.read_object(x.work, o, j, sub)
+        x.problems += [Problem(f"{format_path(x.path)}: {p.path}", p.message) for p in sub]
         if not sub:
             out.append(o)
-    cycles = model.cohort_cycles(x.work)
-    x.problems += [Problem(f"{_path(x.path)}: {p.path}", p.message) for p in cycles]
+    cycles = overlay.cohort_cycles(x.work)
+    x.problems += [Problem(f"{format_path(x.path)}: {p.path}", p.message) for p in cycles]
     return {"objects": out} if out and not cycles else None
 
 
@@ -565,12 +566,7 @@ def _unknown(what: str, name: str, known) -> str:
     return f"no {what} {name!r}" + (f" (known: {', '.join(names)})" if names else "")
 
 
-def _path(parts) -> str:
-    from ..errors import format_path
-    return format_path(parts)
-
-
-def _quota(body, path, problems, work: model.Cluster) -> dict | None:
+def _quota(body, path, problems, work: overlay.Cluster) -> dict | None:
     is_cohort = "cohort" in body
     name = body["cohort"] if is_cohort else body["clusterQueue"]
     fq = _flavor_quota(body, path, problems, work, is_cohort, name)
@@ -586,7 +582,7 @@ def _quota(body, path, problems, work: model.Cluster) -> dict | None:
     return args
 
 
-def _flavor_quota(body, path, problems, work: model.Cluster, is_cohort: bool, name: str):
+def _flavor_quota(body, path, problems, work: overlay.Cluster, is_cohort: bool, name: str):
     """The flavor's quotas of the ClusterQueue or Cohort the step names, or None (a problem said why)."""
     what = "Cohort" if is_cohort else "ClusterQueue"
     table = work.cohorts if is_cohort else work.cluster_queues
@@ -608,6 +604,10 @@ def _flavor_quota(body, path, problems, work: model.Cluster, is_cohort: bool, na
     return fq
 
 
+def _reporter(problems: list[Problem], path: list) -> Callable[[str], None]:
+    return lambda message: problems.append(problem(path, message))
+
+
 def _quota_values(body, path, problems) -> dict[str, Any]:
     """nominal / borrowing / lending from the step (None: remove the limit)."""
     args: dict[str, Any] = {}
@@ -619,7 +619,7 @@ def _quota_values(body, path, problems) -> dict[str, Any]:
                 problems.append(problem(path + [key], "nominalQuota cannot be removed; give a quantity"))
             args[arg] = None
             continue
-        value = model.quantity(body[key], lambda m, key=key: problems.append(problem(path + [key], m)))
+        value = supply.quota_value(body[key], _reporter(problems, path + [key]))
         if value is not None:
             args[arg] = value
     return args
@@ -665,10 +665,10 @@ def _resolve(ref: dict, pool: dict, path: list, problems: list, what: str = "in 
     return matches[0]
 
 
-def _submitted(s: dict, available: dict, live: dict, path: list, problems: list, work: model.Cluster,
-               base_dir: Path) -> list[model.Owner]:
+def _submitted(s: dict, available: dict, live: dict, path: list, problems: list, work: overlay.Cluster,
+               base_dir: Path) -> list[overlay.Owner]:
     if "manifest" in s or "file" in s:
-        out: list[model.Owner] = []
+        out: list[overlay.Owner] = []
         for j, obj in enumerate(_objects(s, path, problems, base_dir)):
             if _submittable(s, obj, path, problems):
                 out += _copies(s, obj, j, available, live, path, problems, work)
@@ -683,9 +683,9 @@ def _submitted(s: dict, available: dict, live: dict, path: list, problems: list,
 
 def _submittable(s: dict, obj: dict, path: list, problems: list) -> bool:
     """A workload kind, and with `count` > 1 named by metadata.generateName."""
-    if obj.get("kind") not in model.OWNER_KINDS:
+    if obj.get("kind") not in overlay.OWNER_KINDS:
         problems.append(problem(path + (["manifest"] if "manifest" in s else ["file"]),
-                                f"{obj.get('kind')!r} is not a workload kind (allowed: {', '.join(model.OWNER_KINDS)})"))
+                                f"{obj.get('kind')!r} is not a workload kind (allowed: {', '.join(overlay.OWNER_KINDS)})"))
         return False
     count, meta = s.get("count", 1), obj["metadata"]
     if count > 1 and meta.get("name"):
@@ -696,7 +696,7 @@ def _submittable(s: dict, obj: dict, path: list, problems: list) -> bool:
 
 
 def _copies(s: dict, obj: dict, j: int, available: dict, live: dict, path: list, problems: list,
-            work: model.Cluster) -> list[model.Owner]:
+            work: overlay.Cluster) -> list[overlay.Owner]:
     """`count` copies of one object, each named from generateName (the first free suffix)."""
     out = []
     taken = {o.name for o in list(work.owners) + list(live.values())}
@@ -709,9 +709,9 @@ def _copies(s: dict, obj: dict, j: int, available: dict, live: dict, path: list,
             while f"{prefix}{n}" in taken:
                 n += 1
             o["metadata"]["name"] = f"{prefix}{n}"
-        model.read_object(work, o, j, sub)
+        overlay.read_object(work, o, j, sub)
         if sub:
-            problems += [Problem(f"{_path(path)}: {p.path}", p.message) for p in sub]
+            problems += [Problem(f"{format_path(path)}: {p.path}", p.message) for p in sub]
             break
         owner = work.owners[-1]
         if owner.ref in live or (owner.ref in available and "manifest" in s):

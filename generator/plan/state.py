@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from . import assign, packer, preempt
-from .model import ClusterQueue, Workload
+from .overlay import ClusterQueue, Workload
 from .quota import FR
 
 ADMITTED, RESERVED, PENDING, NEVER, UNMANAGED, FINISHED = \

@@ -2,15 +2,16 @@
 reservations (cubes) and the static TPU node pools, with a note on each."""
 from __future__ import annotations
 
-from ..errors import Problem, SpecError
-from ..quantity import show as fmt
-from . import assign, model, packer
-from .model import UNLIMITED, ClusterQueue
+from ..kernel.errors import Problem, SpecError
+from ..kernel.quantity import show as fmt
+from ..kernel.supply import FlavorQuota
+from . import assign, overlay, packer
+from .overlay import UNLIMITED, ClusterQueue
 
 MAX_CUBES = 64             # TPU cubes per reservation
 
 
-def reservations(cluster: model.Cluster, cubes: int | None, cubes_source: str,
+def reservations(cluster: overlay.Cluster, cubes: int | None, cubes_source: str,
                  notes: list[str]) -> dict[str, packer.Reservation]:
     """The dynamically sliced TPU flavors: a generation with dynamic slicing, a Kueue
     Topology, and the ClusterQueue checked by that slicing mode's AdmissionCheck."""
@@ -31,7 +32,7 @@ def reservations(cluster: model.Cluster, cubes: int | None, cubes_source: str,
     return out
 
 
-def _sliced(cluster: model.Cluster, flavor: str, controllers: set) -> tuple:
+def _sliced(cluster: overlay.Cluster, flavor: str, controllers: set) -> tuple:
     """(ResourceFlavor, TPU generation) of a dynamically sliced flavor: a Topology that exists,
     and the slicing mode's AdmissionCheck on the ClusterQueue; else (None, None)."""
     rf = cluster.flavors.get(flavor)
@@ -43,7 +44,7 @@ def _sliced(cluster: model.Cluster, flavor: str, controllers: set) -> tuple:
     return rf, gen
 
 
-def _cubes(notes: list[str], cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes: int | None, cubes_source: str,
+def _cubes(notes: list[str], cq: ClusterQueue, fq: FlavorQuota, gen, cubes: int | None, cubes_source: str,
            problems: list[Problem]) -> int | None:
     """How many cubes the reservation behind a flavor has: --cubes, or its quota."""
     resource, per_cube = gen.resource, gen.dynamic.cube.chips
@@ -71,7 +72,7 @@ def _cubes(notes: list[str], cq: ClusterQueue, fq: model.FlavorQuota, gen, cubes
         n = MAX_CUBES
     return n
 
-def static_pools(cluster: model.Cluster, reservations: dict[str, packer.Reservation],
+def static_pools(cluster: overlay.Cluster, reservations: dict[str, packer.Reservation],
                  notes: list[str]) -> dict[str, packer.StaticPool]:
     """Flavors of static TPU node pools (accelerator and topology labels), with a note
     per ClusterQueue on how many slices its quota is."""

@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .findings import format_path
+from ..kernel.errors import Problem, problem
 
 
 def _engine():
@@ -63,19 +63,6 @@ celengine = _engine()
 
 
 @dataclass(frozen=True)
-class Violation:
-    path: tuple          # field path in the object (the rule's node, plus its fieldPath)
-    message: str         # the rule's message (or messageExpression), else "failed rule: <rule>"
-    rule: str            # the CEL source
-    evaluated: bool = True   # False: the rule could not be evaluated (message says why)
-    rejected: bool = False   # an evaluation error the API server meets too: it rejects the object
-
-    @property
-    def field(self) -> str:
-        return format_path(self.path)
-
-
-@dataclass(frozen=True)
 class Rule:
     source: str
     program: Any
@@ -83,6 +70,17 @@ class Rule:
     message_program: Any | None
     field_path: tuple
     transition: bool
+
+
+# The rule ids of what a CEL rule finds (validate's CE rules; diff reads them too): the object
+# breaks the rule, the rule fails on it as on the API server (the server rejects the object),
+# or this engine could not evaluate the rule (not checked).
+BROKEN, REJECTED, UNEVALUATED = "CE001", "CE002", "CE003"
+
+
+def _found(rule: Rule, path: tuple, message: str, rule_id: str = BROKEN) -> Problem:
+    """A Problem at the rule's node plus its fieldPath, with the rule's CEL source."""
+    return problem(path + rule.field_path, message, rule=rule_id, expression=rule.source)
 
 
 @dataclass
@@ -236,15 +234,14 @@ def tree(schema: dict) -> Node | None:
 
 # ------------------------------------------------------------------ evaluating
 
-def _run(rule: Rule, ctx, path: tuple) -> Violation | None:
+def _run(rule: Rule, ctx, path: tuple) -> Problem | None:
     try:
         ok = rule.program.execute(ctx)
     except Exception as e:   # the engine raises ValueError/TypeError/RuntimeError/KeyError
         server = _server_error(e, rule)
         if server is not None:   # the API server fails the rule the same way and rejects the object
-            return Violation(path + rule.field_path, server, rule.source, evaluated=False, rejected=True)
-        return Violation(path + rule.field_path, f"rule could not be evaluated ({type(e).__name__}: {e})",
-                         rule.source, evaluated=False)
+            return _found(rule, path, server, REJECTED)
+        return _found(rule, path, f"rule could not be evaluated ({type(e).__name__}: {e})", UNEVALUATED)
     if ok is True:
         return None
     message = rule.message
@@ -255,8 +252,8 @@ def _run(rule: Rule, ctx, path: tuple) -> Violation | None:
         except Exception:   # noqa: BLE001  (Kubernetes falls back to message too)
             pass
     if ok is not False:
-        return Violation(path + rule.field_path, f"rule did not return a bool ({ok!r})", rule.source, evaluated=False)
-    return Violation(path + rule.field_path, message or f"failed rule: {rule.source}", rule.source)
+        return _found(rule, path, f"rule did not return a bool ({ok!r})", UNEVALUATED)
+    return _found(rule, path, message or f"failed rule: {rule.source}")
 
 
 def _rule_error_string(rule: Rule) -> str:
@@ -291,13 +288,13 @@ def _context(variables: dict):
     return celengine.Context(variables, FUNCTIONS)
 
 
-def _broken(rules: list[Rule], ctx, path: tuple) -> list[Violation]:
+def _broken(rules: list[Rule], ctx, path: tuple) -> list[Problem]:
     return [x for x in (_run(r, ctx, path) for r in rules) if x is not None]
 
 
-def _by_path(found: list[Violation]) -> list[Violation]:
-    """Violations in a stable order: by field path, then message."""
-    return sorted(found, key=lambda x: ([str(s) for s in x.path], x.message))
+def _by_path(found: list[Problem]) -> list[Problem]:
+    """Problems in a stable order: by field path, then message."""
+    return sorted(found, key=lambda x: ([str(s) for s in x.parts], x.message))
 
 
 def _children(n: Node, v: Any, p: tuple) -> list[tuple[Node | None, Any, tuple]]:
@@ -313,10 +310,10 @@ def _children(n: Node, v: Any, p: tuple) -> list[tuple[Node | None, Any, tuple]]
     return []
 
 
-def violations(node: Node | None, value: Any, path: tuple = (), skip=lambda path: False) -> list[Violation]:
+def violations(node: Node | None, value: Any, path: tuple = (), skip=lambda path: False) -> list[Problem]:
     """Every non-transition rule under node that `value` breaks. `skip(path)`: leave out the
     rules at nodes where the schema layer already found the value wrong."""
-    out: list[Violation] = []
+    out: list[Problem] = []
     stack = [(node, value, path)]
     while stack:
         n, v, p = stack.pop()
@@ -356,8 +353,8 @@ def _paired_children(n: Node, o: Any, v: Any, p: tuple) -> list[tuple[Node | Non
     return []
 
 
-def transition_pairs(node: Node | None, old: Any, new: Any, path: tuple = ()) -> list[Violation]:
-    out: list[Violation] = []
+def transition_pairs(node: Node | None, old: Any, new: Any, path: tuple = ()) -> list[Problem]:
+    out: list[Problem] = []
     stack = [(node, old, new, path)]
     while stack:
         n, o, v, p = stack.pop()
@@ -370,20 +367,21 @@ def transition_pairs(node: Node | None, old: Any, new: Any, path: tuple = ()) ->
     return _by_path(out)
 
 
-def transition_violations(old: dict, new: dict, crd_root: str | Path | None = None, target=None) -> list[Violation]:
+def transition_violations(old: dict, new: dict, crd_root: str | Path | None = None, target=None) -> list[Problem]:
     """The transition rules (`oldSelf`) of the object's pinned CRD that updating `old` to
     `new` breaks: what the API server would refuse on `kubectl apply` of `new` over `old`
-    (immutable fields and the like). Each Violation has the field path (`.path`, `.field`),
-    the rule's message and its CEL source; `evaluated` is False where a rule could not be
-    evaluated. Objects with no CRD among the pins (core kinds) give []. `target` (a
+    (immutable fields and the like). Each Problem has the field path (`.path`, and `.parts`
+    to read the values there), the rule's message, its CEL source (`.expression`) and
+    `.rule` BROKEN, or REJECTED / UNEVALUATED where the rule could not be evaluated.
+    Objects with no CRD among the pins (core kinds) give []. `target` (a
     validate.context.Target) picks the releases; default: versions.yaml's defaults."""
-    from .. import crds
+    from ..kernel import crd_dirs
     from .context import target as make_target
     from .defaults import apply
     from .run import schemas_for
 
     t = target or make_target(None, "versions.yaml")
-    schemas = schemas_for(t, Path(crd_root) if crd_root else crds.default_root())
+    schemas = schemas_for(t, Path(crd_root) if crd_root else crd_dirs.default_root())
     api, kind = new.get("apiVersion"), new.get("kind")
     schema = schemas.crd_schema(api, kind) if isinstance(api, str) and isinstance(kind, str) else None
     if schema is None or old.get("apiVersion") != api or old.get("kind") != kind:

@@ -1,11 +1,13 @@
-"""Turns the hits of schema checks and rules into findings: severities from the rule
+"""Turns the problems schema checks and rules find into findings (the same Problems with
+their rule, severity, object and hint filled): severities from the rule
 selection, inline ignores applied, placeholders (templated values) reported once per
 document instead of as false findings."""
 from __future__ import annotations
 
 import dataclasses
 
-from .findings import INFO, Finding
+from ..kernel.errors import Problem, format_path
+from .findings import INFO
 
 
 def _value_at(body, path):
@@ -23,7 +25,7 @@ _FROM_POD_SPEC = ("TP", "KQ007", "KQ009")
 
 
 class Collector:
-    """Turns hits into findings: world (open: absent objects are notes), placeholders
+    """Turns problems into findings: world (open: absent objects are notes), placeholders
     (templated values are not checked, one IN004 note per document), inline ignores,
     rule selection and severities."""
 
@@ -34,36 +36,34 @@ class Collector:
         self.ignored: list = []      # (finding, reason)
         self.paths_of: dict = {}     # id(object) -> placeholder paths in it
 
-    def finding(self, rule_id, source, obj, path, message, severity, hint):
-        from .findings import format_path
+    def finding(self, rule_id, source, obj, path, message, severity, hint) -> Problem:
         from .rules import RULES
         rule = RULES[rule_id]
         severity = self.selection.severity(rule_id, severity or rule.severity)
-        return Finding(source=source or self.stream_name, rule=rule_id, severity=severity,
+        return Problem(format_path(path), message, source=source or self.stream_name, rule=rule_id, severity=severity,
                        kind=obj.kind if obj else "", namespace=obj.namespace if obj else "",
-                       name=obj.name if obj else "", path=format_path(path) if not isinstance(path, str) else path,
-                       message=message, hint=hint if hint is not None else rule.hint)
+                       name=obj.name if obj else "", hint=hint if hint is not None else rule.hint)
 
-    def add(self, rule_id, hit):
+    def add(self, rule_id, found: Problem):
         from .loader import placeholders
         if not self.selection.on(rule_id):
             return
-        o = hit.obj
-        held = placeholders(_value_at(o.body, hit.path)) if o is not None else []
+        o = found.obj
+        held = placeholders(_value_at(o.body, found.parts)) if o is not None else []
         if not held and o is not None and not rule_id.startswith(("SC", "IN")):
-            held = self._related_placeholders(rule_id, o, tuple(hit.path) if not isinstance(hit.path, str) else (), hit.message)
+            held = self._related_placeholders(rule_id, o, found.parts, found.message)
         if held:
             self.templated.setdefault(o.index, (o, set()))[1].update(held)
             return
-        severity, message = hit.severity, hit.message
-        if hit.missing and not self.closed:
+        severity, message = found.severity, found.message
+        if found.missing and not self.closed:
             severity = INFO
-            message = f"{hit.missing} is not in the input; checked against nothing (--context names where it is)"
-        f = self.finding(rule_id, o.source if o else "", o, hit.path, message, severity, hit.hint)
+            message = f"{found.missing} is not in the input; checked against nothing (--context names where it is)"
+        f = self.finding(rule_id, o.source if o else "", o, found.path, message, severity, found.hint)
         if o is not None and rule_id in o.ignores and o.ignores[rule_id]:
             self.ignored.append((f, o.ignores[rule_id]))
             return
-        self.keyed.append((o.index if o else -1, rule_id, hit.path, f))
+        self.keyed.append((o.index if o else -1, rule_id, found.parts, f))
 
     def _related_placeholders(self, rule_id: str, o, path: tuple, message: str) -> list[str]:
         """Placeholders a finding may stem from though its own field holds none: one beneath
@@ -86,20 +86,21 @@ class Collector:
                 held += [h for p, hs in found if p[:len(spec)] == spec for h in hs]
         return held
 
-    def add_problem(self, p):
+    def add_problem(self, p: Problem):
+        """A problem of the input itself (IN001, IN002...), found before there are objects."""
         if not self.selection.on(p.rule):
             return
         # No object yet: the place in the file ("line 4, column 2", "document 3") stands in its name.
-        f = self.finding(p.rule, p.source, None, (), p.problem.message, p.severity, None)
-        f = dataclasses.replace(f, name=p.problem.path)
-        self.keyed.append((p.index, p.rule, (), f))
+        f = self.finding(p.rule, p.source, None, (), p.message, p.severity, None)
+        f = dataclasses.replace(f, name=p.path)
+        self.keyed.append((p.document, p.rule, (), f))
 
     def internal(self, obj, what: str, error: BaseException):
         f = self.finding("IE001", obj.source if obj else "", obj, (), f"{what} failed: {type(error).__name__}: "
                          f"{str(error)[:200]}", None, None)
         self.keyed.append((obj.index if obj else -1, "IE001", (), f))
 
-    def findings(self) -> list[Finding]:
+    def findings(self) -> list[Problem]:
         for o, held in self.templated.values():
             shown = sorted(held)[:5]
             more = f" and {len(held) - len(shown)} more" if len(held) > len(shown) else ""

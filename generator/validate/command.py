@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import paths
+from ..kernel import paths
 
 
 def register(sub) -> None:
@@ -112,7 +112,7 @@ def _split(values: list[str]) -> list[str]:
 
 
 def run(args) -> int:
-    from .. import crds, writer
+    from ..kernel import crd_dirs, writer
     from .context import UsageError
     from .findings import render_json, render_text, render_usage_error
     from .run import EXIT_USAGE, validate
@@ -127,7 +127,7 @@ def run(args) -> int:
         if busy:
             raise UsageError(busy)
         report = validate(opts)
-    except (UsageError, crds.CrdFileError) as e:
+    except (UsageError, crd_dirs.CrdFileError) as e:
         for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem
             print(f"validate: {line}", file=sys.stderr)
         sys.stdout.write(render_usage_error(str(e), args.format))

@@ -4,7 +4,7 @@ Autopilot. Overlays built from the spec take them from the spec (the
 profile's platform and Kueue version); other inputs from the spec's
 top-level pins, a named --profile, or the flags.
 
-The spec is read through the one typed model (generator.spec, which imports
+The spec is read through the one typed model (generator.model, which imports
 neither cdk8s nor Node), so validate and synth agree on every default; a
 spec with problems stops validate with synth's own lines (exit 2)."""
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import spec as spec_model, versions
-from ..errors import SpecError
-from ..spec import Platform, Profile
+from .. import model as spec_model
+from ..kernel import versions
+from ..kernel.errors import SpecError
+from ..model import Platform, Profile
 
 
 class UsageError(Exception):

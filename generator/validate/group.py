@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import kueue as kq
-from ..spec import Platform
-from ..yamlio import load_all
+from ..kernel import kueue_api
+from ..kernel.errors import Problem
+from ..kernel.yamlio import load_all
+from ..model import Platform
 from .context import UsageError
-from .findings import Finding
 from .objects import Obj
 from .rules.kueue import KUEUE
 from .rules.multikueue import dispatched, dispatcher_hits, kueue_config
@@ -54,7 +54,7 @@ def is_manager(stream) -> bool:
             continue
         spec = body.get("spec")
         if body.get("kind") == "MultiKueueConfig" or (body.get("kind") == "AdmissionCheck" and isinstance(spec, dict)
-                                                      and spec.get("controllerName") == kq.MULTIKUEUE_CONTROLLER):
+                                                      and spec.get("controllerName") == kueue_api.MULTIKUEUE_CONTROLLER):
             return True
     return False
 
@@ -64,7 +64,7 @@ def from_flag(names: list[str], streams: list) -> list[tuple[int, list[tuple[int
     managers = [i for i, s in enumerate(streams) if is_manager(s)]
     if not managers:
         raise UsageError("--multikueue: no input holds a MultiKueueConfig or an AdmissionCheck with controllerName "
-                         f"{kq.MULTIKUEUE_CONTROLLER}, so none is a manager")
+                         f"{kueue_api.MULTIKUEUE_CONTROLLER}, so none is a manager")
     if len(managers) > 1:
         raise UsageError(f"--multikueue: {', '.join(names[i] for i in managers)} all hold MultiKueue objects; a group "
                          f"has one manager (validate each group on its own)")
@@ -131,7 +131,7 @@ def dispatched_context(manager_model) -> list[Obj]:
 
 
 def findings(group: Group, selection, order: dict[str, int], schema_broken: bool = False) \
-        -> tuple[list[Finding], list, list[str]]:
+        -> tuple[list[Problem], list, list[str]]:
     """The group rules' findings, by input, then rule, object and path; those inline comments
     silenced; and the rules that could not run (a rule that fails on inputs the schema layer
     already rejected is skipped, as on one input; on valid inputs the failure is an IE001)."""
@@ -140,8 +140,8 @@ def findings(group: Group, selection, order: dict[str, int], schema_broken: bool
     skipped = []
     for m in [group.manager, *group.members.values()]:
         if m.config is not None and m.config_beside:   # MK006 saw the ones in the inputs
-            for hit in dispatcher_hits(m.config, m.model.kueue_version):
-                collector.add("MK006", hit)
+            for p in dispatcher_hits(m.config, m.model.kueue_version):
+                collector.add("MK006", p)
     for rule_id, check in GROUP_RULES.items():
         if not selection.on(rule_id):
             continue
@@ -153,8 +153,8 @@ def findings(group: Group, selection, order: dict[str, int], schema_broken: bool
             else:
                 collector.internal(None, f"rule {rule_id}", e)
             continue
-        for hit in hits:
-            collector.add(rule_id, hit)
+        for p in hits:
+            collector.add(rule_id, p)
     out = collector.findings()
     return sorted(out, key=lambda f: (order.get(f.source, len(order)), f.rule, f.object, f.path, f.message)), \
         collector.ignored, skipped

@@ -6,10 +6,10 @@ of one namespace. A hit is a generator bug or a spec the checks let through:
 synth refuses to write, naming the object and the rule."""
 from __future__ import annotations
 
-from .. import yamlio
-from ..demand import api_group
-from ..errors import Problem
-from ..paths import file_name
+from ..kernel import yamlio
+from ..kernel.demand import api_group
+from ..kernel.errors import Problem
+from ..kernel.paths import file_name
 
 # Rules of generator/validate/rules that need no CRD or core schemas (SE003: no credential of a
 # published format in any key or value, the spec check's last guard on what is written).

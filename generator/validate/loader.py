@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from .. import yamlio
-from ..errors import Problem
+from ..kernel import yamlio
+from ..kernel.errors import Problem
 from .context import UsageError
 from .findings import WARNING
 
@@ -82,14 +82,12 @@ def placeholder_paths(body, path: tuple = ()) -> list[tuple[tuple, list[str]]]:
     return out
 
 
-@dataclass(frozen=True)
-class InputProblem:
-    """A finding about the input itself (IN001, IN002, IN004), before objects exist."""
-    rule: str
-    source: str              # the file (or stream) it is about
-    problem: Problem         # path: where in the file ("line 4, column 2", "document 3"); message
-    index: int = -1          # document index in the stream, for ordering; -1 before any document
-    severity: str | None = None   # overrides the rule's
+def input_problem(rule: str, source: str, where: str, message: str, document: int = -1,
+                  severity: str | None = None) -> Problem:
+    """A problem of the input itself (IN001, IN002, IN004, IN006), before objects exist: in
+    `source` (a file or stream), at `where` ("line 4, column 2", "document 3", "byte 17"),
+    `document` its index in the stream (for ordering), `severity` to override the rule's."""
+    return Problem(where, message, source=source, rule=rule, severity=severity, document=document)
 
 
 @dataclass
@@ -103,7 +101,7 @@ class Doc:
 class Stream:
     name: str                                  # what the summary calls the input
     docs: list[Doc] = field(default_factory=list)
-    problems: list[InputProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def kubectl() -> str:
@@ -143,10 +141,10 @@ def parse(text: str, stream: Stream, source: str) -> None:
         what = getattr(e, "problem", None) or str(e)
         index = len(stream.docs)
         if "{{" in text and not isinstance(e, yamlio.LimitError):
-            stream.problems.append(InputProblem("IN004", source, Problem(
-                where, "a template ({{ ... }}), not YAML yet: nothing in it was checked"), index, WARNING))
+            stream.problems.append(input_problem(
+                "IN004", source, where, "a template ({{ ... }}), not YAML yet: nothing in it was checked", index, WARNING))
         else:
-            stream.problems.append(InputProblem("IN001", source, Problem(where, f"not valid YAML: {what}"), index))
+            stream.problems.append(input_problem("IN001", source, where, f"not valid YAML: {what}", index))
     if len(stream.docs) > start:   # comments after the last document are the last document's
         for line, rules in comments:
             if line > previous_end:
@@ -167,18 +165,17 @@ def _read(path: Path, stream: Stream, source: str) -> str | None:
     except OSError as e:
         raise UsageError(f"{path}: cannot read ({e.strerror})") from None
     if odd is not None:
-        stream.problems.append(InputProblem("IN001", source, Problem("", odd), len(stream.docs)))
+        stream.problems.append(input_problem("IN001", source, "", odd, len(stream.docs)))
         return None
     if len(data) > yamlio.MAX_BYTES:
-        stream.problems.append(InputProblem("IN001", source, Problem(
-            "", f"over the {yamlio.MAX_BYTES // 2**20} MiB limit for one file"),
-            len(stream.docs)))
+        stream.problems.append(input_problem("IN001", source, "", f"over the {yamlio.MAX_BYTES // 2**20} MiB limit for one file",
+                                             len(stream.docs)))
         return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        stream.problems.append(InputProblem("IN001", source, Problem(
-            f"byte {e.start}", "not a text file (UTF-8); YAML manifests are UTF-8 text"), len(stream.docs)))
+        stream.problems.append(input_problem("IN001", source, f"byte {e.start}",
+                                             "not a text file (UTF-8); YAML manifests are UTF-8 text", len(stream.docs)))
         return None
 
 
@@ -241,7 +238,7 @@ class Pending:
     def _collect_file(self, stream: Stream) -> None:
         role = kustomize_role(Path(self.arg))
         if role:
-            stream.problems.append(InputProblem("IN006", self.name, Problem("", f"not checked: {role}")))
+            stream.problems.append(input_problem("IN006", self.name, "", f"not checked: {role}"))
             return
         text = _read(Path(self.arg), stream, self.name)
         if text is not None:
@@ -256,8 +253,7 @@ class Pending:
             source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
             role = kustomize_role(p)
             if role:
-                stream.problems.append(InputProblem("IN006", source, Problem("", f"not checked: {role}"),
-                                                    len(stream.docs)))
+                stream.problems.append(input_problem("IN006", source, "", f"not checked: {role}", len(stream.docs)))
                 continue
             text = _read(p, stream, source)
             if text is not None:
@@ -278,8 +274,8 @@ class Pending:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            stream.problems.append(InputProblem("IN001", source, Problem(
-                f"byte {e.start}", "not UTF-8 text; YAML manifests are UTF-8 text")))
+            stream.problems.append(input_problem("IN001", source, f"byte {e.start}",
+                                                 "not UTF-8 text; YAML manifests are UTF-8 text"))
             return
         parse(text, stream, source)
 
@@ -300,7 +296,7 @@ def objects(stream: Stream) -> list[tuple[int, dict, Doc]]:
         for item in items if isinstance(items, list) else [value]:
             problem = not_an_object(item)
             if problem:
-                stream.problems.append(InputProblem("IN002", doc.source, Problem(f"document {i + 1}", problem), i))
+                stream.problems.append(input_problem("IN002", doc.source, f"document {i + 1}", problem, i))
             else:
                 out.append((i, item, doc))
     return out

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .. import demand
-from ..apiscope import CORE_CLUSTER_SCOPED, WELL_KNOWN_NAMESPACED
-from ..demand import PodSet
+from ..kernel import demand
+from ..kernel.apiscope import CORE_CLUSTER_SCOPED, WELL_KNOWN_NAMESPACED
+from ..kernel.demand import PodSet
 
 
 def group_of(obj: dict) -> str:
@@ -159,7 +159,7 @@ class Model:
 
     def scope_known(self, o: Obj) -> bool:
         """Is the kind's scope known: from its pinned CRD or core schema, else from the
-        table of well-known kinds (generator/apiscope.py)? Otherwise its namespace stays
+        table of well-known kinds (generator/kernel/apiscope.py)? Otherwise its namespace stays
         unset and NS001 says so."""
         return self.schemas is None or self.schemas.validator(o.body.get("apiVersion"), o.kind) is not None \
             or (o.group, o.kind) in CORE_CLUSTER_SCOPED or (o.group, o.kind) in WELL_KNOWN_NAMESPACED

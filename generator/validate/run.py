@@ -10,18 +10,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..kernel.errors import Problem
 from .collector import Collector
 from .context import Target, UsageError
-from .findings import ERROR, INFO, WARNING, Finding
+from .findings import ERROR, INFO, WARNING
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass
 class Report:
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Problem] = field(default_factory=list)
     sources: list[dict] = field(default_factory=list)
-    ignored: list[tuple[Finding, str]] = field(default_factory=list)   # (finding, reason) silenced inline
+    ignored: list[tuple[Problem, str]] = field(default_factory=list)   # (finding, reason) silenced inline
 
     groups: list[dict] = field(default_factory=list)   # MultiKueue groups checked: manager, workers
 
@@ -54,8 +55,8 @@ _SCHEMAS: dict = {}
 
 def schemas_for(target: Target, crd_root: Path):
     """The SchemaSet of a target, from the hash-verified pinned CRD files (crds.CrdFileError if one is off)."""
-    from .. import crds
-    from ..schemacheck import SchemaSet
+    from ..kernel import crd_dirs as crds
+    from ..kernel.schemacheck import SchemaSet
 
     crd_root = Path(crd_root)
     key = (target.k8s, target.kueue, target.jobset, target.lws, str(crd_root))
@@ -77,17 +78,17 @@ def _guard(collector, obj, what, fn):
 
 
 def check_stream(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
-                 closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list]:
-    """Findings for one input stream in document order, how many objects it held, the
+                 closed: bool = True, selection=None) -> tuple[list[Problem], int, list[str], list]:
+    """Problems for one input stream in document order, how many objects it held, the
     rules that could not run on it, and the findings that inline comments silenced."""
     return _check(stream, target, schemas, namespace, context, closed, selection)[:4]
 
 
 def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
-           closed: bool = True, selection=None) -> tuple[list[Finding], int, list[str], list, object]:
+           closed: bool = True, selection=None) -> tuple[list[Problem], int, list[str], list, object]:
     """check_stream, and the Model it built (MultiKueue group rules read it)."""
     from .objects import Model
-    from .rules import Hit
+    from .rules import hit
     from .selection import Selection
 
     selection = selection or Selection()
@@ -98,7 +99,7 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
     for o in objs:
         for rule_id, reason in o.ignores.items():
             if not reason:
-                collector.add("IN005", Hit(o, (), f"`# validate: ignore={rule_id}` without a reason is not applied"))
+                collector.add("IN005", hit(o, (), f"`# validate: ignore={rule_id}` without a reason is not applied"))
     model = Model(objs, schemas=schemas, autopilot=target.autopilot, namespace=namespace, context=context or [],
                   closed=closed, kueue_version=target.kueue)
     schema_broken = False
@@ -127,18 +128,16 @@ def _read_objects(stream, schemas, collector: Collector) -> list:
 def _check_schema(o, schemas, collector: Collector, selection) -> bool:
     """The schema and CEL findings of one object; True when its schema check failed (SC001)."""
     from . import schema
-    from .rules import Hit
 
-    hits = _guard(collector, o, "the schema check", lambda: schema.check(schemas, o)) or []
+    found = _guard(collector, o, "the schema check", lambda: schema.check(schemas, o)) or []
     bad_paths = set()
-    for rule_id, hit in hits:
-        collector.add(rule_id, hit)
+    for rule_id, p in found:
+        collector.add(rule_id, p)
         if rule_id == "SC001":
-            bad_paths.add(tuple(hit.path))
+            bad_paths.add(p.parts)
     if selection.on("CE001") or selection.on("CE002") or selection.on("CE003"):
         for v in _guard(collector, o, "the CEL rules", lambda: _cel(schemas, o, bad_paths)) or []:
-            rule_id = "CE001" if v.evaluated else "CE002" if v.rejected else "CE003"
-            collector.add(rule_id, Hit(o, v.path, v.message))
+            collector.add(v.rule, dataclasses.replace(v, obj=o))   # v.rule: CE001, CE002 or CE003
     return bool(bad_paths)
 
 
@@ -161,8 +160,8 @@ def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> l
             else:
                 collector.internal(None, f"rule {rule.id}", e)
             continue
-        for hit in hits:
-            collector.add(rule.id, hit)
+        for p in hits:
+            collector.add(rule.id, p)
     return skipped
 
 
@@ -220,7 +219,7 @@ def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> 
             pend.cancel()
         bad = [p for p in stream.problems if p.rule == "IN001"]
         if bad:
-            raise UsageError(f"--context {path}: {bad[0].source}: {bad[0].problem.path} {bad[0].problem.message}")
+            raise UsageError(f"--context {path}: {bad[0].source}: {bad[0].path} {bad[0].message}")
         for _i, body, doc in loader.objects(stream):
             try:
                 body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
@@ -293,7 +292,7 @@ def _frozen() -> Iterator[None]:
 
 def _crd_root(opts: Options) -> Path:
     """The CRD directory: --crd-dir, else the pinned CRDs (downloaded where they are not yet)."""
-    from .. import crds
+    from ..kernel import crd_dirs as crds
 
     crd_root = Path(opts.crd_dir) if opts.crd_dir else crds.ensure_root()
     if not crd_root.is_dir():
@@ -382,7 +381,7 @@ def _split_folders(pending, streams, targets, closed, crd_root):
             by_file.setdefault(problem.source, Stream(problem.source)).problems.append(problem)
         for name in sorted(by_file):
             part = by_file[name]
-            part.problems = [dataclasses.replace(pr, index=_reindex(stream, part, pr.index)) for pr in part.problems]
+            part.problems = [dataclasses.replace(pr, document=_reindex(stream, part, pr.document)) for pr in part.problems]
             out_streams.append(part)
             out_targets.append(t)
             out_closed.append(c)

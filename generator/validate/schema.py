@@ -3,9 +3,10 @@ pinned Kubernetes minor, custom resources at the pinned CRD, objects closed
 so unknown fields are errors), plus served/deprecated versions."""
 from __future__ import annotations
 
-from ..apiscope import WELL_KNOWN_NAMESPACED
+from ..kernel.apiscope import WELL_KNOWN_NAMESPACED
+from ..kernel.errors import Problem
 from .findings import INFO, WARNING
-from .rules import Hit
+from .rules import hit
 
 _MAX = 240
 
@@ -33,7 +34,7 @@ def built_in(schemas, api: str, kind: str) -> bool:
     return "." not in group or schemas.core_kind_known(group, kind)
 
 
-def check(schemas, obj) -> list[tuple[str, Hit]]:
+def check(schemas, obj) -> list[tuple[str, Problem]]:
     """[(rule id, hit)] for one object."""
     body = obj.body
     api, kind = body.get("apiVersion"), body.get("kind")
@@ -44,22 +45,22 @@ def check(schemas, obj) -> list[tuple[str, Hit]]:
         if (obj.group, kind) in WELL_KNOWN_NAMESPACED:
             # A job kind Kueue manages (TrainJob, RayJob, ...): it exists, its CRD is just not
             # pinned here. Not checked, in any world; its cross-object rules still run.
-            return [("SC002", Hit(obj, ("apiVersion",), f"{message}: a kind Kueue manages whose CRD is not "
+            return [("SC002", hit(obj, ("apiVersion",), f"{message}: a kind Kueue manages whose CRD is not "
                                   f"pinned; its fields are not checked", severity=INFO))]
-        return [("SC002", Hit(obj, ("apiVersion",), message, missing=missing))]
+        return [("SC002", hit(obj, ("apiVersion",), message, missing=missing))]
     out = []
     info = schemas.crd_info(api, kind)
     if info is not None:
         path, served, deprecated, _ = info
         if not served:
-            out.append(("SC003", Hit(obj, ("apiVersion",), f"{api} {kind} is not served by the pinned release")))
+            out.append(("SC003", hit(obj, ("apiVersion",), f"{api} {kind} is not served by the pinned release")))
         elif deprecated:
             storage = _storage_hint(schemas, api, kind)
-            out.append(("SC004", Hit(obj, ("apiVersion",), f"{api} {kind} is deprecated in the pinned release"
+            out.append(("SC004", hit(obj, ("apiVersion",), f"{api} {kind} is deprecated in the pinned release"
                                      + (f"; use {storage}" if storage else ""), severity=WARNING)))
     errors = sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.absolute_path])
     for e in errors:
-        out.append(("SC001", Hit(obj, tuple(e.absolute_path), _message(e))))
+        out.append(("SC001", hit(obj, tuple(e.absolute_path), _message(e))))
     return out
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths, userinput
-from ..errors import SpecError
+from ..kernel import paths, userinput
+from ..kernel.errors import SpecError
 from .context import UsageError
 from .findings import SEVERITIES
 

@@ -1,26 +1,24 @@
 """The rule registry. Each rule is one small function over the Model of one
-input that yields Hits; the runner turns them into Findings. Rules whose
-check is None are emitted by the loader (IN*) or the schema layer (SC*)."""
+input that yields Problems (made by `hit`); the collector fills in their rule,
+severity, object and hint. Rules whose check is None are emitted by the loader
+(IN*) or the schema layer (SC*)."""
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ...kernel.errors import Problem, problem
 from ..objects import Model, Obj
 
 
-@dataclass(frozen=True)
-class Hit:
-    obj: Obj | None
-    path: tuple
-    message: str
-    severity: str | None = None   # overrides the rule's default
-    hint: str | None = None       # overrides the rule's default
-    # What the finding is about when it is an object absent from the input ("LocalQueue
-    # 'lq' in namespace 'team'"). In an open world (no --context) such a hit is a note:
-    # the object may exist in the cluster.
-    missing: str | None = None
+def hit(obj: Obj | None, path: tuple, message: str, severity: str | None = None, hint: str | None = None,
+        missing: str | None = None) -> Problem:
+    """What a rule found on `obj` at `path` (keys and indexes). `severity` and `hint`
+    override the rule's; `missing` names what the problem is about when it is an object
+    absent from the input ("LocalQueue 'lq' in namespace 'team'"): in an open world (no
+    --context) such a problem is a note, as the object may exist in the cluster."""
+    return problem(path, message, severity=severity, hint=hint, missing=missing, obj=obj)
 
 
 @dataclass(frozen=True)
@@ -29,7 +27,7 @@ class Rule:
     severity: str
     summary: str       # one line, for --list-rules and docs/reference/rules.md
     hint: str
-    check: Callable[[Model], Iterable[Hit]] | None
+    check: Callable[[Model], Iterable[Problem]] | None
 
 
 RULES: dict[str, Rule] = {}

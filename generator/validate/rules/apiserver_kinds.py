@@ -8,7 +8,7 @@ import re
 
 from .. import apierrors as E
 from ..findings import ERROR
-from . import Hit, rule
+from . import hit, rule
 
 RBAC = "rbac.authorization.k8s.io"
 
@@ -46,26 +46,26 @@ def service_ports(model):
             yield from _service_port(o, at, p, len(ports) > 1, names)
             key = (p.get("port"), p.get("protocol") or "TCP")
             if key in pairs:
-                yield Hit(o, at, E.duplicate({"port": key[0], "protocol": key[1]}))
+                yield hit(o, at, E.duplicate({"port": key[0], "protocol": key[1]}))
             pairs.add(key)
             if kind == "ClusterIP" and p.get("nodePort"):
-                yield Hit(o, at + ("nodePort",), E.forbidden("may not be used when `type` is 'ClusterIP'"))
+                yield hit(o, at + ("nodePort",), E.forbidden("may not be used when `type` is 'ClusterIP'"))
 
 
 def _service_port(o, at, p, require_name, names):
     name = p.get("name")
     if require_name and not name:
-        yield Hit(o, at + ("name",), E.required())
+        yield hit(o, at + ("name",), E.required())
     if isinstance(name, str) and name:
         if name in names:
-            yield Hit(o, at + ("name",), E.duplicate(name))
+            yield hit(o, at + ("name",), E.duplicate(name))
         names.add(name)
     port = p.get("port")
     if _int(port) and not E.port_num(port):
-        yield Hit(o, at + ("port",), E.invalid(port, E.PORT_RANGE))
+        yield hit(o, at + ("port",), E.invalid(port, E.PORT_RANGE))
     target = p.get("targetPort")
     if _int(target) and target != 0 and not E.port_num(target):
-        yield Hit(o, at + ("targetPort",), E.invalid(target, E.PORT_RANGE))
+        yield hit(o, at + ("targetPort",), E.invalid(target, E.PORT_RANGE))
 
 
 # ----------------------------------------------------------------- Job
@@ -95,19 +95,19 @@ def job_spec(model):
         for key in ("parallelism", "completions", "backoffLimit"):
             v = spec.get(key)
             if _int(v) and v < 0:
-                yield Hit(o, path + (key,), E.invalid(v, E.NEGATIVE))
+                yield hit(o, path + (key,), E.invalid(v, E.NEGATIVE))
         if spec.get("completionMode") == "Indexed":
             # batch/v1 SetDefaults_Job: with neither completions nor parallelism set, both become 1.
             if spec.get("completions") is None and spec.get("parallelism") is not None:
-                yield Hit(o, path + ("completions",), E.required("when completion mode is Indexed"))
+                yield hit(o, path + ("completions",), E.required("when completion mode is Indexed"))
             par = spec.get("parallelism")
             if _int(par) and par > MAX_INDEXED_PARALLELISM:
-                yield Hit(o, path + ("parallelism",), E.invalid(par, f"must be less than or equal to "
+                yield hit(o, path + ("parallelism",), E.invalid(par, f"must be less than or equal to "
                                                                      f"{MAX_INDEXED_PARALLELISM} when completion mode "
                                                                      f"is Indexed"))
         policy = _dict(_dict(spec.get("template")).get("spec")).get("restartPolicy")
         if policy is not None and policy not in ("OnFailure", "Never"):
-            yield Hit(o, path + ("template", "spec", "restartPolicy"), E.not_supported(policy, ["OnFailure", "Never"]))
+            yield hit(o, path + ("template", "spec", "restartPolicy"), E.not_supported(policy, ["OnFailure", "Never"]))
 
 
 # ----------------------------------------------------------------- apps
@@ -126,10 +126,10 @@ def apps_spec(model):
         for o in model.all("apps", kind):
             replicas = o.spec.get("replicas")
             if _int(replicas) and replicas < 0:
-                yield Hit(o, ("spec", "replicas"), E.invalid(replicas, E.NEGATIVE))
+                yield hit(o, ("spec", "replicas"), E.invalid(replicas, E.NEGATIVE))
             policy = _dict(_dict(o.spec.get("template")).get("spec")).get("restartPolicy")
             if policy is not None and policy != "Always":
-                yield Hit(o, ("spec", "template", "spec", "restartPolicy"), E.not_supported(policy, ["Always"]))
+                yield hit(o, ("spec", "template", "spec", "restartPolicy"), E.not_supported(policy, ["Always"]))
             if kind == "Deployment":
                 yield from _deployment(o)
 
@@ -152,15 +152,15 @@ def _deployment(o):
     deadline = o.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE)
     ready = o.spec.get("minReadySeconds", 0)
     if _int(deadline) and _int(ready) and deadline <= ready:
-        yield Hit(o, ("spec", "progressDeadlineSeconds"), E.invalid(deadline, "must be greater than minReadySeconds"))
+        yield hit(o, ("spec", "progressDeadlineSeconds"), E.invalid(deadline, "must be greater than minReadySeconds"))
     rolling = _dict(_dict(o.spec.get("strategy")).get("rollingUpdate"))
     # An unset field defaults to 25% (SetDefaults_Deployment): only both written as 0 are refused.
     unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
     if _percent(unavailable) == 0 and _percent(surge) == 0:
-        yield Hit(o, ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+        yield hit(o, ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
                   E.invalid(unavailable, "may not be 0 when `maxSurge` is 0"))
     if isinstance(unavailable, str) and (_percent(unavailable) or 0) > 100:
-        yield Hit(o, ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+        yield hit(o, ("spec", "strategy", "rollingUpdate", "maxUnavailable"),
                   E.invalid(unavailable, "must not be greater than 100%"))
 
 
@@ -181,11 +181,11 @@ def priority_class(model):
         v = o.body.get("value")
         if o.name.startswith(SYSTEM_PREFIX):
             if SYSTEM_CLASSES.get(o.name) != v:
-                yield Hit(o, ("metadata", "name"), E.forbidden(
+                yield hit(o, ("metadata", "name"), E.forbidden(
                     f"priority class names with '{SYSTEM_PREFIX}' prefix are reserved for system use only. "
                     f"error: {o.name} is not a known system priority class"))
         elif _int(v) and v > HIGHEST_USER_PRIORITY:
-            yield Hit(o, ("value",), E.forbidden(f"maximum allowed value of a user defined priority is "
+            yield hit(o, ("value",), E.forbidden(f"maximum allowed value of a user defined priority is "
                                                  f"{HIGHEST_USER_PRIORITY}"))
 
 
@@ -198,11 +198,11 @@ def hpa_spec(model):
     for o in model.all("autoscaling", "HorizontalPodAutoscaler"):
         lo, hi = o.spec.get("minReplicas"), o.spec.get("maxReplicas")
         if _int(lo) and lo < 1:
-            yield Hit(o, ("spec", "minReplicas"), E.invalid(lo, "must be greater than or equal to 1"))
+            yield hit(o, ("spec", "minReplicas"), E.invalid(lo, "must be greater than or equal to 1"))
         if _int(hi) and hi < 1:
-            yield Hit(o, ("spec", "maxReplicas"), E.invalid(hi, "must be greater than 0"))
+            yield hit(o, ("spec", "maxReplicas"), E.invalid(hi, "must be greater than 0"))
         if _int(lo) and _int(hi) and hi < lo:
-            yield Hit(o, ("spec", "maxReplicas"), E.invalid(hi, "must be greater than or equal to `minReplicas`"))
+            yield hit(o, ("spec", "maxReplicas"), E.invalid(hi, "must be greater than or equal to `minReplicas`"))
 
 
 # ----------------------------------------------------------------- ConfigMap, Secret
@@ -219,9 +219,9 @@ REQUIRED_KEYS = {"kubernetes.io/tls": ("tls.crt", "tls.key"), "kubernetes.io/doc
 def _key_problems(o, field_name, data):
     for key in sorted(data):
         if len(key) > 253:
-            yield Hit(o, (field_name, key), E.invalid(key, "must be no more than 253 characters"))
+            yield hit(o, (field_name, key), E.invalid(key, "must be no more than 253 characters"))
         elif not CONFIG_KEY.match(key) or key in (".", ".."):
-            yield Hit(o, (field_name, key), E.invalid(key, CONFIG_KEY_MESSAGE))
+            yield hit(o, (field_name, key), E.invalid(key, CONFIG_KEY_MESSAGE))
 
 
 @rule("AS015", ERROR, "a ConfigMap or Secret key that is not a config key, a key in both data and binaryData, over "
@@ -237,13 +237,13 @@ def config_data(model):
             size += sum(len(k) + len(str(v)) for k, v in data.items())
         if o.kind == "ConfigMap":
             for key in sorted(set(_dict(o.body.get("data"))) & set(_dict(o.body.get("binaryData")))):
-                yield Hit(o, ("binaryData",), E.invalid(key, "duplicate of key present in data"))
+                yield hit(o, ("binaryData",), E.invalid(key, "duplicate of key present in data"))
         if size > MAX_DATA_BYTES:
-            yield Hit(o, ("data",), E.too_long(MAX_DATA_BYTES))
+            yield hit(o, ("data",), E.too_long(MAX_DATA_BYTES))
         present = set(_dict(o.body.get("data"))) | set(_dict(o.body.get("stringData")))
         for key in REQUIRED_KEYS.get(str(o.body.get("type")), ()) if o.kind == "Secret" else ():
             if key not in present:
-                yield Hit(o, ("data", key), E.required())
+                yield hit(o, ("data", key), E.required())
 
 
 # ----------------------------------------------------------------- RBAC
@@ -262,21 +262,21 @@ def rbac(model):
         for o in model.all(RBAC, kind):
             ref = _dict(o.body.get("roleRef")).get("kind")
             if isinstance(ref, str) and ref not in allowed:
-                yield Hit(o, ("roleRef", "kind"), E.not_supported(ref, allowed))
+                yield hit(o, ("roleRef", "kind"), E.not_supported(ref, allowed))
 
 
 def _policy_rule(o, at, r, namespaced):
     if not r.get("verbs"):
-        yield Hit(o, at + ("verbs",), E.required("verbs must contain at least one value"))
+        yield hit(o, at + ("verbs",), E.required("verbs must contain at least one value"))
     urls = _list(r.get("nonResourceURLs"))
     if urls:
         if namespaced:
-            yield Hit(o, at + ("nonResourceURLs",), E.invalid(urls, "namespaced rules cannot apply to non-resource URLs"))
+            yield hit(o, at + ("nonResourceURLs",), E.invalid(urls, "namespaced rules cannot apply to non-resource URLs"))
         if r.get("apiGroups") or r.get("resources") or r.get("resourceNames"):
-            yield Hit(o, at + ("nonResourceURLs",),
+            yield hit(o, at + ("nonResourceURLs",),
                       E.invalid(urls, "rules cannot apply to both regular resources and non-resource URLs"))
         return
     if not r.get("apiGroups"):
-        yield Hit(o, at + ("apiGroups",), E.required("resource rules must supply at least one api group"))
+        yield hit(o, at + ("apiGroups",), E.required("resource rules must supply at least one api group"))
     if not r.get("resources"):
-        yield Hit(o, at + ("resources",), E.required("resource rules must supply at least one resource"))
+        yield hit(o, at + ("resources",), E.required("resource rules must supply at least one resource"))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from ... import quantity
+from ...kernel import quantity
 from .. import apierrors as E
 from ..findings import ERROR
-from . import Hit, rule
+from . import hit, rule
 
 _EPHEMERAL = "ephemeralContainers"
 _NATIVE_PREFIX = "kubernetes.io/"
@@ -44,7 +44,7 @@ def container_names_unique(model):
             name = c.get("name")
             if isinstance(name, str) and name:
                 if name in seen:
-                    yield Hit(o, path + ("name",), E.duplicate(name))
+                    yield hit(o, path + ("name",), E.duplicate(name))
                 seen.add(name)
 
 
@@ -61,14 +61,14 @@ def container_ports(model):
                 name = p.get("name")
                 if isinstance(name, str) and name:
                     if name in names:
-                        yield Hit(o, at + ("name",), E.duplicate(name))
+                        yield hit(o, at + ("name",), E.duplicate(name))
                     names.add(name)
                 port = p.get("containerPort")
                 if isinstance(port, int) and not E.port_num(port):
-                    yield Hit(o, at + ("containerPort",), E.invalid(port, E.PORT_RANGE))
+                    yield hit(o, at + ("containerPort",), E.invalid(port, E.PORT_RANGE))
                 host = p.get("hostPort")
                 if isinstance(host, int) and host != 0 and not E.port_num(host):
-                    yield Hit(o, at + ("hostPort",), E.invalid(host, E.PORT_RANGE))
+                    yield hit(o, at + ("hostPort",), E.invalid(host, E.PORT_RANGE))
 
 
 def overcommit_allowed(resource: str) -> bool:
@@ -102,12 +102,12 @@ def resource_requirements(model):
                     if order is None:
                         continue
                     if order != 0 and not overcommit_allowed(name):
-                        yield Hit(o, req_path, E.invalid(str(q), f"must be equal to {name} limit of {limits[name]}"))
+                        yield hit(o, req_path, E.invalid(str(q), f"must be equal to {name} limit of {limits[name]}"))
                     elif order > 0:
-                        yield Hit(o, req_path, E.invalid(str(q), f"must be less than or equal to {name} limit of "
+                        yield hit(o, req_path, E.invalid(str(q), f"must be less than or equal to {name} limit of "
                                                                   f"{limits[name]}"))
                 elif not overcommit_allowed(name):
-                    yield Hit(o, path + ("resources", "limits", name),
+                    yield hit(o, path + ("resources", "limits", name),
                               E.required("Limit must be set for non overcommitable resources"))
 
 
@@ -121,7 +121,7 @@ def volumes_and_mounts(model):
             name = _dict(v).get("name")
             if isinstance(name, str) and name:
                 if name in declared:
-                    yield Hit(o, ps.path + ("spec", "volumes", i, "name"), E.duplicate(name))
+                    yield hit(o, ps.path + ("spec", "volumes", i, "name"), E.duplicate(name))
                 declared.add(name)
         for path, c in _all_containers(ps):
             yield from _mounts(o, path, c, declared)
@@ -144,10 +144,10 @@ def _mounts(o, path, c, declared):
         m = _dict(m)
         name, mount_path = m.get("name"), m.get("mountPath")
         if isinstance(name, str) and name and name not in declared:
-            yield Hit(o, path + ("volumeMounts", i, "name"), E.not_found(name))
+            yield hit(o, path + ("volumeMounts", i, "name"), E.not_found(name))
         if isinstance(mount_path, str) and mount_path:
             if mount_path in points:
-                yield Hit(o, path + ("volumeMounts", i, "mountPath"), E.invalid(mount_path, "must be unique"))
+                yield hit(o, path + ("volumeMounts", i, "mountPath"), E.invalid(mount_path, "must be unique"))
             points.add(mount_path)
 
 
@@ -194,7 +194,7 @@ def int32_range(model):
             # Job: json: cannot unmarshal number ... into Go struct field JobSpec.spec.parallelism of type
             # int32'), less the Go struct's name, which the manifest does not tell.
             field_path = ".".join(str(p) for p in path if not isinstance(p, int))
-            yield Hit(o, path, f'{o.kind} in version "{version}" cannot be handled'
+            yield hit(o, path, f'{o.kind} in version "{version}" cannot be handled'
                                f" as a {o.kind}: json: cannot "
                                f"unmarshal number {v} into Go struct field {field_path} of type int32"
                       if o.group in _CORE_GROUPS else
@@ -229,7 +229,7 @@ def probes(model):
             for at, handler in handlers:
                 for port_path, port in _handler_ports(handler, at):
                     if not E.port_num(port):
-                        yield Hit(o, port_path, E.invalid(port, E.PORT_RANGE))
+                        yield hit(o, port_path, E.invalid(port, E.PORT_RANGE))
                 threshold = handler.get("successThreshold")
                 if at[-1] in _SUCCESS_ONE and isinstance(threshold, int) and threshold != 1:
-                    yield Hit(o, at + ("successThreshold",), E.invalid(threshold, "must be 1"))
+                    yield hit(o, at + ("successThreshold",), E.invalid(threshold, "must be 1"))

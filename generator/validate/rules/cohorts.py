@@ -12,27 +12,23 @@ pkg/cache/hierarchy/cycle.go (a Cohort whose parents loop is a cycle; its
 workloads are not scheduled)."""
 from __future__ import annotations
 
-from typing import Any
-
-from ... import quantity, supply
-from ...labels import describe, selector_matches
+from ...kernel import quantity, supply
+from ...kernel.labelmatch import describe, selector_matches
 from ..findings import ERROR, WARNING
-from . import Hit, rule
+from . import hit, rule
 from .kueue import KUEUE, resource_groups
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"   # set by the control plane on every Namespace
 
 
 def cohort_of(cq) -> str | None:
-    """spec.cohortName (v1beta2) or spec.cohort (v1beta1)."""
-    name = cq.spec.get("cohortName") or cq.spec.get("cohort")
-    return name if isinstance(name, str) and name else None
+    """spec.cohortName (v1beta2) or spec.cohort (v1beta1), as the supply model reads it."""
+    return supply.parent_name("ClusterQueue", cq.spec)
 
 
 def parent_of(cohort) -> str | None:
-    """spec.parentName (v1beta2) or spec.parent (v1alpha1)."""
-    name = cohort.spec.get("parentName") or cohort.spec.get("parent")
-    return name if isinstance(name, str) and name else None
+    """spec.parentName (v1beta2) or spec.parent (v1alpha1), as the supply model reads it."""
+    return supply.parent_name("Cohort", cohort.spec)
 
 
 def _parents(model) -> dict[str, str]:
@@ -47,17 +43,10 @@ def root_of(name: str, parents: dict[str, str]) -> str:
     return name
 
 
-def offers(holder) -> list[tuple[Any, str, tuple]]:
-    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines (the flavor name as written)."""
-    out = []
-    for i, g in enumerate(resource_groups(holder)):
-        for j, f in enumerate(g.get("flavors") or []):
-            if not isinstance(f, dict):
-                continue
-            for k, r in enumerate(f.get("resources") or []):
-                if isinstance(r, dict) and isinstance(r.get("name"), str):
-                    out.append((f.get("name"), r["name"], ("spec", "resourceGroups", i, "flavors", j, "resources", k)))
-    return out
+def offers(holder) -> list[tuple[str, str, tuple]]:
+    """(flavor, resource, path) of each quota a ClusterQueue or Cohort defines, as the supply
+    model reads them (supply.quotas_at)."""
+    return [(q.flavor, q.resource, q.path) for q in supply.quotas_at(holder.spec)]
 
 
 @rule("KQ013", WARNING, "a ClusterQueue in a cohort covers a resource only with flavors no other member of the "
@@ -73,7 +62,7 @@ def cohort_flavors_agree(model):
         others = [m for m in members.get(root_of(cohort, parents), []) if m is not cq]
         for res, flavors, theirs in _unshared_flavors(cq, others):
             where = ", ".join(sorted(f"{f!r} ({kind} {name})" for f, kind, name in theirs))
-            yield Hit(cq, flavors[0][1], f"covers {res} with flavor(s) {', '.join(repr(f) for f, _ in flavors)}, "
+            yield hit(cq, flavors[0][1], f"covers {res} with flavor(s) {', '.join(repr(f) for f, _ in flavors)}, "
                       f"but cohort {cohort_of(cq)!r} offers {res} only in {where}: nothing to borrow or lend")
 
 
@@ -103,6 +92,7 @@ def _unshared_flavors(cq, others):
 
 
 def _limits(holder, has_parent: bool, is_cohort: bool):
+    """What Kueue's webhook refuses, on the values as written (the supply model drops a negative one)."""
     where = "parent" if is_cohort else "cohort"
     for flavor, res, path in offers(holder):
         r = _resource(holder, path)
@@ -114,13 +104,13 @@ def _limits(holder, has_parent: bool, is_cohort: bool):
                 except ValueError:
                     continue   # the schema layer reports it
                 if values[key] < 0:
-                    yield Hit(holder, path + (key,), f"{key} {r[key]} for {flavor}/{res} is negative")
+                    yield hit(holder, path + (key,), f"{key} {r[key]} for {flavor}/{res} is negative")
         for key in ("borrowingLimit", "lendingLimit"):
             if key in values and not has_parent:
-                yield Hit(holder, path + (key,), f"{key} must be unset when the {holder.kind} has no {where}")
+                yield hit(holder, path + (key,), f"{key} must be unset when the {holder.kind} has no {where}")
         if (not is_cohort and "lendingLimit" in values
                 and values["lendingLimit"] > values.get("nominalQuota", quantity.parse(0))):
-            yield Hit(holder, path + ("lendingLimit",), f"lendingLimit {r['lendingLimit']} for {flavor}/{res} is "
+            yield hit(holder, path + ("lendingLimit",), f"lendingLimit {r['lendingLimit']} for {flavor}/{res} is "
                       f"above the nominalQuota {r.get('nominalQuota', 0)}: a ClusterQueue lends only its own quota")
 
 
@@ -134,13 +124,13 @@ def _duplicates(holder):
     for i, g in enumerate(resource_groups(holder)):
         for j, r in enumerate(g.get("coveredResources") or []):
             if r in seen_res:
-                yield Hit(holder, ("spec", "resourceGroups", i, "coveredResources", j),
+                yield hit(holder, ("spec", "resourceGroups", i, "coveredResources", j),
                           f"{r} is covered by an earlier resource group too")
             seen_res.add(r)
         for j, f in enumerate(g.get("flavors") or []):
             name = f.get("name") if isinstance(f, dict) else None
             if name in seen_flavor:
-                yield Hit(holder, ("spec", "resourceGroups", i, "flavors", j, "name"),
+                yield hit(holder, ("spec", "resourceGroups", i, "flavors", j, "name"),
                           f"flavor {name!r} is in an earlier resource group too")
             seen_flavor.add(name)
 
@@ -177,12 +167,12 @@ def local_queue_namespace_selected(model):
             continue   # KQ002
         selector = cq.spec.get("namespaceSelector")
         if not isinstance(selector, dict):
-            yield Hit(lq, ("spec", "clusterQueue"), f"ClusterQueue {name!r} has no namespaceSelector, which selects "
+            yield hit(lq, ("spec", "clusterQueue"), f"ClusterQueue {name!r} has no namespaceSelector, which selects "
                       f"no namespace")
             continue
         labels, known = namespace_labels(model, lq.namespace)
         if not selector_matches(selector, labels):
-            yield Hit(lq, ("spec", "clusterQueue"), f"ClusterQueue {name!r} selects namespaces {describe(selector)}; "
+            yield hit(lq, ("spec", "clusterQueue"), f"ClusterQueue {name!r} selects namespaces {describe(selector)}; "
                       f"namespace {lq.namespace!r} has {describe({'matchLabels': labels})}",
                       missing=None if known else f"Namespace {lq.namespace!r} (with its labels)")
 
@@ -190,9 +180,9 @@ def local_queue_namespace_selected(model):
 @rule("KQ016", ERROR, "Cohorts whose parents form a cycle; Kueue schedules nothing under a cohort with a cycle",
       "make the parent chain end at a root Cohort (one without parentName)")
 def cohort_cycles(model):
-    """One line per cycle (generator/supply.py find_cycles), on its first Cohort in the input."""
+    """One line per cycle (generator/kernel/supply.py find_cycles), on its first Cohort in the input."""
     mine = {c.name: c for c in model.kueue("Cohort")}
     for loop in supply.find_cycles(_parents(model)):
         c = next((mine[n] for n in loop if n in mine), None)
         if c is not None:
-            yield Hit(c, ("spec", "parentName" if "parentName" in c.spec else "parent"), supply.cycle_message(loop))
+            yield hit(c, ("spec", "parentName" if "parentName" in c.spec else "parent"), supply.cycle_message(loop))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..findings import ERROR
-from . import Hit, rule
+from . import hit, rule
 
 GATEWAY = "gateway.networking.k8s.io"
 ROUTES = ("HTTPRoute", "GRPCRoute")
@@ -28,15 +28,15 @@ def backends_resolve(model):
         if group == "" and kind == "Service":
             svc = model.get("", "Service", name, ns)
             if svc is None:
-                yield Hit(route, path, f"no Service {name!r} in namespace {ns or '(unset)'!r}",
+                yield hit(route, path, f"no Service {name!r} in namespace {ns or '(unset)'!r}",
                           missing=f"Service {name!r} in namespace {ns!r}")
             elif "port" not in ref:
-                yield Hit(route, path, f"backendRef to Service {name!r} has no port (required for Services)")
+                yield hit(route, path, f"backendRef to Service {name!r} has no port (required for Services)")
             elif ref["port"] not in [p.get("port") for p in svc.spec.get("ports") or [] if isinstance(p, dict)]:
-                yield Hit(route, path + ("port",), f"Service {name!r} has no port {ref['port']}")
+                yield hit(route, path + ("port",), f"Service {name!r} has no port {ref['port']}")
         elif group in POOL_GROUPS and kind == "InferencePool":
             if model.get(group, "InferencePool", name, ns) is None:
-                yield Hit(route, path, f"no InferencePool {name!r} ({group}) in namespace {ns or '(unset)'!r}",
+                yield hit(route, path, f"no InferencePool {name!r} ({group}) in namespace {ns or '(unset)'!r}",
                           missing=f"InferencePool {name!r} in namespace {ns!r}")
 
 
@@ -58,6 +58,6 @@ def _granted(model, route, group, kind, name, ns) -> bool:
 def cross_namespace_granted(model):
     for route, path, ref, group, kind, ns in backend_refs(model):
         if ns != route.namespace and not _granted(model, route, group, kind, ref.get("name"), ns):
-            yield Hit(route, path + ("namespace",), f"{kind} {ref.get('name')!r} in namespace {ns!r} is not granted "
+            yield hit(route, path + ("namespace",), f"{kind} {ref.get('name')!r} in namespace {ns!r} is not granted "
                       f"to {route.kind} in {route.namespace or '(unset)'!r}",
                       missing=f"a ReferenceGrant in namespace {ns!r}")

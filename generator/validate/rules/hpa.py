@@ -1,6 +1,6 @@
 """HorizontalPodAutoscalers and their targets."""
 from ..findings import ERROR, WARNING
-from . import Hit, rule
+from . import hit, rule
 
 
 def _target(model, hpa):
@@ -23,7 +23,7 @@ def hpa_target_exists(model):
     for hpa in _hpas(model):
         ref = hpa.spec.get("scaleTargetRef") or {}
         if ref and _target(model, hpa) is None:
-            yield Hit(hpa, ("spec", "scaleTargetRef"), f"no {ref.get('kind')} {ref.get('name')!r} "
+            yield hit(hpa, ("spec", "scaleTargetRef"), f"no {ref.get('kind')} {ref.get('name')!r} "
                       f"({ref.get('apiVersion', 'any version')}) in namespace {hpa.namespace or '(unset)'!r}",
                       missing=f"{ref.get('kind')} {ref.get('name')!r} in namespace {hpa.namespace!r}")
 
@@ -35,5 +35,5 @@ def hpa_target_has_no_replicas(model):
     for hpa in _hpas(model):
         target = _target(model, hpa)
         if target is not None and "replicas" in target.spec:
-            yield Hit(target, ("spec", "replicas"), f"scaled by HorizontalPodAutoscaler {hpa.name!r} "
+            yield hit(target, ("spec", "replicas"), f"scaled by HorizontalPodAutoscaler {hpa.name!r} "
                       f"but sets replicas: {target.spec['replicas']}")

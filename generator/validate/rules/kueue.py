@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 
-from ... import kueue as kq, supply
+from ...kernel import kueue_api, supply
 from ..findings import ERROR, WARNING
 from ..objects import describe
-from . import Hit, rule
+from . import hit, rule
 
 KUEUE = "kueue.x-k8s.io"
 # Kinds whose pods carry the queue label themselves under the pod integration.
 POD_INTEGRATION = {("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")}
-QUEUE_LABEL = kq.QUEUE_LABEL
-QUEUE_ANNOTATION = kq.QUEUE_LABEL   # same key; the annotation form was removed (kueue#7271)
+QUEUE_LABEL = kueue_api.QUEUE_LABEL
+QUEUE_ANNOTATION = kueue_api.QUEUE_LABEL   # same key; the annotation form was removed (kueue#7271)
 
 
 CRONJOB = ("batch", "CronJob")
@@ -64,7 +64,8 @@ def resource_groups(cq):
 
 
 def covered(cq) -> set:
-    return {r for g in resource_groups(cq) for r in g.get("coveredResources") or []}
+    """The resources a ClusterQueue covers, as the supply model reads them."""
+    return {r for g in supply.read_groups(cq.spec) for r in g.covered}
 
 
 @rule("KQ001", ERROR, "the queue label `kueue.x-k8s.io/queue-name` names no LocalQueue in the object's namespace",
@@ -73,7 +74,7 @@ def covered(cq) -> set:
 def queue_label_resolves(model):
     for o, path, queue in _labelled(model, QUEUE_LABEL):
         if model.get(KUEUE, "LocalQueue", queue, o.namespace) is None:
-            yield Hit(o, path, f"no LocalQueue {queue!r} in namespace {o.namespace or '(unset)'!r} "
+            yield hit(o, path, f"no LocalQueue {queue!r} in namespace {o.namespace or '(unset)'!r} "
                       f"(LocalQueues there: {describe(model.names(KUEUE, 'LocalQueue', o.namespace))})",
                       missing=f"LocalQueue {queue!r} in namespace {o.namespace!r}")
 
@@ -84,7 +85,7 @@ def local_queue_target(model):
     for lq in model.kueue("LocalQueue"):
         name = lq.spec.get("clusterQueue")
         if name and model.get(KUEUE, "ClusterQueue", name) is None:
-            yield Hit(lq, ("spec", "clusterQueue"), f"no ClusterQueue {name!r} "
+            yield hit(lq, ("spec", "clusterQueue"), f"no ClusterQueue {name!r} "
                       f"(ClusterQueues: {describe(model.names(KUEUE, 'ClusterQueue'))})",
                       missing=f"ClusterQueue {name!r}")
 
@@ -97,7 +98,7 @@ def flavors_exist(model):
             for j, f in enumerate(g.get("flavors") or []):
                 name = f.get("name") if isinstance(f, dict) else None
                 if name and model.get(KUEUE, "ResourceFlavor", name) is None:
-                    yield Hit(cq, ("spec", "resourceGroups", i, "flavors", j, "name"),
+                    yield hit(cq, ("spec", "resourceGroups", i, "flavors", j, "name"),
                               f"no ResourceFlavor {name!r} (ResourceFlavors: "
                               f"{describe(model.names(KUEUE, 'ResourceFlavor'))})", missing=f"ResourceFlavor {name!r}")
 
@@ -108,7 +109,7 @@ def topology_exists(model):
     for rf in model.kueue("ResourceFlavor"):
         name = rf.spec.get("topologyName")
         if name and model.get(KUEUE, "Topology", name) is None:
-            yield Hit(rf, ("spec", "topologyName"),
+            yield hit(rf, ("spec", "topologyName"),
                       f"no Topology {name!r} (Topologies: {describe(model.names(KUEUE, 'Topology'))})",
                       missing=f"Topology {name!r}")
 
@@ -135,7 +136,7 @@ def admission_checks_exist(model):
     for cq in model.kueue("ClusterQueue"):
         for path, name in admission_checks(cq):
             if model.get(KUEUE, "AdmissionCheck", name) is None:
-                yield Hit(cq, path, f"no AdmissionCheck {name!r} "
+                yield hit(cq, path, f"no AdmissionCheck {name!r} "
                           f"(AdmissionChecks: {describe(model.names(KUEUE, 'AdmissionCheck'))})",
                           missing=f"AdmissionCheck {name!r}")
 
@@ -143,9 +144,9 @@ def admission_checks_exist(model):
 @rule("KQ006", ERROR, "the priority label `kueue.x-k8s.io/priority-class` names no WorkloadPriorityClass",
       "create the WorkloadPriorityClass or fix the label; Kueue does not fall back, it retries forever")
 def priority_label_resolves(model):
-    for o, path, name in _labelled(model, kq.PRIORITY_LABEL):
+    for o, path, name in _labelled(model, kueue_api.PRIORITY_LABEL):
         if model.get(KUEUE, "WorkloadPriorityClass", name) is None:
-            yield Hit(o, path, f"no WorkloadPriorityClass {name!r} (WorkloadPriorityClasses: "
+            yield hit(o, path, f"no WorkloadPriorityClass {name!r} (WorkloadPriorityClasses: "
                       f"{describe(model.names(KUEUE, 'WorkloadPriorityClass'))})",
                       missing=f"WorkloadPriorityClass {name!r}")
 
@@ -168,14 +169,14 @@ def resources_covered(model):
                         # Kueue's Configuration can exclude or transform resources (resources.
                         # excludeResourcePrefixes, transformations: HAMi's gpucores, for example);
                         # without it in the input, such a resource is a note in an open world.
-                        yield Hit(o, path, f"requests {r}, which ClusterQueue {cq.name!r} does not cover "
+                        yield hit(o, path, f"requests {r}, which ClusterQueue {cq.name!r} does not cover "
                                   f"(covered: {describe(sorted(have))}); the workload never admits",
                                   missing=None if r in STANDARD_RESOURCES else
                                   f"a Kueue Configuration that excludes or transforms {r}")
                 if model.autopilot:
                     for r in ("cpu", "memory", "ephemeral-storage"):
                         if r not in asked and r not in have:
-                            yield Hit(o, cpath + ("resources",), f"Autopilot injects a default {r} request, "
+                            yield hit(o, cpath + ("resources",), f"Autopilot injects a default {r} request, "
                                       f"which ClusterQueue {cq.name!r} does not cover")
 
 
@@ -194,14 +195,14 @@ def flavors_list_covered(model):
                 if have != want and len(have) == len(want):
                     missing = [r for r in want if r not in have]
                     detail = f"misses {', '.join(missing)}" if missing else f"lists {have}"
-                    yield Hit(cq, ("spec", "resourceGroups", i, "flavors", j, "resources"),
+                    yield hit(cq, ("spec", "resourceGroups", i, "flavors", j, "resources"),
                               f"flavor {f.get('name')!r} {detail}; coveredResources is {want}")
 
 
 @rule("KQ009", ERROR, "one workload can never be admitted: it needs more than its ClusterQueue can ever get "
       "(pods x requests: Job parallelism, JobSet replicas x parallelism, LWS group size, one pod per Deployment "
       "pod; all pod sets of the Workload together, flavor by flavor; nominal quota plus what the cohort tree can "
-      "lend, within borrowingLimit and the others' lendingLimit: generator/supply.py)",
+      "lend, within borrowingLimit and the others' lendingLimit: generator/kernel/supply.py)",
       "raise the quota (or the borrowing limit) or shrink the workload; a warning when the input is an open "
       "world and the ClusterQueue is in a cohort (other members may lend from outside the input)")
 def workload_fits(model):
@@ -216,7 +217,7 @@ def workload_fits(model):
         ps = next(ps for ps in o.podsets if ps.name == verdict.podset)
         # Open world (files on their own, no --context): cohort members outside the input may lend more.
         partial = not model.closed and tree.cqs[cq.name].parent is not None
-        yield Hit(o, ps.path, verdict.message, severity=WARNING if partial else None)
+        yield hit(o, ps.path, verdict.message, severity=WARNING if partial else None)
 
 
 @rule("KQ010", ERROR, "the queue name is given as an annotation, which Kueue no longer reads (kueue#7271)",
@@ -224,10 +225,10 @@ def workload_fits(model):
 def queue_annotation(model):
     for o in model.objects:
         if QUEUE_ANNOTATION in o.annotations:
-            yield Hit(o, ("metadata", "annotations", QUEUE_ANNOTATION), "queue name as an annotation is ignored")
+            yield hit(o, ("metadata", "annotations", QUEUE_ANNOTATION), "queue name as an annotation is ignored")
         for ps in o.podsets:
             if QUEUE_ANNOTATION in (ps.metadata.get("annotations") or {}):
-                yield Hit(o, ps.path + ("metadata", "annotations", QUEUE_ANNOTATION),
+                yield hit(o, ps.path + ("metadata", "annotations", QUEUE_ANNOTATION),
                           "queue name as an annotation is ignored")
 
 
@@ -237,7 +238,7 @@ def queue_annotation(model):
 def suspend_in_git(model):
     for o, _ in queued(model):
         if (o.group, o.kind) in (("batch", "Job"), ("jobset.x-k8s.io", "JobSet")) and "suspend" in o.spec:
-            yield Hit(o, ("spec", "suspend"), f"spec.suspend: {json.dumps(o.spec['suspend'])} in the manifest")
+            yield hit(o, ("spec", "suspend"), f"spec.suspend: {json.dumps(o.spec['suspend'])} in the manifest")
 
 
 @rule("KQ012", ERROR, "a CronJob carries the queue label on its own metadata, where Kueue never reads it",
@@ -247,5 +248,5 @@ def cronjob_queue_label(model):
         if (o.group, o.kind) == CRONJOB and QUEUE_LABEL in o.labels:
             placed = ((o.spec.get("jobTemplate") or {}).get("metadata") or {}).get("labels") or {}
             if QUEUE_LABEL not in placed:
-                yield Hit(o, ("metadata", "labels", QUEUE_LABEL), "the Jobs this CronJob creates do not carry the "
+                yield hit(o, ("metadata", "labels", QUEUE_LABEL), "the Jobs this CronJob creates do not carry the "
                           "label, so Kueue does not queue them")

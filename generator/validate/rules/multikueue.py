@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ... import kueue as kq, yamlio
+from ...kernel import kueue_api, yamlio
+from ...kernel.errors import Problem
 from ..findings import ERROR, WARNING
 from ..objects import Model, Obj, describe
-from . import Hit, rule
+from . import hit, rule
 from .kueue import KUEUE, admission_checks, queued
 
 # The Secret key Kueue reads a worker's kubeconfig from (apis/kueue/v1beta2/multikueue_types.go
@@ -39,7 +40,7 @@ def controller_of(model: Model, check: str) -> str | None:
 
 def multikueue_checks(model: Model, cq: Obj) -> list[str]:
     """The MultiKueue admission checks a ClusterQueue names (those whose AdmissionCheck is known)."""
-    return [name for _, name in admission_checks(cq) if controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER]
+    return [name for _, name in admission_checks(cq) if controller_of(model, name) == kueue_api.MULTIKUEUE_CONTROLLER]
 
 
 def config_of(model: Model, check: str) -> Obj | None:
@@ -100,22 +101,22 @@ def kueue_config(objs: Iterable[Obj]) -> KueueConfig | None:
         if o.kind == "Configuration" and o.group.startswith("config.kueue.x-k8s.io"):
             return KueueConfig(o, o.body, ())
         data = o.body.get("data")
-        if (o.group, o.kind) == ("", "ConfigMap") and o.name == kq.CONFIG_MAP and isinstance(data, dict):
-            text = data.get(kq.CONFIG_KEY)
+        if (o.group, o.kind) == ("", "ConfigMap") and o.name == kueue_api.CONFIG_MAP and isinstance(data, dict):
+            text = data.get(kueue_api.CONFIG_KEY)
             try:
                 doc = yamlio.load_strict(text) if isinstance(text, str) else None
             except Exception:   # noqa: BLE001  any parse failure: no configuration to read
                 doc = None
             if isinstance(doc, dict):
-                return KueueConfig(o, doc, ("data", kq.CONFIG_KEY))
+                return KueueConfig(o, doc, ("data", kueue_api.CONFIG_KEY))
     return None
 
 
-def dispatcher_hits(config: KueueConfig, kueue_version: str) -> Iterable[Hit]:
+def dispatcher_hits(config: KueueConfig, kueue_version: str) -> Iterable[Problem]:
     mk = config.doc.get("multiKueue")
     if isinstance(mk, dict) and "dispatcherName" in mk and release(kueue_version) and \
             release(kueue_version) < (0, 13):
-        yield Hit(config.obj, config.path, f"multiKueue.dispatcherName is set, but Kueue {kueue_version} has no "
+        yield hit(config.obj, config.path, f"multiKueue.dispatcherName is set, but Kueue {kueue_version} has no "
                   f"dispatcher choice (it nominates every worker at once); its strict config loader refuses the "
                   f"field and the controller does not start")
 
@@ -132,7 +133,7 @@ def kubeconfig_in_git(model):
             users = [c.name for c in model.known(KUEUE, "MultiKueueCluster")
                      if _kubeconfig_source(c)[1].get("location") == o.name]
             used = f" (MultiKueueCluster {', '.join(users)} reads it)" if users else ""
-            yield Hit(o, (key, KUBECONFIG_KEY), f"Secret holds a kubeconfig in {key}{used}; values not shown")
+            yield hit(o, (key, KUBECONFIG_KEY), f"Secret holds a kubeconfig in {key}{used}; values not shown")
 
 
 def inlined_kubeconfig(o: Obj) -> str | None:
@@ -163,7 +164,7 @@ def kubeconfig_by_path(model):
     for c in model.kueue("MultiKueueCluster"):
         path, kc = _kubeconfig_source(c)
         if kc.get("locationType") == "Path":
-            yield Hit(c, path + ("locationType",), f"kubeconfig read from path {kc.get('location')!r}")
+            yield hit(c, path + ("locationType",), f"kubeconfig read from path {kc.get('location')!r}")
 
 
 @rule("MK003", ERROR, "a MultiKueue AdmissionCheck's parameters name no MultiKueueConfig",
@@ -171,16 +172,16 @@ def kubeconfig_by_path(model):
       "until then Kueue keeps the check inactive (BadConfig) and its ClusterQueues admit nothing")
 def check_names_config(model):
     for ac in model.kueue("AdmissionCheck"):
-        if ac.spec.get("controllerName") != kq.MULTIKUEUE_CONTROLLER:
+        if ac.spec.get("controllerName") != kueue_api.MULTIKUEUE_CONTROLLER:
             continue
         params = ac.spec.get("parameters")
         if not isinstance(params, dict):
-            yield Hit(ac, ("spec",), "no parameters: Kueue reports \"missing parameters reference\"")
+            yield hit(ac, ("spec",), "no parameters: Kueue reports \"missing parameters reference\"")
         elif params.get("apiGroup") != KUEUE or params.get("kind") != "MultiKueueConfig":
-            yield Hit(ac, ("spec", "parameters"), f"parameters name a {params.get('kind')!r} of group "
+            yield hit(ac, ("spec", "parameters"), f"parameters name a {params.get('kind')!r} of group "
                       f"{params.get('apiGroup')!r}: Kueue reports \"bad parameters reference\"")
         elif model.get(KUEUE, "MultiKueueConfig", params.get("name")) is None:
-            yield Hit(ac, ("spec", "parameters", "name"), f"no MultiKueueConfig {params.get('name')!r} "
+            yield hit(ac, ("spec", "parameters", "name"), f"no MultiKueueConfig {params.get('name')!r} "
                       f"(MultiKueueConfigs: {describe(model.names(KUEUE, 'MultiKueueConfig'))})",
                       missing=f"MultiKueueConfig {params.get('name')!r}")
 
@@ -193,7 +194,7 @@ def config_clusters_exist(model):
         clusters = config.spec.get("clusters")
         for i, name in enumerate(clusters if isinstance(clusters, list) else []):
             if isinstance(name, str) and model.get(KUEUE, "MultiKueueCluster", name) is None:
-                yield Hit(config, ("spec", "clusters", i), f"no MultiKueueCluster {name!r} (MultiKueueClusters: "
+                yield hit(config, ("spec", "clusters", i), f"no MultiKueueCluster {name!r} (MultiKueueClusters: "
                           f"{describe(model.names(KUEUE, 'MultiKueueCluster'))})",
                           missing=f"MultiKueueCluster {name!r}")
 
@@ -209,16 +210,16 @@ def multikueue_check_shape(model):
     with_provisioning = release(model.kueue_version) >= (0, 16)
     for cq in model.kueue("ClusterQueue"):
         checks = list(admission_checks(cq))
-        mk = [(p, n) for p, n in checks if controller_of(model, n) == kq.MULTIKUEUE_CONTROLLER]
+        mk = [(p, n) for p, n in checks if controller_of(model, n) == kueue_api.MULTIKUEUE_CONTROLLER]
         if not mk:
             continue
         if len(mk) > 1:
-            yield Hit(cq, mk[1][0], f"MultiKueue checks {', '.join(n for _, n in mk)}: Kueue reports \"Cannot use "
+            yield hit(cq, mk[1][0], f"MultiKueue checks {', '.join(n for _, n in mk)}: Kueue reports \"Cannot use "
                       f"multiple MultiKueue AdmissionChecks on the same ClusterQueue\"")
         yield from _multikueue_per_flavor(model, cq)
-        prov = [(p, n) for p, n in checks if controller_of(model, n) == kq.PROVISIONING_CONTROLLER]
+        prov = [(p, n) for p, n in checks if controller_of(model, n) == kueue_api.PROVISIONING_CONTROLLER]
         if prov and with_provisioning:
-            yield Hit(cq, prov[0][0], f"ProvisioningRequest check {prov[0][1]!r} beside MultiKueue check "
+            yield hit(cq, prov[0][0], f"ProvisioningRequest check {prov[0][1]!r} beside MultiKueue check "
                       f"{mk[0][1]!r}: Kueue {model.kueue_version} reports \"Cannot use both MultiKueue and "
                       f"ProvisioningRequest AdmissionChecks together\"")
 
@@ -228,8 +229,8 @@ def _multikueue_per_flavor(model, cq):
     strategy = cq.spec.get("admissionChecksStrategy") or {}
     for i, entry in enumerate(strategy.get("admissionChecks") or []):
         name = entry.get("name") if isinstance(entry, dict) else None
-        if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kq.MULTIKUEUE_CONTROLLER:
-            yield Hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
+        if isinstance(name, str) and entry.get("onFlavors") and controller_of(model, name) == kueue_api.MULTIKUEUE_CONTROLLER:
+            yield hit(cq, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors"),
                       f"MultiKueue check {entry.get('name')!r} limited to flavors {entry['onFlavors']}: Kueue "
                       f"reports \"Cannot specify MultiKueue AdmissionCheck per flavor\"")
 

@@ -10,17 +10,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from ... import kueue as kq, quantity
+from ...kernel import kueue_api, quantity, supply
+from ...kernel.errors import Problem
 from ..findings import ERROR, INFO, WARNING
 from ..objects import Model, Obj, describe
-from . import RULES, Hit, Rule
-from .kueue import KUEUE, resource_groups
+from . import RULES, Rule, hit
+from .kueue import KUEUE
 from .multikueue import KueueConfig, clusters_of, dispatched, dispatching_queues
 
 # Namespaces every cluster has from the start (Kubernetes docs, "Namespaces": initial namespaces).
 INITIAL_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
-JOBSET_INTEGRATION = kq.INTEGRATIONS[("jobset.x-k8s.io", "JobSet")]
+JOBSET_INTEGRATION = kueue_api.INTEGRATIONS[("jobset.x-k8s.io", "JobSet")]
 # Kueue quotes for the hints.
 MIRROR_QUOTE = ('"you should ensure that the worker cluster configuration mirrors the one of the manager cluster in '
                 'terms of namespaces and LocalQueues" (Kueue docs, setup_multikueue)')
@@ -55,11 +56,11 @@ class Group:
 
 
 def unseen(worker: Member, what: str) -> str | None:
-    """`missing` for a Hit about something a worker lacks: a note when its input is open-world."""
+    """`missing` for a problem about something a worker lacks: a note when its input is open-world."""
     return None if worker.closed else f"{what} on worker {worker.name!r}"
 
 
-GROUP_RULES: dict[str, Callable[[Group], Iterable[Hit]]] = {}
+GROUP_RULES: dict[str, Callable[[Group], Iterable[Problem]]] = {}
 
 
 def group_rule(rule_id: str, severity: str, summary: str, hint: str):
@@ -85,32 +86,18 @@ def local_queues_mirrored(group):
                 has_ns = lq.namespace in INITIAL_NAMESPACES or w.model.get("", "Namespace", lq.namespace) is not None
                 if w.model.get(KUEUE, "LocalQueue", lq.name, lq.namespace) is None:
                     also = "" if has_ns else f", nor its namespace {lq.namespace!r}"
-                    yield Hit(lq, (), f"worker {w.name!r} ({w.source}) has no LocalQueue {lq.name!r} in namespace "
+                    yield hit(lq, (), f"worker {w.name!r} ({w.source}) has no LocalQueue {lq.name!r} in namespace "
                               f"{lq.namespace!r}{also} (LocalQueues there: "
                               f"{describe(w.model.names(KUEUE, 'LocalQueue', lq.namespace))})",
                               missing=unseen(w, f"LocalQueue {lq.name!r} in namespace {lq.namespace!r}"))
                 elif not has_ns:
-                    yield Hit(lq, ("metadata", "namespace"), f"worker {w.name!r} ({w.source}) has no Namespace "
+                    yield hit(lq, ("metadata", "namespace"), f"worker {w.name!r} ({w.source}) has no Namespace "
                               f"{lq.namespace!r}", missing=unseen(w, f"Namespace {lq.namespace!r}"))
 
 
 def _quotas(cq: Obj) -> dict[tuple, tuple[Decimal, tuple]]:
-    """(flavor, resource) -> (nominalQuota as Decimal, path) of a ClusterQueue."""
-    out = {}
-    for i, g in enumerate(resource_groups(cq)):
-        flavors = g.get("flavors")
-        for j, f in enumerate(flavors if isinstance(flavors, list) else []):
-            resources = f.get("resources") if isinstance(f, dict) else None
-            for k, r in enumerate(resources if isinstance(resources, list) else []):
-                if not (isinstance(r, dict) and isinstance(f.get("name"), str) and isinstance(r.get("name"), str)):
-                    continue   # the schema layer reports it
-                try:
-                    value = quantity.parse(r.get("nominalQuota", 0))
-                except ValueError:
-                    continue
-                out[(f["name"], r["name"])] = (value, ("spec", "resourceGroups", i, "flavors", j,
-                                                       "resources", k, "nominalQuota"))
-    return out
+    """(flavor, resource) -> (nominalQuota, path) of a ClusterQueue, as the supply model reads it."""
+    return {(q.flavor, q.resource): (q.quota.nominal, (*q.path, "nominalQuota")) for q in supply.quotas_at(cq.spec)}
 
 
 def related_queues(group: Group, cq: Obj, config: Obj) -> list[tuple[Member, Obj]]:
@@ -147,7 +134,7 @@ def quota_is_workers_total(group):
         yield from _quota_differences(cq, [(w, _quotas(wcq)) for w, wcq in related])
 
 
-def _quota_differences(cq: Obj, theirs: list) -> Iterator[Hit]:
+def _quota_differences(cq: Obj, theirs: list) -> Iterator[Problem]:
     """One hit per (flavor, resource) where the manager ClusterQueue's quota is not the sum of
     its workers' (`theirs`: each worker with its quotas)."""
     mine = _quotas(cq)
@@ -176,7 +163,7 @@ def _quota_differences(cq: Obj, theirs: list) -> Iterator[Hit]:
         what = f"flavor {f!r} {r}" if per_flavor else f"{r} (all flavors; manager flavors " \
             f"{describe(sorted(manager_flavors))}, workers' {describe(sorted(worker_flavors))})"
         word = "above" if a > b else "below"
-        yield Hit(cq, where.get(k, ("spec", "resourceGroups")),
+        yield hit(cq, where.get(k, ("spec", "resourceGroups")),
                   f"{what}: manager {quantity.show(r, a)}, {word} the workers' total {quantity.show(r, b)} "
                   f"({', '.join(parts.get(k, [])) or 'no worker quota'})")
 
@@ -196,7 +183,7 @@ def flavor_names_agree(group):
                 first[rf.name] = (member, labels)
             elif labels != first[rf.name][1]:
                 other, theirs = first[rf.name]
-                yield Hit(rf, ("spec", "nodeLabels"), f"selects {_labels(labels)} on {member.name!r}, but "
+                yield hit(rf, ("spec", "nodeLabels"), f"selects {_labels(labels)} on {member.name!r}, but "
                           f"{_labels(theirs)} on {other.name!r} ({other.source})")
 
 
@@ -221,9 +208,9 @@ def kinds_enabled(group):
     mgr = group.manager
     sent = dispatched(mgr.model)
     yield from _manager_integrations(mgr, sent)
-    kinds: set[str] = {kq.INTEGRATIONS[(o.group, o.kind)] for o, _ in sent if (o.group, o.kind) in kq.INTEGRATIONS}
+    kinds: set[str] = {kueue_api.INTEGRATIONS[(o.group, o.kind)] for o, _ in sent if (o.group, o.kind) in kueue_api.INTEGRATIONS}
     if mgr.config is not None:
-        kinds |= set(mgr.config.frameworks) & set(kq.INTEGRATIONS.values())
+        kinds |= set(mgr.config.frameworks) & set(kueue_api.INTEGRATIONS.values())
     if not kinds:
         return
     workers = {w.name: w for _, config in dispatching_queues(mgr.model) for w in group.workers(config)}
@@ -231,38 +218,38 @@ def kinds_enabled(group):
         yield from _worker_integrations(group, w, kinds)
 
 
-def _manager_integrations(mgr: Member, sent: list) -> Iterator[Hit]:
+def _manager_integrations(mgr: Member, sent: list) -> Iterator[Problem]:
     """The dispatched objects whose integration the manager's Kueue Configuration lacks; a
     note when there is no Configuration to check."""
     if mgr.config is not None:
         mine = set(mgr.config.frameworks)
         for o, cq in sent:
-            name = kq.INTEGRATIONS.get((o.group, o.kind))
+            name = kueue_api.INTEGRATIONS.get((o.group, o.kind))
             if name and name not in mine:
-                yield Hit(o, (), f"queued to ClusterQueue {cq.name!r}, which dispatches through MultiKueue, but "
+                yield hit(o, (), f"queued to ClusterQueue {cq.name!r}, which dispatches through MultiKueue, but "
                           f"the manager's {mgr.config.where} does not enable {name}: Kueue neither queues nor "
                           f"dispatches it")
     elif sent:
-        yield Hit(sent[0][0], (), f"no Kueue Configuration of manager {mgr.name!r} in its input or beside it "
+        yield hit(sent[0][0], (), f"no Kueue Configuration of manager {mgr.name!r} in its input or beside it "
                   f"(controllers/{mgr.name}/kueue); its integrations are not checked", severity=INFO)
 
 
-def _worker_integrations(group, w: Member, kinds: set[str]) -> Iterator[Hit]:
+def _worker_integrations(group, w: Member, kinds: set[str]) -> Iterator[Problem]:
     """What worker `w` lacks of the integrations (`kinds`) its manager dispatches: in its Kueue
     Configuration, and a JobSet install where JobSets are sent."""
     mgr = group.manager
     if w.config is None:
-        yield Hit(group.anchor(w.name), (), f"no Kueue Configuration of worker {w.name!r} in its input or "
+        yield hit(group.anchor(w.name), (), f"no Kueue Configuration of worker {w.name!r} in its input or "
                   f"beside it (controllers/{w.name}/kueue); {', '.join(sorted(kinds))} not checked there",
                   severity=INFO)
     else:
         lacking = sorted(kinds - set(w.config.frameworks))
         if lacking:
-            yield Hit(w.config.obj, w.config.path, f"worker {w.name!r}: integrations.frameworks lacks "
+            yield hit(w.config.obj, w.config.path, f"worker {w.name!r}: integrations.frameworks lacks "
                       f"{', '.join(lacking)}, which manager {mgr.name!r} dispatches; the worker's Kueue must "
                       f"admit the copies it receives")
     if JOBSET_INTEGRATION in kinds and not w.jobset:
-        yield Hit(group.anchor(w.name), (), f"JobSets are dispatched, but worker {w.name!r} ({w.source}) shows "
+        yield hit(group.anchor(w.name), (), f"JobSets are dispatched, but worker {w.name!r} ({w.source}) shows "
                   f"no JobSet install (no controllers/{w.name}/jobset, no CustomResourceDefinition {JOBSET_CRD})",
                   missing=unseen(w, "a JobSet install"))
 
@@ -284,7 +271,7 @@ def same_api(group):
         theirs = kueue_apis(w)
         if mine and theirs and mine != theirs:
             anchor = group.anchor(w.name)
-            yield Hit(anchor, ("apiVersion",) if anchor else (), f"manager {group.manager.name!r} writes "
+            yield hit(anchor, ("apiVersion",) if anchor else (), f"manager {group.manager.name!r} writes "
                       f"{', '.join(mine)}; worker {w.name!r} ({w.source}) writes {', '.join(theirs)}")
 
 
@@ -298,9 +285,9 @@ def members_match(group):
     for config in configs:
         for i, c in enumerate(config.spec.get("clusters") if isinstance(config.spec.get("clusters"), list) else []):
             if isinstance(c, str) and c not in group.members:
-                yield Hit(config, ("spec", "clusters", i), f"worker {c!r} is not among the inputs; the group rules "
+                yield hit(config, ("spec", "clusters", i), f"worker {c!r} is not among the inputs; the group rules "
                           f"did not check it", severity=INFO)
     for w in group.members.values():
         if w.name not in listed:
-            yield Hit(configs[0] if configs else None, (), f"input {w.name!r} ({w.source}) is no cluster of the "
+            yield hit(configs[0] if configs else None, (), f"input {w.name!r} ({w.source}) is no cluster of the "
                       f"manager's MultiKueueConfigs (clusters: {describe(sorted(listed))})")

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from ...labels import describe, selector_matches
+from ...kernel.labelmatch import describe, selector_matches
 from ..findings import ERROR
-from . import Hit, rule
+from . import hit, rule
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_LABEL = re.compile(rf"^{_LABEL}$")
@@ -130,12 +130,12 @@ def object_names(model):
             # generateName is a prefix: the server appends letters, so a trailing '-' is fine.
             why = check(value[:-1] + "a" if key == "generateName" and value.endswith("-") else value)
             if why:
-                yield Hit(o, ("metadata", key), f"{o.kind} {key} {value!r} {why}")
+                yield hit(o, ("metadata", key), f"{o.kind} {key} {value!r} {why}")
         ns = meta.get("namespace")
         if isinstance(ns, str) and ns and dns1123_label(ns):
-            yield Hit(o, ("metadata", "namespace"), f"namespace {ns!r} {dns1123_label(ns)}")
+            yield hit(o, ("metadata", "namespace"), f"namespace {ns!r} {dns1123_label(ns)}")
         elif ns is not None and not isinstance(ns, str):
-            yield Hit(o, ("metadata", "namespace"), f"namespace is a {type(ns).__name__}, not a name")
+            yield hit(o, ("metadata", "namespace"), f"namespace is a {type(ns).__name__}, not a name")
 
 
 @rule("NM002", ERROR, "a container port name, or a Service targetPort given by name, is not an IANA service name "
@@ -147,12 +147,12 @@ def port_names(model):
             for i, p in enumerate(c.get("ports") or []):
                 name = p.get("name") if isinstance(p, dict) else None
                 if isinstance(name, str) and port_name(name):
-                    yield Hit(o, path + ("ports", i, "name"), f"port name {name!r}: {port_name(name)}")
+                    yield hit(o, path + ("ports", i, "name"), f"port name {name!r}: {port_name(name)}")
     for svc in model.all("", "Service"):
         for i, p in enumerate(svc.spec.get("ports") or []):
             target = p.get("targetPort") if isinstance(p, dict) else None
             if isinstance(target, str) and not target.isdigit() and port_name(target):
-                yield Hit(svc, ("spec", "ports", i, "targetPort"), f"targetPort {target!r}: {port_name(target)}")
+                yield hit(svc, ("spec", "ports", i, "targetPort"), f"targetPort {target!r}: {port_name(target)}")
 
 
 @rule("NM003", ERROR, "a label key or value the API server refuses (on the object or its pod templates)",
@@ -168,10 +168,10 @@ def labels_valid(model):
             for k, v in labels.items():
                 why = label_key(str(k)) if isinstance(k, str) else "a label key must be a string"
                 if why:
-                    yield Hit(o, path + (k,), f"label key {k!r}: {why}")
+                    yield hit(o, path + (k,), f"label key {k!r}: {why}")
                 why = label_value(v)
                 if why:
-                    yield Hit(o, path + (k,), f"label {k!r} value {why}" if not why.startswith(repr(v))
+                    yield hit(o, path + (k,), f"label {k!r} value {why}" if not why.startswith(repr(v))
                               else f"label {k!r}: {why}")
 
 
@@ -191,7 +191,7 @@ def selector_matches_template(model):
         if not isinstance(sel, dict) or not isinstance(labels, dict):
             continue   # the schema layer reports a missing selector
         if not sel.get("matchLabels") and not sel.get("matchExpressions"):
-            yield Hit(o, ("spec", "selector"), f"empty selector: a {o.kind} must select its pods")
+            yield hit(o, ("spec", "selector"), f"empty selector: a {o.kind} must select its pods")
         elif not selector_matches(sel, labels):
-            yield Hit(o, ("spec", "selector"), f"selector {describe(sel)} does not match the template's labels "
+            yield hit(o, ("spec", "selector"), f"selector {describe(sel)} does not match the template's labels "
                       f"({', '.join(f'{k}={v}' for k, v in sorted(labels.items())) or 'none'})")

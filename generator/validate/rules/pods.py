@@ -1,9 +1,9 @@
 """Containers: pinned images, explicit requests, Autopilot's requests = limits."""
 from __future__ import annotations
 
-from ... import quantity
+from ...kernel import quantity
 from ..findings import WARNING
-from . import Hit, rule
+from . import hit, rule
 
 
 def _all_containers(ps):
@@ -33,7 +33,7 @@ def images_pinned(model):
             image = c.get("image")
             why = unpinned(image) if isinstance(image, str) else None
             if why:
-                yield Hit(o, path + ("image",), f"image {image!r} {why}")
+                yield hit(o, path + ("image",), f"image {image!r} {why}")
 
 
 @rule("PD002", WARNING, "a container sets no cpu or memory request",
@@ -45,7 +45,7 @@ def requests_set(model):
             asked = set(res.get("requests") or {}) | set(res.get("limits") or {})   # a limit implies the request
             missing = [r for r in ("cpu", "memory") if r not in asked]
             if missing:
-                yield Hit(o, path + ("resources",), f"container {c.get('name')!r} requests no {' or '.join(missing)}")
+                yield hit(o, path + ("resources",), f"container {c.get('name')!r} requests no {' or '.join(missing)}")
 
 
 @rule("PD003", WARNING, "on Autopilot a container's requests and limits differ",
@@ -60,11 +60,11 @@ def autopilot_limits(model):
             for r in sorted(set(req) | set(lim)):
                 if r not in req or r not in lim:
                     where = "limits" if r in lim else "requests"
-                    yield Hit(o, path + ("resources", where, r), f"{r} is in {where} only")
+                    yield hit(o, path + ("resources", where, r), f"{r} is in {where} only")
                     continue
                 try:
                     same = quantity.parse(req[r]) == quantity.parse(lim[r])
                 except ValueError:
                     continue   # the schema layer reports bad quantities
                 if not same:
-                    yield Hit(o, path + ("resources", "limits", r), f"{r} limit {lim[r]} differs from request {req[r]}")
+                    yield hit(o, path + ("resources", "limits", r), f"{r} limit {lim[r]} differs from request {req[r]}")

@@ -1,7 +1,7 @@
 """Pod priority classes."""
 from ..findings import ERROR
 from ..objects import describe
-from . import Hit, rule
+from . import hit, rule
 
 SCHEDULING = "scheduling.k8s.io"
 BUILT_IN = ("system-cluster-critical", "system-node-critical")   # every cluster has these
@@ -13,7 +13,7 @@ def priority_class_exists(model):
     for o, ps in model.workloads():
         name = ps.spec.get("priorityClassName")
         if name and name not in BUILT_IN and model.get(SCHEDULING, "PriorityClass", name) is None:
-            yield Hit(o, ps.path + ("spec", "priorityClassName"), f"no PriorityClass {name!r} "
+            yield hit(o, ps.path + ("spec", "priorityClassName"), f"no PriorityClass {name!r} "
                       f"(PriorityClasses: {describe(model.names(SCHEDULING, 'PriorityClass'))})",
                       missing=f"PriorityClass {name!r}")
 
@@ -23,4 +23,4 @@ def priority_class_exists(model):
 def one_global_default(model):
     defaults = [o for o in model.all(SCHEDULING, "PriorityClass") if o.body.get("globalDefault") is True]
     for o in defaults[1:]:
-        yield Hit(o, ("globalDefault",), f"{defaults[0].name!r} is already the global default")
+        yield hit(o, ("globalDefault",), f"{defaults[0].name!r} is already the global default")

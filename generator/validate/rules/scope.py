@@ -1,12 +1,12 @@
 """Where an object without metadata.namespace lands: kubectl puts a namespaced object in
 the default namespace (or -n); a cluster-scoped one has none. The scope comes from the
-pinned CRD or core schema, else from the table of well-known kinds (generator/apiscope.py);
+pinned CRD or core schema, else from the table of well-known kinds (generator/kernel/apiscope.py);
 for a kind in neither it is unknown, and rules that look objects up by namespace cannot."""
 from __future__ import annotations
 
 from ..findings import INFO
 from ..objects import meta
-from . import Hit, rule
+from . import hit, rule
 
 
 @rule("NS001", INFO, "an object names no namespace and its kind's scope is unknown (no pinned CRD, not a well-known "
@@ -19,7 +19,7 @@ def scope_unknown(model):
             continue
         if not meta(o.body).get("namespace") and not model.scope_known(o) and not _kind_known(model, o):
             seen.add((o.group, o.kind))
-            yield Hit(o, ("metadata",), f"the scope of {o.body.get('apiVersion')} {o.kind} is unknown: whether it "
+            yield hit(o, ("metadata",), f"the scope of {o.body.get('apiVersion')} {o.kind} is unknown: whether it "
                                         f"lands in namespace {model.default_namespace!r} is not known, so references "
                                         f"by namespace from and to it are not resolved")
 

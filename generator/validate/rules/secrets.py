@@ -1,9 +1,9 @@
 """No secret values in Git. Findings never repeat the value."""
 from __future__ import annotations
 
-from ...credentials import SECRET_NAME, looks_like_token, scan
+from ...kernel.credentials import SECRET_NAME, looks_like_token, scan
 from ..findings import ERROR, WARNING
-from . import Hit, rule
+from . import hit, rule
 from .multikueue import inlined_kubeconfig
 
 
@@ -15,7 +15,7 @@ def secret_objects(model):
             continue   # MK001: a kubeconfig in Git is an error of its own
         for key in ("data", "stringData"):
             if o.body.get(key):
-                yield Hit(o, (key,), f"Secret holds {len(o.body[key])} value(s) in {key} (values not shown)")
+                yield hit(o, (key,), f"Secret holds {len(o.body[key])} value(s) in {key} (values not shown)")
 
 
 @rule("SE002", WARNING, "an env var named like a credential (*TOKEN*, *PASSWORD*, *SECRET*, *KEY*) has a literal "
@@ -28,13 +28,13 @@ def literal_credentials(model):
                 if not isinstance(e, dict) or not isinstance(e.get("value"), str):
                     continue
                 if SECRET_NAME.search(str(e.get("name", "")).upper()) and looks_like_token(e["value"], True):
-                    yield Hit(o, path + ("env", i, "value"),
+                    yield hit(o, path + ("env", i, "value"),
                               f"env {e.get('name')!r} has a literal value that looks like a credential (not shown)")
 
 
 def _credential_env_values(model) -> set[tuple[int, tuple]]:
     """(object, path) of the env values SE002 reports: SE003 leaves them to it."""
-    return {(id(h.obj), h.path) for h in literal_credentials(model)}
+    return {(id(h.obj), h.parts) for h in literal_credentials(model)}
 
 
 @rule("SE003", ERROR, "a key or value of a manifest holds a credential of a published format (a GitHub, GitLab, "
@@ -48,4 +48,4 @@ def published_credentials(model):
             continue   # SE001: a Secret's data is a Secret's business
         for path, what in scan(o.body):
             if (id(o), path) not in left_to_se002:
-                yield Hit(o, path, what.split(";")[0])
+                yield hit(o, path, what.split(";")[0])

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...labels import describe, selector_matches as matches
+from ...kernel.errors import Problem
+from ...kernel.labelmatch import describe, selector_matches as matches
 from ..findings import ERROR, WARNING
-from . import Hit, rule
+from . import hit, rule
 
 GMP = "monitoring.googleapis.com"
 INFERENCE_GROUPS = ("inference.networking.k8s.io", "inference.networking.x-k8s.io")
@@ -44,7 +45,7 @@ def service_selects(model):
             yield _unselected(model, svc, sel, svc.namespace)
 
 
-def _unselected(model, o, sel: dict, namespace: str | None) -> Hit:
+def _unselected(model, o, sel: dict, namespace: str | None) -> Problem:
     """The finding for a selector that matches no pod template. Closed world: an error. Open
     world: a note (the pods may be in the cluster), but a warning when the object's own file
     defines pods in that namespace and it selects none of them (an object and its workload
@@ -53,9 +54,9 @@ def _unselected(model, o, sel: dict, namespace: str | None) -> Hit:
     text = f"selector {describe(sel)} matches no pod template in {where}"
     beside = _pods_beside(model, o, sel, namespace)
     if not model.closed and beside:
-        return Hit(o, ("spec", "selector"), f"{text}; the pods of its own file carry {beside} (if its pods are "
+        return hit(o, ("spec", "selector"), f"{text}; the pods of its own file carry {beside} (if its pods are "
                    f"defined elsewhere, --context names where)", severity=WARNING)
-    return Hit(o, ("spec", "selector"), text, missing=f"a pod template matching {describe(sel)}")
+    return hit(o, ("spec", "selector"), text, missing=f"a pod template matching {describe(sel)}")
 
 
 def _pods_beside(model, o, sel: dict, namespace: str | None) -> str:
@@ -77,7 +78,7 @@ def service_ports(model):
         for i, p in enumerate(svc.spec.get("ports") or []):
             target = p.get("targetPort") if isinstance(p, dict) else None
             if isinstance(target, str) and not _named_port(pods, target):
-                yield Hit(svc, ("spec", "ports", i, "targetPort"),
+                yield hit(svc, ("spec", "ports", i, "targetPort"),
                           f"no selected container declares a port named {target!r}")
 
 
@@ -107,7 +108,7 @@ def monitoring_ports(model):
         for i, ep in enumerate(pm.spec.get("endpoints") or []):
             port = ep.get("port") if isinstance(ep, dict) else None
             if isinstance(port, str) and not port.isdigit() and not _named_port(pods, port):
-                yield Hit(pm, ("spec", "endpoints", i, "port"), f"no selected container declares a port named {port!r}")
+                yield hit(pm, ("spec", "endpoints", i, "port"), f"no selected container declares a port named {port!r}")
 
 
 def _pools(model):
@@ -141,4 +142,4 @@ def pool_ports(model):
             numbers.append((("spec", "targetPortNumber"), pool.spec["targetPortNumber"]))
         for path, number in numbers:
             if isinstance(number, int) and not _numbered_port(pods, number):
-                yield Hit(pool, path, f"no selected container declares containerPort {number}")
+                yield hit(pool, path, f"no selected container declares containerPort {number}")

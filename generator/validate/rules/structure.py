@@ -1,6 +1,6 @@
 """Object identity and scope."""
 from ..findings import ERROR, WARNING
-from . import Hit, rule
+from . import hit, rule
 
 
 @rule("IN003", ERROR, "the same object (group, kind, namespace, name) appears twice",
@@ -11,7 +11,7 @@ def duplicates(model):
         ns = "" if model.cluster_scoped(o) else o.namespace
         key = (o.group, o.kind, ns, o.name)
         if key in seen:
-            yield Hit(o, ("metadata", "name"), f"{o.kind} {o.name!r} is already defined "
+            yield hit(o, ("metadata", "name"), f"{o.kind} {o.name!r} is already defined "
                       f"(document {seen[key] + 1} of this input)")
         else:
             seen[key] = o.index
@@ -23,5 +23,5 @@ def duplicates(model):
 def namespaced_cluster_objects(model):
     for o in model.objects:
         if o.namespace and model.cluster_scoped(o):
-            yield Hit(o, ("metadata", "namespace"), f"{o.kind} is cluster-scoped but has namespace {o.namespace!r} "
+            yield hit(o, ("metadata", "namespace"), f"{o.kind} is cluster-scoped but has namespace {o.namespace!r} "
                       f"(the API server drops it)")

@@ -1,11 +1,11 @@
 """TPU slices and Kueue Topology-Aware Scheduling annotations. Hardware
 facts (generations, shapes, chips per VM, labels, taints) come from the device
-catalog (generator/catalog)."""
+catalog (generator/kernel/catalog)."""
 from __future__ import annotations
 
-from ... import catalog
+from ...kernel import catalog, supply
 from ..findings import ERROR, INFO
-from . import Hit, rule
+from . import hit, rule
 
 SLICE_ANNOTATION = catalog.TPU7X_DYNAMIC.slice_topology_annotation
 TAS_PREFIX = "kueue.x-k8s.io/podset-"
@@ -13,9 +13,9 @@ TAS_PREFIX = "kueue.x-k8s.io/podset-"
 KNOWN_TPUS = sorted(g.accelerator for g in catalog.TPU_GENERATIONS.values())
 # Generations whose slices GKE's slice controller forms on demand (the slice annotation).
 DYNAMIC = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values() if g.dynamic is not None}
-TPU_LABELS = [catalog.labels.TPU_ACCELERATOR_LABEL]
-TPU_RESOURCES = [catalog.labels.TPU_RESOURCE]
-TPU_TAINTS = [catalog.labels.TPU_TAINT.key]
+TPU_LABELS = [catalog.node_labels.TPU_ACCELERATOR_LABEL]
+TPU_RESOURCES = [catalog.node_labels.TPU_RESOURCE]
+TPU_TAINTS = [catalog.node_labels.TPU_TAINT.key]
 # For hints: a worked example from the first dynamically sliced generation.
 _EX = next(iter(DYNAMIC.values()))
 _EX_MODE = _EX.dynamic
@@ -63,7 +63,7 @@ def _placed_annotations(o):
 def annotations_on_pod_templates(model):
     for o in model.objects:
         for path, key in _placed_annotations(o):
-            yield Hit(o, path, f"{key} is read from pod templates only")
+            yield hit(o, path, f"{key} is read from pod templates only")
 
 
 def _tpu_pods(model):
@@ -85,7 +85,7 @@ def slice_shape(model):
         gen = DYNAMIC.get(accel)
         if shape is not None and gen is not None and gen.dynamic and slice_chips(gen, str(shape)) is None:
             mode = gen.dynamic
-            yield Hit(o, ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
+            yield hit(o, ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
                       f"{shape!r} is not a {accel} slice (sub-slices: "
                       f"{', '.join(x.text for x in mode.subslice_shapes)}; or multiples of the {mode.cube.text} cube)")
 
@@ -118,11 +118,10 @@ def _has_tpu_flavor(model, cq) -> bool:
     """Whether one of the ClusterQueue's ResourceFlavors has the TPU accelerator among its nodeLabels."""
     from .kueue import KUEUE
 
-    for group in cq.spec.get("resourceGroups") or []:
-        for flavor in (group or {}).get("flavors") or []:
-            rf = model.get(KUEUE, "ResourceFlavor", (flavor or {}).get("name"))
-            if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
-                return True
+    for flavor in supply.flavor_names(cq.spec):
+        rf = model.get(KUEUE, "ResourceFlavor", flavor)
+        if rf is not None and TPU_LABELS[0] in (rf.spec.get("nodeLabels") or {}):
+            return True
     return False
 
 
@@ -141,15 +140,15 @@ def tpu_selector(model):
                 continue
             at = ps.path + ("spec", "nodeSelector")
             if missing is not None:
-                yield Hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}; the ResourceFlavor of its "
+                yield hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}; the ResourceFlavor of its "
                                  f"queue may inject it at admission, but {missing} is not in the input",
                           missing=missing)
             else:
-                yield Hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
+                yield hit(o, at, f"uses TPUs but has no nodeSelector {TPU_LABELS[0]}")
         elif accel not in KNOWN_TPUS:
             label = next(label for label in TPU_LABELS if label in selector)
             # A note, not an error: GKE may know a generation the device catalog does not yet.
-            yield Hit(o, ps.path + ("spec", "nodeSelector", label),
+            yield hit(o, ps.path + ("spec", "nodeSelector", label),
                       f"{accel!r} is not a TPU generation of the device catalog (known: "
                       f"{', '.join(sorted(KNOWN_TPUS))}); its slices are not checked", severity=INFO)
 
@@ -174,7 +173,7 @@ def tpu_toleration(model):
     for o, ps, _shape, _accel in _tpu_pods(model):
         resource, taint = TPU_RESOURCES[0], TPU_TAINTS[0]
         if resource not in ps.requests and not _tolerates(ps.spec.get("tolerations"), taint):
-            yield Hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU "
+            yield hit(o, ps.path + ("spec", "tolerations"), f"no toleration for the {taint} taint of TPU "
                       f"nodes, and no {resource} request that would make the cluster add one")
 
 
@@ -194,7 +193,7 @@ def chip_counts(model):
         resource, per_vm = TPU_RESOURCES[0], gen.machines[0].chips
         per_pod = ps.requests.get(resource, 0)
         if per_pod != per_vm:
-            yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {accel} "
+            yield hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {accel} "
                       f"slice pod takes a whole VM: {per_vm}")
         g = groups.setdefault((id(o), ps.slice_group), {"obj": o, "ps": ps, "shape": shape, "chips": chips,
                                                   "have": 0, "what": []})
@@ -203,12 +202,12 @@ def chip_counts(model):
     for g in groups.values():
         if g["have"] != g["chips"]:
             ps = g["ps"]
-            yield Hit(g["obj"], ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
+            yield hit(g["obj"], ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
                       f"slice {g['shape']} has {g['chips']} chips but one slice group gets "
                       f"{' + '.join(g['what'])} = {g['have']} ({ps.what})")
 
 
-TOPOLOGY_LABEL = catalog.labels.TPU_TOPOLOGY_LABEL
+TOPOLOGY_LABEL = catalog.node_labels.TPU_TOPOLOGY_LABEL
 BY_ACCELERATOR = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values()}
 
 
@@ -248,13 +247,13 @@ def static_slices(model):
         shape = static_shape(gen, topology)
         at = ps.path + ("spec", "nodeSelector", TOPOLOGY_LABEL)
         if shape is None:
-            yield Hit(o, at, f"{topology!r} is not a {gen.accelerator} slice (topologies: {_topologies(gen)})")
+            yield hit(o, at, f"{topology!r} is not a {gen.accelerator} slice (topologies: {_topologies(gen)})")
             continue
         resource = TPU_RESOURCES[0]
         per_pod = ps.requests.get(resource, 0)
         vm_chips = sorted({m.chips for m in gen.machines_for(shape)})
         if per_pod not in vm_chips:
-            yield Hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {gen.accelerator} "
+            yield hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {gen.accelerator} "
                       f"slice pod takes a whole VM: {' or '.join(map(str, vm_chips))}")
             continue
         if ps.slice_group == "pod":
@@ -265,5 +264,5 @@ def static_slices(model):
         g["what"].append(f"{ps.slice_pods} pod(s) x {per_pod}")
     for g in groups.values():
         if g["have"] != g["shape"].chips:
-            yield Hit(g["obj"], g["at"], f"slice {g['shape'].text} has {g['shape'].chips} chips but one slice group "
+            yield hit(g["obj"], g["at"], f"slice {g['shape'].text} has {g['shape'].chips} chips but one slice group "
                       f"gets {' + '.join(g['what'])} = {g['have']} ({g['ps'].what})")

@@ -12,7 +12,7 @@ import re
 
 from .. import apierrors as E
 from ..findings import ERROR
-from . import Hit, rule
+from . import hit, rule
 
 JOBSET = "jobset.x-k8s.io"
 LWS = "leaderworkerset.x-k8s.io"
@@ -77,15 +77,15 @@ def jobset_create(model):
             for dep in _list(rj.get("dependsOn")):
                 dep_name = _dict(dep).get("name")
                 if i == 0:
-                    yield Hit(o, at + ("dependsOn",), "DependsOn can't be set for the first ReplicatedJob")
+                    yield hit(o, at + ("dependsOn",), "DependsOn can't be set for the first ReplicatedJob")
                     break
                 if dep_name not in names:
-                    yield Hit(o, at + ("dependsOn",), f"replicatedJob: {rj.get('name')} cannot depend on "
+                    yield hit(o, at + ("dependsOn",), f"replicatedJob: {rj.get('name')} cannot depend on "
                                                       f"replicatedJob: {dep_name}")
             names.add(rj.get("name"))
         for target in _list(_dict(o.spec.get("successPolicy")).get("targetReplicatedJobs")):
             if target not in names:
-                yield Hit(o, ("spec", "successPolicy", "targetReplicatedJobs"),
+                yield hit(o, ("spec", "successPolicy", "targetReplicatedJobs"),
                           f"invalid replicatedJob name '{target}' does not appear in .spec.ReplicatedJobs")
 
 
@@ -95,14 +95,14 @@ def _jobset_names(o, at, rj):
     replicas = _int(rj.get("replicas"), 1)
     job_name = f"{o.name}-{name}-{replicas - 1}"
     for message in dns1035(job_name, JOB_NAME_TOO_LONG):
-        yield Hit(o, at + ("name",), E.invalid(job_name, message))
+        yield hit(o, at + ("name",), E.invalid(job_name, message))
     spec = _dict(_dict(rj.get("template")).get("spec"))
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and isinstance(completions, int):
         pod_name = f"{o.name}-{name}-{replicas - 1}-{completions - 1}-abcde"
         for message in dns1035(pod_name, POD_NAME_TOO_LONG):
             if message == POD_NAME_TOO_LONG:   # the webhook reports the job name with this message
-                yield Hit(o, at + ("name",), E.invalid(job_name, message))
+                yield hit(o, at + ("name",), E.invalid(job_name, message))
 
 
 @rule("WH002", ERROR, "a JobSet failurePolicy rule the JobSet webhook refuses: a target that is no replicated Job, an "
@@ -118,15 +118,15 @@ def jobset_failure_policy(model):
             seen.setdefault(r.get("name"), []).append(i)
             for target in _list(r.get("targetReplicatedJobs")):
                 if target not in names:
-                    yield Hit(o, at + ("targetReplicatedJobs",), f"invalid replicatedJob name '{target}' in failure "
+                    yield hit(o, at + ("targetReplicatedJobs",), f"invalid replicatedJob name '{target}' in failure "
                                                                  f"policy does not appear in .spec.ReplicatedJobs")
             for reason in _list(r.get("onJobFailureReasons")):
                 if reason not in JOB_FAILURE_REASONS:
-                    yield Hit(o, at + ("onJobFailureReasons",), f"invalid job failure reason '{reason}' in failure "
+                    yield hit(o, at + ("onJobFailureReasons",), f"invalid job failure reason '{reason}' in failure "
                                                                 f"policy is not a recognized job failure reason")
         for rule_name, where in sorted(seen.items(), key=lambda kv: kv[1]):
             if rule_name is not None and len(where) > 1:
-                yield Hit(o, ("spec", "failurePolicy", "rules", where[-1], "name"),
+                yield hit(o, ("spec", "failurePolicy", "rules", where[-1], "name"),
                           f"rule names are not unique, rules with indices [{' '.join(map(str, where))}] all have "
                           f"the same name '{rule_name}'")
 
@@ -143,25 +143,25 @@ def lws_general(model):
     for o in model.all(LWS, "LeaderWorkerSet"):
         if not o.generated_name:
             for message in dns1035(o.name):
-                yield Hit(o, ("metadata", "name"), E.invalid(o.name, message))
+                yield hit(o, ("metadata", "name"), E.invalid(o.name, message))
         replicas = o.spec.get("replicas")
         if isinstance(replicas, int) and replicas < 0:
-            yield Hit(o, ("spec", "replicas"), E.invalid(replicas, "replicas must be equal or greater than 0"))
+            yield hit(o, ("spec", "replicas"), E.invalid(replicas, "replicas must be equal or greater than 0"))
         lwt = _dict(o.spec.get("leaderWorkerTemplate"))
         size = _int(lwt.get("size"), 1)
         if size < 1:
-            yield Hit(o, ("spec", "leaderWorkerTemplate", "size"), E.invalid(size, "size must be equal or greater than 1"))
+            yield hit(o, ("spec", "leaderWorkerTemplate", "size"), E.invalid(size, "size must be equal or greater than 1"))
         policy = _dict(lwt.get("subGroupPolicy"))
         sub = policy.get("subGroupSize")
         if isinstance(sub, int) and sub >= 1 and size >= 1:
             # The webhook's path spells the field SubGroupPolicy; the finding names the field as written.
             at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
             if size % sub != 0 and (size - 1) % sub != 0:
-                yield Hit(o, at, E.invalid(sub, "size or size - 1 must be divisible by subGroupSize"))
+                yield hit(o, at, E.invalid(sub, "size or size - 1 must be divisible by subGroupSize"))
             if size < sub:
-                yield Hit(o, at, E.invalid(sub, "subGroupSize cannot be larger than size"))
+                yield hit(o, at, E.invalid(sub, "subGroupSize cannot be larger than size"))
             if policy.get("type") == "LeaderExcluded" and (size - 1) % sub != 0:
-                yield Hit(o, at, E.invalid(sub, "size-1 must be divisible by subGroupSize when using LeaderExcluded"))
+                yield hit(o, at, E.invalid(sub, "size-1 must be divisible by subGroupSize when using LeaderExcluded"))
 
 
 # ----------------------------------------------------------------- Kueue
@@ -182,15 +182,15 @@ def kueue_job_labels(model):
         queue = o.labels.get(QUEUE_LABEL)
         if isinstance(queue, str) and queue:
             for message in dns1123_subdomain(queue):
-                yield Hit(o, ("metadata", "labels", QUEUE_LABEL), E.invalid(queue, message))
+                yield hit(o, ("metadata", "labels", QUEUE_LABEL), E.invalid(queue, message))
         limit = o.labels.get(MAX_EXEC_LABEL)
         if limit is not None:
             text = str(limit)
             if not re.fullmatch(r"[-+]?\d+", text):
-                yield Hit(o, ("metadata", "labels", MAX_EXEC_LABEL),
+                yield hit(o, ("metadata", "labels", MAX_EXEC_LABEL),
                           E.invalid(text, f'strconv.Atoi: parsing {E.value(text)}: invalid syntax'))
             elif int(text) <= 0:
-                yield Hit(o, ("metadata", "labels", MAX_EXEC_LABEL), E.invalid(int(text), "should be greater than 0"))
+                yield hit(o, ("metadata", "labels", MAX_EXEC_LABEL), E.invalid(int(text), "should be greater than 0"))
         if o.group == "batch" and o.kind == "Job":
             yield from _min_parallelism(o)
 
@@ -201,7 +201,7 @@ def _min_parallelism(o):
         return
     path = ("metadata", "annotations", MIN_PARALLELISM)
     if not re.fullmatch(r"[-+]?\d+", str(raw)):
-        yield Hit(o, path, E.invalid(str(raw), f"strconv.Atoi: parsing {E.value(str(raw))}: invalid syntax"))
+        yield hit(o, path, E.invalid(str(raw), f"strconv.Atoi: parsing {E.value(str(raw))}: invalid syntax"))
         return
     pods = _int(o.spec.get("parallelism"), 1)   # Job.podsCount: parallelism (defaulted to 1), or fewer completions
     completions = o.spec.get("completions")
@@ -209,7 +209,7 @@ def _min_parallelism(o):
         pods = completions
     v = int(str(raw))
     if v >= pods or v <= 0:
-        yield Hit(o, path, E.invalid(v, f"should be between 0 and {pods - 1}"))
+        yield hit(o, path, E.invalid(v, f"should be between 0 and {pods - 1}"))
 
 
 # ----------------------------------------------------------------- Managed Prometheus
@@ -229,7 +229,7 @@ def pod_monitoring_jobs(model):
             # endpointScrapeConfig names the job GetKey()/port: PodMonitoring/<namespace>/<name>/<port>.
             job = f"PodMonitoring/{o.namespace}/{o.name}/{port}"
             if job in seen:
-                yield Hit(o, ("spec", "endpoints", i, "port"),
+                yield hit(o, ("spec", "endpoints", i, "port"),
                           f"duplicated job name {job} for endpoints with index {seen[job]} and {i};consider creating a "
                           f"separate custom resource (PodMonitoring, etc.) for endpoints that share the same resource "
                           f"name, namespace and port name")
