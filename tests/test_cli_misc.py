@@ -1,6 +1,10 @@
 """Small CLI promises: --version, and warnings for the example spec's placeholders."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from generator import cli
@@ -60,3 +64,35 @@ def test_a_bug_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
     with pytest.raises(RuntimeError):
         cli.main(["synth", "--spec", str(paths.ROOT / "tests" / "fixtures" / "platform.yaml"),
                   "--out", str(tmp_path / "out")])
+
+
+def _process(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
+                          cwd=paths.ROOT, timeout=300)
+
+
+def test_check_as_a_process_ends_with_its_verdict(tmp_path):
+    # check ends its process itself (generator/cli.py, quick exit): the exit status and the lines still arrive.
+    out = tmp_path / "out"
+    assert cli.main(["synth", "--spec", str(helpers.FIXTURE_SPEC), "--out", str(out)]) == 0
+    passed = _process("check", "--spec", helpers.FIXTURE_SPEC, "--out", out)
+    assert passed.returncode == 0 and passed.stdout.startswith("check: ") and "generated files match" in passed.stdout
+    edited = sorted((out / "base").glob("*.yaml"))[0]
+    edited.write_text(edited.read_text() + "# edited\n")
+    stale = _process("check", "--spec", helpers.FIXTURE_SPEC, "--out", out)
+    assert stale.returncode == 1 and f"differs: base/{edited.name}" in stale.stderr
+
+
+def test_validate_as_a_process_writes_its_whole_report(tmp_path):
+    # A report larger than a pipe holds (64 KiB) arrives whole before the process ends, with exit 1 for the error.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(300):   # an image without a tag or digest: a warning each
+        (folder / f"pod-{i:03d}.yaml").write_text(
+            f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i}\nspec:\n  containers:\n  - name: c\n    image: nginx\n")
+    (folder / "bad.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n")
+    run = _process("validate", "--crd-dir", helpers.CRD_ROOT, "--spec", helpers.FIXTURE_SPEC, "--format", "json", folder)
+    assert run.returncode == 1, run.stderr
+    assert len(run.stdout) > 64 * 1024
+    report = json.loads(run.stdout)
+    assert report["summary"]["errors"] >= 1 and report["summary"]["warnings"] >= 300
