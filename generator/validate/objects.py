@@ -116,13 +116,14 @@ class Model:
 
     def _kind_facts(self, o: Obj, memo: dict) -> tuple[tuple[str, str], bool]:
         """((group, kind), whether it lands in a namespace when it names none), remembered per
-        (apiVersion, kind); an apiVersion that is not a string is worked out each time."""
-        api = o.body.get("apiVersion")
-        facts = memo.get((api, o.kind)) if isinstance(api, str) else None
+        (apiVersion, kind); an apiVersion or kind that is not a string is worked out each time."""
+        api, kind = o.body.get("apiVersion"), o.kind
+        known = isinstance(api, str) and isinstance(kind, str)
+        facts = memo.get((api, kind)) if known else None
         if facts is None:
-            facts = ((o.group, o.kind), self.scope_known(o) and not self.cluster_scoped(o))
-            if isinstance(api, str):
-                memo[(api, o.kind)] = facts
+            facts = ((o.group, kind), self.scope_known(o) and not self.cluster_scoped(o))
+            if known:
+                memo[(api, kind)] = facts
         return facts
 
     def all(self, group: str, kind: str) -> list[Obj]:
