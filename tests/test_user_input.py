@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator.kernel import yamlio
+from generator.kernel import paths, versions, yamlio
 from tests import helpers
 
 
@@ -183,3 +183,24 @@ def test_validate_reports_the_manifest(case, tmp_path, capsys):
                                      "--crd-dir", helpers.CRD_ROOT, bad)
     # Input the validator cannot read is an input finding (IN001), as a syntax error is.
     assert code == 1 and "IN001 error" in out and bad.name in out, out + err
+
+
+def test_the_versions_table_kept_as_json_is_what_the_reader_reads(tmp_path, monkeypatch):
+    # versions.table() keeps its parse in the cache (generator/kernel/versions.py): the same table as
+    # the reader's, read back while the file is unchanged, parsed again once it is edited.
+    monkeypatch.setenv("GENERATOR_CACHE_DIR", str(tmp_path / "cache"))
+    pins = tmp_path / "versions.yaml"
+    pins.write_text(paths.VERSIONS.read_text())
+    monkeypatch.setattr(paths, "VERSIONS", pins)
+    versions.table.cache_clear()
+    try:
+        first = versions.table()
+        assert first == yamlio.load_strict(pins.read_text())
+        assert len(list((tmp_path / "cache").iterdir())) == 1
+        versions.table.cache_clear()
+        assert versions.table() == first
+        pins.write_text(pins.read_text() + "edited: 1\n")
+        versions.table.cache_clear()
+        assert versions.table() == {**first, "edited": 1}
+    finally:
+        versions.table.cache_clear()   # the rest of the session reads the real file
