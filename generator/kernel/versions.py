@@ -33,26 +33,41 @@ _CACHE_FORMAT = "versions-1"
 def table() -> dict:
     """schemas/versions.yaml as parsed by the bounded reader. Every command reads it, and with
     its alias it takes the reader's slow path (about 12 ms): the parse is kept as JSON in the
-    per-user cache under a digest of the file and of the reader (under 1 ms to read back);
-    only a table that JSON holds exactly is kept."""
+    per-user cache under a digest of the file and of the reader (under 1 ms to read back)."""
     text = paths.VERSIONS.read_text()
-    key = hashlib.sha256("\0".join((_CACHE_FORMAT, Path(yamlio.__file__).read_text(), text)).encode()).hexdigest()
-    cached = paths.cache_dir() / f"{_CACHE_FORMAT}-{key}.json"
-    try:
-        return json.loads(cached.read_text())
-    except (OSError, ValueError):
-        pass
+    kept = _kept(text)
+    if kept is not None:
+        try:
+            return json.loads(kept.read_text())
+        except (OSError, ValueError):
+            pass
     parsed = yamlio.load_strict(text)
+    if kept is not None:
+        _keep(kept, parsed)
+    return parsed
+
+
+def _kept(text: str) -> Path | None:
+    """Where the parse of `text` is kept; None when the reader's source is not there to digest."""
     try:
-        exact = json.loads(json.dumps(parsed)) == parsed
-        if exact:   # best effort: a read-only cache only costs speed
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(parsed))
-            os.replace(tmp, cached)   # readers never see a partial table
+        reader = (paths.PACKAGE / "kernel" / "yamlio.py").read_text()
+    except OSError:
+        return None
+    key = hashlib.sha256("\0".join((_CACHE_FORMAT, reader, text)).encode()).hexdigest()
+    return paths.cache_dir() / f"{_CACHE_FORMAT}-{key}.json"
+
+
+def _keep(kept: Path, parsed: dict) -> None:
+    """Best effort (a read-only cache only costs speed), and only a table JSON holds exactly."""
+    try:
+        if json.loads(json.dumps(parsed)) != parsed:
+            return
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(parsed))
+        os.replace(tmp, kept)   # readers never see a partial table
     except (OSError, TypeError, ValueError):
         pass
-    return parsed
 
 
 def kueue_release(version: str) -> KueueRelease:
