@@ -1,6 +1,7 @@
-"""The README's Performance section quotes the targets table of the latest `make bench`
-run: bench/run.py writes it between two markers after writing bench/results.md, and
-tests/test_docs.py holds the two equal, so the README never shows a figure typed by hand."""
+"""The README's Performance section and docs/performance.md quote the targets table of the
+latest `make bench` run: bench/run.py writes it between two markers in each after writing
+bench/results.md, and tests/test_docs.py holds them equal, so neither page shows a figure
+typed by hand."""
 from __future__ import annotations
 
 import re
@@ -26,9 +27,16 @@ def measured_on(results: str) -> str:
     return m.group(1) if m else "unknown date"
 
 
-def block(results: str) -> str:
-    return "\n".join([START, f"From `make bench` on {measured_on(results)} (two cores; details in "
-                      "[bench/results.md](bench/results.md) and [Performance](docs/performance.md)):", "",
+# Each page's lead-in: the README links the report; the docs site (MkDocs, strict) can only
+# name it, since it lies outside docs/.
+LEADS = {
+    "README.md": "(two cores; details in [bench/results.md](bench/results.md) and [Performance](docs/performance.md))",
+    "docs/performance.md": "(two cores; every table of the run is in `bench/results.md`)",
+}
+
+
+def block(results: str, page: str = "README.md") -> str:
+    return "\n".join([START, f"From `make bench` on {measured_on(results)} {LEADS[page]}:", "",
                       *targets_table(results), END])
 
 
@@ -39,8 +47,11 @@ def quoted(readme: str) -> str:
     return START + readme.split(START, 1)[1].split(END, 1)[0] + END
 
 
-def sync(readme_path: Path, results: str) -> None:
-    readme = readme_path.read_text()
-    old = quoted(readme)
-    if old:
-        readme_path.write_text(readme.replace(old, block(results)))
+def sync(root: Path, results: str) -> None:
+    """Rewrite the block of every page in LEADS under `root` (a page without one is left alone)."""
+    for page in LEADS:
+        path = root / page
+        text = path.read_text()
+        old = quoted(text)
+        if old:
+            path.write_text(text.replace(old, block(results, page)))

@@ -26,7 +26,7 @@ def record(what: str, value: float, limit: float, unit: str = "×", note: str = 
 
 
 def _fmt(x: float, unit: str) -> str:
-    return f"{x:.2f}{unit}" if unit == "×" else f"{x:.2f} {unit}"
+    return f"{x:.2f}{unit}" if unit in ("×", "") else f"{x:.2f} {unit}"
 
 
 def table() -> list[str]:

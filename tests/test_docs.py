@@ -96,25 +96,28 @@ def test_readme_links_resolve():
     assert local and [link for link in local if not (paths.ROOT / link).exists()] == []
 
 
-def test_readme_performance_quotes_the_latest_bench_run():
-    """The README's Performance table is the targets table bench/run.py wrote into bench/results.md
-    in the same run (bench/readme.py), never typed."""
+@pytest.mark.parametrize("page", ["README.md", "docs/performance.md"])
+def test_performance_pages_quote_the_latest_bench_run(page):
+    """The Performance tables are the targets table bench/run.py wrote into bench/results.md in the
+    same run (bench/readme.py), never typed."""
     from bench import readme
     results = (paths.ROOT / "bench" / "results.md").read_text()
     assert readme.targets_table(results), "bench/results.md has no targets table"
-    assert readme.quoted(README.read_text()) == readme.block(results)
+    assert readme.quoted((paths.ROOT / page).read_text()) == readme.block(results, page)
 
 
-def test_readme_performance_sync_rewrites_only_its_block(tmp_path):
+def test_performance_sync_rewrites_only_its_block(tmp_path):
     from bench import readme
-    page = tmp_path / "README.md"
-    page.write_text(f"intro\n{readme.START}\nold | 9.99× |\n{readme.END}\nafter\n")
+    (tmp_path / "docs").mkdir()
+    for page in readme.LEADS:
+        (tmp_path / page).write_text(f"intro\n{readme.START}\nold | 9.99× |\n{readme.END}\nafter\n")
     results = ("Measured 2026-01-02 by x\n\n## Targets\n\n| measure | this run |\n|---|---:|\n| a | 1.00× |\n"
                "\n| not this |\n")
-    readme.sync(page, results)
-    text = page.read_text()
-    assert text.startswith("intro\n") and text.endswith("\nafter\n") and "9.99" not in text
-    assert "| a | 1.00× |" in text and "not this" not in text and "2026-01-02" in text
+    readme.sync(tmp_path, results)
+    for page in readme.LEADS:
+        text = (tmp_path / page).read_text()
+        assert text.startswith("intro\n") and text.endswith("\nafter\n") and "9.99" not in text
+        assert "| a | 1.00× |" in text and "not this" not in text and "2026-01-02" in text
 
 
 def _block_after(text: str, heading: str) -> str:
