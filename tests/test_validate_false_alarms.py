@@ -160,3 +160,30 @@ def test_open_world_selector_typo_beside_its_pods_is_a_warning(tmp_path):
     alone = tmp_path / "svc.yaml"
     alone.write_text(svc_and_deploy.split("---\n")[1].replace("{app: gemma-server}", "{app: gemma-serve}"))
     assert [(f.rule, f.severity) for f in run(str(alone)).findings] == [("SV001", "info")]
+
+
+def _key(f) -> tuple:
+    return (f.source, f.rule, f.severity, f.kind, f.namespace, f.name, f.path, f.message)
+
+
+def test_folder_findings_equal_each_file_checked_with_the_others_as_context(tmp_path):
+    """A plain folder checks each file with the other files as context (one index for the
+    folder): its findings are those of checking each file alone with --context naming every
+    other file. Cross-object cases from the corpus: Services whose selectors match nothing or
+    a Deployment in another file, a LocalQueue naming a missing ClusterQueue, an HPA whose
+    target is missing; and one file repeating a Deployment another file defines."""
+    corpus = helpers.ROOT / "tests" / "validate_corpus"
+    n = 0
+    for case in ("SV001/good.yaml", "SV001/bad.yaml", "KQ002/bad.yaml", "KQ002/good.yaml", "HP001/bad.yaml",
+                 "HP001/good.yaml"):
+        for doc in (corpus / case).read_text().split("---\n"):
+            (tmp_path / f"{n:02d}.yaml").write_text(doc)
+            n += 1
+    (tmp_path / "both.yaml").write_text((corpus / "SV001" / "good.yaml").read_text())
+    files = sorted(tmp_path.iterdir())
+    folder = run("--closed", str(tmp_path))
+    alone = [f for path in files
+             for f in run(*[a for o in files if o != path for a in ("--context", str(o))], str(path)).findings]
+    assert sorted(map(_key, folder.findings)) == sorted(map(_key, alone))
+    rules = [f.rule for f in folder.findings]
+    assert {"SV001", "KQ002"} <= set(rules) and "HP001" not in rules, [f.report_line() for f in folder.findings]

@@ -93,9 +93,13 @@ class Model:
     object may well exist in the cluster."""
 
     def __init__(self, objects: list[Obj], schemas=None, autopilot: bool = False, namespace: str = "",
-                 context: Sequence[Obj] = (), closed: bool = True, kueue_version: str = ""):
+                 context: Sequence[Obj] = (), closed: bool = True, kueue_version: str = "",
+                 folder: Folder | None = None, own: str = ""):
         self.objects = objects
-        self.context = list(context)
+        self._context = list(context)
+        # The other files of a plain folder (indexed once for all its files), without this file's `own`.
+        self.folder, self._own = folder, own
+        self._known_cache: dict[tuple[str, str], list[Obj]] = {}
         self.schemas = schemas
         self.autopilot = autopilot
         self.closed = closed
@@ -106,7 +110,7 @@ class Model:
         kinds: dict[tuple[str, str], tuple[tuple[str, str], bool]] = {}
         self._by_kind: dict[tuple[str, str], list[Obj]] = {}
         self._known: dict[tuple[str, str], list[Obj]] = {}
-        for n, o in enumerate([*objects, *self.context]):
+        for n, o in enumerate([*objects, *self._context]):
             key, namespaced = self._kind_facts(o, kinds)
             if namespaced:
                 o.default_namespace = self.default_namespace
@@ -132,12 +136,26 @@ class Model:
 
     def known(self, group: str, kind: str) -> list[Obj]:
         """Objects of this kind in the input or the context (what references resolve against)."""
-        return self._known.get((group, kind), [])
+        if self.folder is None:
+            return self._known.get((group, kind), [])
+        key = (group, kind)
+        if key not in self._known_cache:
+            self._known_cache[key] = self._known.get(key, []) + self.folder.known(key, self._own)
+        return self._known_cache[key]
+
+    @property
+    def context(self) -> list[Obj]:
+        """The context objects: --context's, a manager's dispatched ones, then the folder's other files."""
+        if self.folder is None:
+            return self._context
+        return self._context + self.folder.others(self._own)
 
     def get(self, group: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
-        for o in self.known(group, kind):
+        for o in self._known.get((group, kind), []) if self.folder is not None else self.known(group, kind):
             if o.name == name and (namespace is None or o.namespace == namespace):
                 return o
+        if self.folder is not None:
+            return self.folder.get((group, kind), name, namespace, self._own)
         return None
 
     def names(self, group: str, kind: str, namespace: str | None = None) -> list[str]:
@@ -152,11 +170,15 @@ class Model:
             for ps in o.podsets:
                 yield o, ps
 
-    def known_workloads(self):
-        """(object, podset) for every pod template in the input or the context."""
-        for o in [*self.objects, *self.context]:
+    def known_workloads(self, namespace: str | None = None):
+        """(object, podset) for every pod template in the input or the context (in `namespace`
+        when one is named)."""
+        for o in [*self.objects, *self._context]:
             for ps in o.podsets:
-                yield o, ps
+                if namespace is None or o.namespace == namespace:
+                    yield o, ps
+        if self.folder is not None:
+            yield from self.folder.workloads(namespace, self._own)
 
     def scope_known(self, o: Obj) -> bool:
         """Is the kind's scope known: from its pinned CRD or core schema, else from the
@@ -171,6 +193,79 @@ class Model:
         if info is not None:
             return info[3] == "Cluster"
         return (o.group, o.kind) in CORE_CLUSTER_SCOPED
+
+
+class Folder:
+    """The objects of a plain folder's files, indexed once. Each file of the folder is checked
+    with the other files as context: N files looked up in one index instead of N models
+    indexing N objects each (quadratic). What a file's Model sees here is exactly the folder
+    minus the file's own objects (source `own`, or `own#...`), in the folder's order."""
+
+    def __init__(self, objects: list[Obj], schemas=None, namespace: str = ""):
+        self._index = Model([], schemas=schemas, namespace=namespace, context=objects)   # namespaces, kinds
+        self.objects = list(objects)
+        self._of_file: dict[str, set[int]] = {}     # own -> ids of the objects a file `own` leaves out
+        for o in self.objects:
+            for cut in [len(o.source)] + [i for i, c in enumerate(o.source) if c == "#"]:
+                self._of_file.setdefault(o.source[:cut], set()).add(id(o))
+        self._by_name: dict[tuple, list[Obj]] = {}  # ((group, kind), name) -> objects, in order
+        self._odd: dict[tuple[str, str], list[Obj]] = {}   # names that cannot be keys (not hashable)
+        for key, objs in self._index._known.items():
+            for o in objs:
+                try:
+                    self._by_name.setdefault((key, o.name), []).append(o)
+                except TypeError:
+                    self._odd.setdefault(key, []).append(o)
+        self._workloads: dict[str | None, list[tuple[Obj, PodSet]]] | None = None
+        self._broken: list[Obj] = []   # objects whose pod templates cannot be read: each read raises again
+
+    def _left_out(self, own: str) -> set[int]:
+        return self._of_file.get(own, set())
+
+    def others(self, own: str) -> list[Obj]:
+        out = self._left_out(own)
+        return [o for o in self.objects if id(o) not in out] if out else list(self.objects)
+
+    def known(self, key: tuple[str, str], own: str) -> list[Obj]:
+        objs = self._index._known.get(key, [])
+        out = self._left_out(own)
+        return [o for o in objs if id(o) not in out] if out else list(objs)
+
+    def get(self, key: tuple[str, str], name, namespace: str | None, own: str) -> Obj | None:
+        out = self._left_out(own)
+        try:
+            found = self._by_name.get((key, name), [])
+        except TypeError:   # a name that is no key: look the slow way, as before
+            found = self._index._known.get(key, [])
+        for o in found:
+            if id(o) not in out and o.name == name and (namespace is None or o.namespace == namespace):
+                return o
+        return None
+
+    def workloads(self, namespace: str | None, own: str):
+        """(object, podset) of the folder's pod templates outside file `own`, in `namespace` (None: all)."""
+        out = self._left_out(own)
+        if self._workloads is None:
+            self._workloads = self._read_workloads()
+        for o in self._broken:
+            if id(o) not in out:
+                o.podsets   # noqa: B018  raises as a walk over every object did
+        for o, ps in self._workloads.get(namespace, []):
+            if id(o) not in out:
+                yield o, ps
+
+    def _read_workloads(self) -> dict[str | None, list[tuple[Obj, PodSet]]]:
+        by_ns: dict[str | None, list[tuple[Obj, PodSet]]] = {None: []}
+        for o in self.objects:
+            try:
+                podsets = o.podsets
+            except Exception:   # noqa: BLE001  re-raised for each file that would have read it
+                self._broken.append(o)
+                continue
+            for ps in podsets:
+                by_ns[None].append((o, ps))
+                by_ns.setdefault(o.namespace, []).append((o, ps))
+        return by_ns
 
 
 def describe(names: list[str]) -> str:

@@ -85,8 +85,9 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
 
 
 def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
-           closed: bool = True, selection=None) -> tuple[list[Problem], int, list[str], list, object]:
-    """check_stream, and the Model it built (MultiKueue group rules read it)."""
+           closed: bool = True, selection=None, folder=None) -> tuple[list[Problem], int, list[str], list, object]:
+    """check_stream, and the Model it built (MultiKueue group rules read it). `folder`: the
+    index of the other files of the stream's folder (objects.Folder), looked up as context."""
     from .objects import Model
     from .rules import hit
     from .selection import Selection
@@ -101,7 +102,7 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
             if not reason:
                 collector.add("IN005", hit(o, (), f"`# validate: ignore={rule_id}` without a reason is not applied"))
     model = Model(objs, schemas=schemas, autopilot=target.autopilot, namespace=namespace, context=context or [],
-                  closed=closed, kueue_version=target.kueue)
+                  closed=closed, kueue_version=target.kueue, folder=folder, own=stream.name)
     schema_broken = False
     for o in objs:
         schema_broken |= _check_schema(o, schemas, collector, selection)
@@ -315,8 +316,10 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
     """Each stream's _check result, by input index. Managers first: a worker's context holds
     what its manager dispatches to it."""
     from . import group
+    from .objects import Folder
 
     managers_of = _managers_of(groups)
+    folders: dict[int, Folder] = {}
     known: dict = {}
     results: dict = {}
     for i in sorted(range(len(streams)), key=lambda i: (i not in {m for m, _ in groups}, i)):
@@ -326,10 +329,14 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
             known[t] = _context_objects(opts, t, schemas, crd_root)
         extra = [o for m in managers_of.get(i, []) if m in results   # (a manager's manager: none in Kueue)
                  for o in group.dispatched_context(results[m][4])]
-        own = streams[i].name
-        near = [o for o in siblings[i] if o.source != own and not o.source.startswith(own + "#")]
+        folder = None
+        if siblings[i]:   # one index per folder, shared by its files (built at its first file)
+            key = id(siblings[i])
+            if key not in folders:
+                folders[key] = Folder(siblings[i], schemas=schemas, namespace=opts.namespace or "")
+            folder = folders[key]
         results[i] = _check(streams[i], t, schemas, opts.namespace or "",
-                            context=known.get(t, []) + extra + near, closed=closed[i], selection=sel)
+                            context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder)
     return results
 
 

@@ -17,8 +17,7 @@ def selected(model, selector: dict, namespace: str | None):
     """Pod sets in the namespace (None: all) whose pods the selector matches."""
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
         return []   # an empty selector selects everything; nothing to check
-    return [ps for o, ps in model.known_workloads()
-            if (namespace is None or o.namespace == namespace) and matches(selector, ps.labels)]
+    return [ps for _, ps in model.known_workloads(namespace) if matches(selector, ps.labels)]
 
 
 def _named_port(podsets, name) -> bool:
