@@ -166,6 +166,16 @@ def show(value: Any) -> str:
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
 
 
+def _escaped(control: re.Match) -> str:
+    """A control character as Python writes it in a string: \\n, \\x1b, \\u2028."""
+    c = control.group()
+    return _ESCAPES.get(c, f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
+
+
+def has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
 _CONTROL_IN_REPORT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -176,8 +186,7 @@ def printable(report: str) -> str:
     (a scenario title, a hand-written manifest) replaced, as in every message."""
     from .credentials import redact
     report = redact(report)
-    return _CONTROL_IN_REPORT.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
-                                                         else f"\\u{ord(m.group()):04x}"), report)
+    return _CONTROL_IN_REPORT.sub(_escaped, report)
 
 
 def clean(text: str, limit: int = MAX_MESSAGE, cut_words: bool = True) -> str:
@@ -185,8 +194,7 @@ def clean(text: str, limit: int = MAX_MESSAGE, cut_words: bool = True) -> str:
     message quotes through `show` are cut at MAX_VALUE already; any other run of more than
     MAX_WORD characters without a space is cut here), the whole at `limit`."""
     from .credentials import redact
-    text = _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
-                                               else f"\\u{ord(m.group()):04x}"), redact(text))
+    text = _CONTROL.sub(_escaped, redact(text))
     if cut_words:
         text = _LONG_WORD.sub(lambda m: m.group()[:MAX_VALUE - 1] + "…", text)
     return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -12,13 +12,12 @@ the same paths in $UPSTREAM_BASE_URL; nothing else in the project downloads.
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from . import crd_dirs, upstream, versions
+from . import crd_dirs, diskcache, upstream, versions
 
 # Per socket operation: a machine without network access is told so within
 # a minute, not after the default timeout of every file in turn.
@@ -60,11 +59,7 @@ def fetch(dest: Path, files: Sequence[P], url_for: Callable[[P], str] = lambda f
 
     def one(f: P) -> None:
         data = _download(url_for(f), f.sha256)
-        target = Path(dest) / f.rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)   # readers never see a partial file
+        diskcache.write_atomically(Path(dest) / f.rel, data)   # readers never see a partial file
 
     pool = ThreadPoolExecutor(PARALLEL)
     try:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from pathlib import Path
@@ -34,9 +33,8 @@ import jsonschema
 import re2
 from referencing import Registry, Resource
 
-from . import quantity, yamlio
+from . import diskcache, quantity, yamlio
 from .errors import Problem, problem
-from .paths import cache_dir
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False   # a pattern RE2 cannot compile is skipped, not printed
@@ -168,22 +166,17 @@ _CACHE_FORMAT = "crd-index-1"
 def _pinned_index(files: tuple[tuple[str, str], ...]) -> dict:
     """The index of exactly these (path, sha256) files. The caller has checked the hashes,
     so the key (paths and hashes) names the content; a missing or bad cache is rebuilt."""
-    key = hashlib.sha256(json.dumps([_CACHE_FORMAT, files]).encode()).hexdigest()
-    cached = cache_dir() / f"{_CACHE_FORMAT}-{key}.json"
-    try:
-        return {(api, kind): tuple(rest) for api, kind, *rest in json.loads(cached.read_text())}
-    except (OSError, ValueError, TypeError):
-        pass
+    cached = diskcache.entry(_CACHE_FORMAT, hashlib.sha256(json.dumps([_CACHE_FORMAT, files]).encode()).hexdigest())
+    text = diskcache.read(cached)
+    if text is not None:
+        try:
+            return {(api, kind): tuple(rest) for api, kind, *rest in json.loads(text)}
+        except (ValueError, TypeError):
+            pass
     index: dict = {}
     for path, _ in files:
         _index_file(path, index)
-    try:  # best effort: a read-only home only costs speed
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([[api, kind, *rest] for (api, kind), rest in index.items()]))
-        os.replace(tmp, cached)
-    except OSError:
-        pass
+    diskcache.keep(cached, json.dumps([[api, kind, *rest] for (api, kind), rest in index.items()]))
     return index
 
 

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from . import paths, yamlio
+from . import diskcache, paths, yamlio
 
 
 @dataclass(frozen=True)
@@ -36,10 +35,10 @@ def table() -> dict:
     per-user cache under a digest of the file and of the reader (under 1 ms to read back)."""
     text = paths.VERSIONS.read_text()
     kept = _kept(text)
-    if kept is not None:
+    if kept is not None and (cached := diskcache.read(kept)) is not None:
         try:
-            return json.loads(kept.read_text())
-        except (OSError, ValueError):
+            return json.loads(cached)
+        except ValueError:
             pass
     parsed = yamlio.load_strict(text)
     if kept is not None:
@@ -53,21 +52,17 @@ def _kept(text: str) -> Path | None:
         reader = (paths.PACKAGE / "kernel" / "yamlio.py").read_text()
     except OSError:
         return None
-    key = hashlib.sha256("\0".join((_CACHE_FORMAT, reader, text)).encode()).hexdigest()
-    return paths.cache_dir() / f"{_CACHE_FORMAT}-{key}.json"
+    return diskcache.entry(_CACHE_FORMAT, hashlib.sha256("\0".join((_CACHE_FORMAT, reader, text)).encode()).hexdigest())
 
 
 def _keep(kept: Path, parsed: dict) -> None:
-    """Best effort (a read-only cache only costs speed), and only a table JSON holds exactly."""
+    """Only a table JSON holds exactly."""
     try:
-        if json.loads(json.dumps(parsed)) != parsed:
-            return
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(parsed))
-        os.replace(tmp, kept)   # readers never see a partial table
-    except (OSError, TypeError, ValueError):
-        pass
+        text = json.dumps(parsed)
+    except (TypeError, ValueError):
+        return
+    if json.loads(text) == parsed:
+        diskcache.keep(kept, text)
 
 
 def kueue_release(version: str) -> KueueRelease:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
 import pydantic
 import pydantic_core
 
-from ..kernel import paths
+from ..kernel import diskcache, paths
 from .spec import Platform
 
 _STAMP_FORMAT = "spec-schema-1"
@@ -38,18 +37,11 @@ def is_current() -> bool:
         committed = paths.SPEC_SCHEMA.read_text()
     except OSError:
         return False
-    stamp = paths.cache_dir() / f"{_STAMP_FORMAT}-{model_digest()}.sha256"
-    try:
-        rendered = stamp.read_text()
-    except OSError:
+    stamp = diskcache.entry(_STAMP_FORMAT, model_digest(), "sha256")
+    rendered = diskcache.read(stamp)
+    if rendered is None:
         rendered = _digest(render())
-        try:   # best effort: a read-only cache only costs speed
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}.tmp")
-            tmp.write_text(rendered)
-            os.replace(tmp, stamp)   # readers never see a partial digest
-        except OSError:
-            pass
+        diskcache.keep(stamp, rendered)
     return _digest(committed) == rendered
 
 

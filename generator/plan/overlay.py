@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..kernel import catalog, demand, supply, yamlio
-from ..kernel.errors import MAX_PLACE, Problem, SpecError, clean, format_path
+from ..kernel.errors import MAX_PLACE, Problem, SpecError, clean, format_path, has_control
 from ..kernel.quantity import MAX_QUANTITY, brief as _show, too_large
 from ..kernel.supply import Group, Quota  # one quota shape and one reading of it: the supply model's
 from ..model import topology as tas
@@ -508,10 +508,6 @@ class _Obj:
     replace: bool
 
 
-def _unprintable(*texts: str) -> bool:
-    return any(not ch.isprintable() for t in texts for ch in t)
-
-
 def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: bool = True) -> str | None:
     """Add (or replace) one object in the cluster; returns a description of what it was."""
     kind, meta = o.get("kind"), o.get("metadata")
@@ -527,7 +523,7 @@ def read_object(c: Cluster, o: dict, i: int, problems: list[Problem], replace: b
     if not isinstance(ns, str):
         problems.append(Problem(f"{kind}/{name}.metadata.namespace", f"{_show(ns)} is not a string"))
         return None
-    if _unprintable(kind, name, ns):
+    if any(has_control(t) for t in (kind, name, ns)):
         # The API server refuses such a name (a DNS-1123 name is lowercase letters, digits, '-' and
         # '.'), and the plan prints names as they are: one line each, never a terminal escape.
         problems.append(Problem(f"[{i}].metadata", f"{clean(f'{kind} {ns}/{name}', MAX_PLACE, False)}: a name with a "
