@@ -116,9 +116,36 @@ def test_upstream_manifests_read_as_pyyaml_reads_them():
             expected = [d for d in yaml.safe_load_all(text) if d is not None]
         except yaml.YAMLError:
             continue
+        if _has_duplicate_key(text):
+            # PyYAML keeps the last of two equal keys; the tool refuses them, as kubectl's
+            # strict decoding does (e.g. gpudirect-rdma/nccl-test-a4-autopilot.yaml).
+            with pytest.raises(yamlio.InputError, match="duplicate key"):
+                yamlio.load_user_all(text)
+            continue
         assert _typed(yamlio.load_user_all(text)) == _typed(expected), f
         compared += 1
     assert compared > 20
+
+
+class _NoDuplicates(yaml.SafeLoader):
+    """PyYAML's safe loader, told to fail on a key written twice in one mapping."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _has_duplicate_key(text: str) -> bool:
+    try:
+        list(yaml.load_all(text, Loader=_NoDuplicates))   # noqa: S506  a SafeLoader subclass
+    except yaml.constructor.ConstructorError as e:
+        return "duplicate key" in str(e)
+    return False
 
 
 @pytest.mark.parametrize("data, message", [
