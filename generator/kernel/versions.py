@@ -18,7 +18,9 @@ class KueueRelease:
     config_api: str     # apiVersion of the manager Configuration
     manifests: str      # release install manifests URL
     metrics_bind_address: str
-    frameworks: tuple[str, ...]
+    frameworks: tuple[str, ...]           # the integrations the generator may enable
+    default_frameworks: tuple[str, ...] = ("batch/job",)   # what Kueue fills in (defaults.go)
+    defaults_empty_frameworks: bool = True  # False: only a left-out list is defaulted (v0.12)
 
     @property
     def is_v1beta2(self) -> bool:
@@ -68,7 +70,8 @@ def _keep(kept: Path, parsed: dict) -> None:
 def kueue_release(version: str) -> KueueRelease:
     r = table()["kueue"]["releases"][version]
     return KueueRelease(version, r["api"], r["topologyApi"], r["configApi"], r["manifests"],
-                        r["metricsBindAddress"], tuple(r["frameworks"]))
+                        r["metricsBindAddress"], tuple(r["frameworks"]), tuple(r["defaultFrameworks"]),
+                        r["frameworksDefaultedWhen"] == "empty")
 
 
 def known(project: str) -> list[str]:

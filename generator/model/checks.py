@@ -56,6 +56,28 @@ def pins(p: Platform) -> list[Problem]:
     return out
 
 
+def integrations(p: Platform) -> list[Problem]:
+    """`kueue.integrations`, when set: each one the profile's Kueue release has, and every one its
+    workloads need (left out, their objects would start outside any quota)."""
+    if p.kueue.integrations is None:
+        return []
+    out = []
+    for name, prof in p.profiles.items():
+        if prof.kueue.version not in versions.known("kueue"):
+            continue   # pins() says so
+        have = prof.kueue.frameworks
+        for i, f in enumerate(p.kueue.integrations):
+            if f not in have:
+                out.append(Problem(f"kueue.integrations[{i}]", f"{f!r}: Kueue {prof.kueue.version} (profile {name!r}) "
+                                                               f"has no such integration here (known: {', '.join(have)})"))
+        needed, _ = p.integrations_needed(name)
+        missing = sorted(needed - set(p.kueue.integrations))
+        if missing:
+            out.append(Problem("kueue.integrations", f"profile {name!r}'s workloads need {', '.join(missing)}: add "
+                                                     f"them, or their objects start outside any quota"))
+    return list({(x.path, x.message): x for x in out}.values())
+
+
 def tiers(p: Platform) -> list[Problem]:
     out = []
     defaults = [t for t, v in p.priority_tiers.items() if v.priority_class and v.priority_class.global_default]
@@ -822,7 +844,7 @@ def secrets(p: Platform) -> list[Problem]:
 
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
+    pins, integrations, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
     tpu_tiers,
     teams, multikueue, gitops, secrets,
 )

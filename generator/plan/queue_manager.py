@@ -106,6 +106,13 @@ class QueueManager:
         if wl.queue is None:
             st.status, st.reason = UNMANAGED, "no kueue.x-k8s.io/queue-name label: Kueue does not manage it"
             return None
+        missing = self.store.not_enabled(wl.owner[0])
+        if missing:
+            st.status, st.reason = UNMANAGED, (
+                f"the Kueue configuration does not enable {', '.join(missing)}: Kueue ignores the queue label and "
+                f"it starts at once, outside any quota (fix: enable {', '.join(missing)}; kueue.integrations in "
+                f"the spec)")
+            return None
         lq = c.local_queues.get((wl.namespace, wl.queue))
         cq = c.cluster_queues.get(lq.cluster_queue) if lq else None
         st.cluster_queue = cq.name if cq else None
