@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from ..kernel import catalog, credentials, demand, errors, quantity, supply, tpu_slices, versions
 from ..kernel.errors import Problem, format_path
+from ..kernel.catalog import node_labels as L
 from . import flavors, hardware, teams as teams_mod
 from .check_context import CheckContext
 from .kinds import Workload
@@ -397,7 +398,37 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
                                                            f"values.{', values.'.join(missing)} for workload {w.name!r}"))
     out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in w.check(ctx)]
+    out += _capacity(p, i, w, ctx)
     return out
+
+
+def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext) -> list[Problem]:
+    """The capacity a workload may use must exist on the profile for its accelerator, and
+    what it may not use must be told apart by the flavors' node labels."""
+    if p.manager_group(ctx.profile.name) is not None:
+        return []   # a MultiKueue manager's flavors are its workers': checked there
+    allowed = p.capacity_of(w)
+    try:
+        fs = flavors.flavors(p, ctx.profile)
+    except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
+        return []     # the profile's own problems are reported by its checks
+    accel = w.accelerator
+    mine = [f for f in fs if accel is None or accel in (f.node_labels.get(L.GPU_ACCELERATOR_LABEL),
+                                                        f.node_labels.get(L.TPU_ACCELERATOR_LABEL))] or fs
+    _, open_ = flavors.capacity_affinity(mine, allowed)
+    where = f"workloads[{i}].capacity" if w.capacity is not None else f"workloads[{i}]"
+    kinds = ", ".join(dict.fromkeys(f.capacity for f in mine))
+    if not [f for f in open_ if f.capacity in allowed]:
+        default = "" if w.capacity is not None else (" (serving kinds default to reserved and on-demand: say "
+                                                     "`capacity: [spot]` to run on Spot on purpose)" if w.serves
+                                                     else " (its team's capacity)")
+        return [Problem(where, f"profile {ctx.profile.name!r} has no {' or '.join(allowed)} capacity for workload "
+                               f"{w.name!r} (it has: {kinds}){default}")]
+    loose = [f.name for f in open_ if f.capacity not in allowed]
+    if loose:
+        return [Problem(where, f"flavors {', '.join(loose)} ({kinds}) cannot be told apart from the capacity workload "
+                               f"{w.name!r} may use: name the profile's node pools")]
+    return []
 
 
 def _snake(key: str) -> str:

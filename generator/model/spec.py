@@ -26,6 +26,7 @@ from .fields import (
     enum_of,
 )
 from .kinds import Workload
+from .kinds.base import CAPACITIES, NON_PREEMPTIBLE
 from .multikueue import MultiKueueGroup
 from .teams import Team
 
@@ -400,6 +401,16 @@ class Platform(SpecModel):
 
     def workloads_for(self, profile: str) -> list[Workload]:
         return [w for w in self.workloads if profile in w.profiles]
+
+    def capacity_of(self, w: Workload) -> tuple[str, ...]:
+        """The capacity a workload may use: its own `capacity`, else its team's (the team whose
+        LocalQueue it names in one of the team's namespaces), else non-preemptible for serving."""
+        if w.capacity is not None:
+            return tuple(w.capacity)
+        team = next((t for t in self.teams if w.namespace in t.namespaces and w.queue == t.queue_name), None)
+        if team is not None and team.capacity is not None:
+            return tuple(team.capacity)
+        return NON_PREEMPTIBLE if w.serves else CAPACITIES
 
     def integrations_needed(self, profile: str) -> tuple[set[str], set[str]]:
         """(Kueue integrations, controller installs) the profile's workloads need. MultiKueue: the
