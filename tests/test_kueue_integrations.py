@@ -12,8 +12,7 @@ import json
 
 import pytest
 
-from generator import cli
-from generator import model as specmod
+from generator import cli, model as specmod
 from generator.kernel import kueue_api, paths, versions, yamlio
 from generator.kernel.errors import SpecError
 from generator.plan import overlay, simulate

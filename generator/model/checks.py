@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 from ..kernel import catalog, credentials, demand, errors, quantity, supply, tpu_slices, versions
-from ..kernel.errors import Problem, format_path
 from ..kernel.catalog import node_labels as L
+from ..kernel.errors import Problem, format_path
 from . import flavors, hardware, teams as teams_mod
 from .check_context import CheckContext
 from .kinds import Workload
@@ -402,6 +402,12 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
     return out
 
 
+def _accelerator_flavors(fs: list, accel: str | None) -> list:
+    """The flavors of the workload's accelerator (all of them when it names none)."""
+    return [f for f in fs if accel is None or accel in (f.node_labels.get(L.GPU_ACCELERATOR_LABEL),
+                                                        f.node_labels.get(L.TPU_ACCELERATOR_LABEL))] or fs
+
+
 def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext) -> list[Problem]:
     """The capacity a workload may use must exist on the profile for its accelerator, and
     what it may not use must be told apart by the flavors' node labels."""
@@ -412,9 +418,7 @@ def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext) -> list[Probl
         fs = flavors.flavors(p, ctx.profile)
     except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
         return []     # the profile's own problems are reported by its checks
-    accel = w.accelerator
-    mine = [f for f in fs if accel is None or accel in (f.node_labels.get(L.GPU_ACCELERATOR_LABEL),
-                                                        f.node_labels.get(L.TPU_ACCELERATOR_LABEL))] or fs
+    mine = _accelerator_flavors(fs, w.accelerator)
     _, open_ = flavors.capacity_affinity(mine, allowed)
     where = f"workloads[{i}].capacity" if w.capacity is not None else f"workloads[{i}]"
     kinds = ", ".join(dict.fromkeys(f.capacity for f in mine))

@@ -116,6 +116,12 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
     return out
 
 
+def _apart(f: Flavor, kept: set[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first of the flavor's capacity labels that no allowed flavor carries with that value."""
+    return next(((k, f.node_labels[k]) for k in (L.PROVISIONING_LABEL, L.FLEX_START_LABEL, L.NODE_POOL_LABEL)
+                 if k in f.node_labels and (k, f.node_labels[k]) not in kept), None)
+
+
 def capacity_affinity(fs: list[Flavor], allowed: tuple[str, ...]) -> tuple[list[dict], list[Flavor]]:
     """(node selector requirements that keep pods off the flavors whose capacity is not
     `allowed`, the flavors that stay open to them). Kueue's flavor assigner matches a pod's
@@ -130,9 +136,7 @@ def capacity_affinity(fs: list[Flavor], allowed: tuple[str, ...]) -> tuple[list[
     kept = {(k, v) for f in fs if f.capacity in allowed for k, v in f.node_labels.items()}
     values: dict[str, list[str]] = {}
     for f in shut:
-        # The first label of the flavor's that no allowed flavor carries with the same value.
-        found = next(((k, f.node_labels[k]) for k in (L.PROVISIONING_LABEL, L.FLEX_START_LABEL, L.NODE_POOL_LABEL)
-                      if k in f.node_labels and (k, f.node_labels[k]) not in kept), None)
+        found = _apart(f, kept)
         if found is None:
             continue   # nothing tells it apart: left open (the spec checks say so)
         key, value = found
