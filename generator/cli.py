@@ -69,6 +69,9 @@ def cmd_synth(args) -> int:
     refused = guard.problems(tree, emitted)
     if refused:
         raise SpecError(args.spec, refused)
+    from .kernel import policy
+    for line in policy.tree_lines(emitted):   # cohort policy holes: warned, each with its fix
+        print(f"warning: {line}", file=sys.stderr)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
         f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
