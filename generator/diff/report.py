@@ -85,6 +85,13 @@ def version_bumps(old_tree: dict[str, str], new_tree: dict[str, str]) -> list[Ve
     return [VersionBump(p, o, n, tuple(profiles)) for (p, o, n), profiles in sorted(moved.items())]
 
 
+def kueue_downgrades(old_tree: dict[str, str], new_tree: dict[str, str]) -> list[str]:
+    """One line per Kueue release move the API server refuses (versions.kueue_downgrade)."""
+    return [f"profile{'s' if len(b.profiles) > 1 else ''} {', '.join(b.profiles)}: {why}"
+            for b in version_bumps(old_tree, new_tree) if b.project == "kueue"
+            and (why := versions.kueue_downgrade(b.old, b.new)) is not None]
+
+
 def application_options(new_units: dict[str, Unit]) -> dict[str, list[set[str]]] | None:
     """Source path -> sync options of each Application syncing it; None when nothing is synced by Argo CD."""
     out: dict[str, list[set[str]]] = {}
@@ -182,7 +189,7 @@ def compare(old_tree: dict[str, str], new_tree: dict[str, str], base_commit: str
             crd_root: Path | None = None) -> Report:
     old_units, new_units = units(old_tree), units(new_tree)
     objects = compare_units(old_units, new_units)
-    notes: list[str] = []
+    notes: list[str] = [f"refused: {line}" for line in kueue_downgrades(old_tree, new_tree)]
     ctx = _Context(new_tree, new_units, Path(crd_root or crd_dirs.default_root()),
                    application_options(new_units), notes)
     return Report(base_commit, base_label, objects, impacts(old_units, new_units),

@@ -74,6 +74,22 @@ def kueue_release(version: str) -> KueueRelease:
                         r["frameworksDefaultedWhen"] == "empty")
 
 
+def kueue_downgrade(old: str, new: str) -> str | None:
+    """Why the API server refuses Kueue `new`'s CRDs over `old`'s, or None. Once a release whose
+    CRDs store v1beta2 has run, each Kueue CRD's status.storedVersions lists v1beta2, and a CRD
+    whose spec.versions lacks a stored version is invalid ("must appear in spec.versions":
+    apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go
+    ValidateCustomResourceDefinitionStoredVersions). The pinned v0.17.4 and v0.19.2 CRDs list
+    v1beta1 and v1beta2 and store v1beta2; v0.12.3's list v1beta1 only (config/components/crd)."""
+    if old not in table()["kueue"]["releases"] or new not in table()["kueue"]["releases"]:
+        return None
+    if kueue_release(old).is_v1beta2 and not kueue_release(new).is_v1beta2:
+        return (f"Kueue {old} -> {new} is a downgrade the API server refuses: the Kueue CRDs' storedVersions "
+                f"include v1beta2, which {new}'s CRDs do not serve. Keep {old}, or follow docs/kueue-upgrades.md "
+                f"and synth with --allow-kueue-downgrade")
+    return None
+
+
 def known(project: str) -> list[str]:
     return sorted(table()[project]["releases"])
 
