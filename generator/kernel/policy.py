@@ -12,7 +12,7 @@ integration), so an HPA's replicas are admitted one by one, and never past what 
 ClusterQueue can ever get (supply.py potentialAvailable)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from . import demand, quantity, supply
@@ -49,7 +49,7 @@ def _preemption(cq: Mapping, key: str) -> str:
     return str(_map(_map(cq.get("spec")).get("preemption")).get(key) or "Never")
 
 
-def findings(objs: list[Mapping]) -> list[Problem]:
+def findings(objs: Sequence[Mapping]) -> list[Problem]:
     """Every policy finding of one cluster's objects, in a stable order."""
     tree = supply.from_objects(objs)
     cqs = _cluster_queues(objs)
@@ -233,7 +233,7 @@ def most_pods(tree: supply.Tree, cq: str, ps) -> int:
     return total
 
 
-def _hpa_never(tree: supply.Tree, objs: list[Mapping], queued: list[_Queued]) -> list[Problem]:
+def _hpa_never(tree: supply.Tree, objs: Sequence[Mapping], queued: list[_Queued]) -> list[Problem]:
     hpas = _hpas(objs)
     out = []
     for q in queued:

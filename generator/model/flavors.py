@@ -142,8 +142,8 @@ def capacity_affinity(fs: list[Flavor], allowed: tuple[str, ...]) -> tuple[list[
         key, value = found
         if value not in values.setdefault(key, []):
             values[key].append(value)
-    requirements = [{"key": k, "operator": "NotIn", "values": v} for k, v in values.items()]
-    open_ = [f for f in fs if not any(f.node_labels.get(r["key"]) in r["values"] for r in requirements)]
+    requirements: list[dict] = [{"key": k, "operator": "NotIn", "values": v} for k, v in values.items()]
+    open_ = [f for f in fs if not any(f.node_labels.get(k) in v for k, v in values.items())]
     return requirements, open_
 
 

@@ -115,7 +115,7 @@ class QueueManager:
         if st.status == NEVER and st.reason.startswith("rejected by"):
             return None
         unmanaged = self.unmanaged(wl)
-        if unmanaged:
+        if unmanaged or wl.queue is None:
             st.status, st.reason = UNMANAGED, unmanaged
             return None
         lq = c.local_queues.get((wl.namespace, wl.queue))
