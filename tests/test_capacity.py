@@ -125,3 +125,31 @@ def test_a_team_default_orders_its_cluster_queue_and_applies_to_its_workloads():
     assert [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]] == ["spot", "on-demand"]
     (other,) = yamlio.load_all(tree["overlays/shared/clusterqueue_cq-team-b.yaml"])
     assert [f["name"] for f in other["spec"]["resourceGroups"][0]["flavors"]] == ["on-demand", "spot"]
+
+
+@pytest.mark.parametrize("example", sorted((Path(__file__).parent.parent / "examples").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_serving_never_matches_a_spot_flavor_on_any_example(example):
+    """Every example: the pods of each serving object (Deployment, LeaderWorkerSet) cannot match a
+    Spot flavor's nodeLabels, by their nodeSelector and required node affinity (Kueue's
+    flavorSelector reads both); none of the examples asks for Spot serving."""
+    tree = helpers.render(helpers.example_raw(example))
+    for overlay in sorted({p.split("/")[1] for p in tree if p.startswith("overlays/")}):
+        objs = [yamlio.load_all(t)[0] for p, t in tree.items()
+                if p.startswith(f"overlays/{overlay}/") and not p.endswith("kustomization.yaml")]
+        spot = [o["spec"]["nodeLabels"] for o in objs if o["kind"] == "ResourceFlavor"
+                and (o.get("spec") or {}).get("nodeLabels", {}).get("cloud.google.com/gke-provisioning") == "spot"]
+        for o in objs:
+            if o["kind"] not in ("Deployment", "LeaderWorkerSet"):
+                continue
+            lwt = o["spec"].get("leaderWorkerTemplate") or {}
+            templates = [o["spec"]["template"]] if o["kind"] == "Deployment" else \
+                [t for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate")) if t]
+            for template, labels in ((t, f) for t in templates for f in spot):
+                selector = template["spec"].get("nodeSelector") or {}
+                keys = set(labels)
+                by_selector = all(labels.get(k) == v for k, v in selector.items() if k in keys)
+                terms = _required(template) or [{"matchExpressions": []}]
+                by_affinity = any(_matches([e for e in t["matchExpressions"] if e["key"] in keys], labels)
+                                  for t in terms)
+                assert not (by_selector and by_affinity), (example.name, o["metadata"]["name"], labels)
