@@ -9,6 +9,8 @@ Workloads of the cohort back to their heaps (requeue_cohort, Kueue's
 QueueInadmissibleWorkloads)."""
 from __future__ import annotations
 
+from typing import cast
+
 from ..kernel.labelmatch import selector_matches
 from . import overlay, queues
 from .cache import Cache
@@ -115,10 +117,10 @@ class QueueManager:
         if st.status == NEVER and st.reason.startswith("rejected by"):
             return None
         unmanaged = self.unmanaged(wl)
-        if unmanaged or wl.queue is None:
+        if unmanaged:
             st.status, st.reason = UNMANAGED, unmanaged
             return None
-        lq = c.local_queues.get((wl.namespace, wl.queue))
+        lq = c.local_queues.get((wl.namespace, cast(str, wl.queue)))   # a queue: unmanaged() said so
         cq = c.cluster_queues.get(lq.cluster_queue) if lq else None
         st.cluster_queue = cq.name if cq else None
         never = list(wl.problems) + self.wiring_problems(wl, lq, cq)
