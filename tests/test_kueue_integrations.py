@@ -7,6 +7,7 @@ Expected values come from Kueue's sources, not from the generator: defaultJobFra
 "batch/job" at v0.12.3, v0.17.4 and v0.19.2 (apis/config/v1beta1 and v1beta2 defaults.go)."""
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 
@@ -16,6 +17,7 @@ from generator import cli, model as specmod
 from generator.kernel import kueue_api, paths, versions, yamlio
 from generator.kernel.errors import SpecError
 from generator.plan import overlay, simulate
+from generator.validate import command, validate
 from tests import helpers
 
 EXAMPLES = sorted((paths.ROOT / "examples").glob("*.yaml"))
@@ -181,3 +183,30 @@ def test_validate_in_repository_mode_reads_the_configuration_beside_the_overlay(
     cfg.write_text(text.replace("      - batch/job\n", ""))
     assert kq030() == ["plain"]
 
+
+
+def test_validate_with_context_reads_the_configuration(tmp_path):
+    """A team's Job checked against its cluster: the queues and Kueue's Configuration file
+    (controller_manager_config.yaml, not an object) given with --context."""
+    objs = _queues(["jobset.x-k8s.io/jobset"])
+    config = yamlio.load_strict(objs[0]["data"][kueue_api.CONFIG_KEY])
+    (tmp_path / "config.yaml").write_text(yamlio.dump(config))
+    (tmp_path / "queues.yaml").write_text(yamlio.dump_all(objs[1:-1]))
+    job = copy.deepcopy(PLAIN_JOB)
+    job["spec"]["template"]["spec"]["containers"][0]["securityContext"] = {
+        "allowPrivilegeEscalation": False, "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"}}
+    (tmp_path / "job.yaml").write_text(yamlio.dump(job))
+
+    def kq030(*context: str) -> list[str]:
+        parser = argparse.ArgumentParser()
+        command.register(parser.add_subparsers())
+        args = parser.parse_args(["validate", "--crd-dir", str(helpers.CRD_ROOT), "--kueue-version", "v0.17.4",
+                                  *[a for c in context for a in ("--context", str(tmp_path / c))],
+                                  str(tmp_path / "job.yaml")])
+        opts = command.options(args)
+        opts.spec, opts.spec_explicit = str(tmp_path / "no-spec.yaml"), False   # no spec: versions.yaml's pins
+        return [f.name for f in validate(opts).findings if f.rule == "KQ030"]
+
+    assert kq030("queues.yaml", "config.yaml") == ["plain"]
+    assert kq030("queues.yaml") == []   # no Configuration known: nothing to say
