@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Self
 
 from .kernel import paths, writer, yamlio
-from .kernel.errors import SpecError, printable
+from .kernel.errors import Problem, SpecError, printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
@@ -69,10 +69,26 @@ def cmd_synth(args) -> int:
     refused = guard.problems(tree, emitted)
     if refused:
         raise SpecError(args.spec, refused)
+    _no_kueue_downgrade(args, tree)
+    from .kernel import policy
+    for line in policy.tree_lines(emitted):   # cohort policy holes: warned, each with its fix
+        print(f"warning: {line}", file=sys.stderr)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
         f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
     return EXIT_OK
+
+
+def _no_kueue_downgrade(args, tree: dict[str, str]) -> None:
+    """Refuse output that replaces the committed Kueue release by one the API server will not
+    take (its CRDs lack a stored version), unless --allow-kueue-downgrade says the steps of
+    docs/kueue-upgrades.md were followed."""
+    from .diff.report import kueue_downgrades
+    lines = kueue_downgrades(writer.read_tree(Path(args.out), ("controllers",)), tree)
+    if lines and not getattr(args, "allow_kueue_downgrade", False):
+        raise SpecError(args.spec, [Problem("kueue.version", line) for line in lines])
+    for line in lines:
+        print(f"warning: {line} (allowed by --allow-kueue-downgrade)", file=sys.stderr)
 
 
 def cmd_schema(args) -> int:
@@ -107,6 +123,9 @@ def _check(args) -> int:
     problems = writer.diff_trees(expected, actual)
     if problems:
         from .diff import stale  # the diff package costs a fifth of a passing check's start-up
+        from .diff.report import kueue_downgrades
+        for line in kueue_downgrades(actual, expected):   # the committed release -> the spec's
+            print(f"check: refused: {line}", file=sys.stderr)
         # The same words as `generator diff`: the first thing a reader sees.
         print(f"check: {stale.HEADLINE} (or generated files were edited by hand); {stale.REMEDY}:",
               file=sys.stderr)
@@ -178,6 +197,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("synth", help="generate base/, overlays/ and controllers/ from the spec")
     common(p)
+    p.add_argument("--allow-kueue-downgrade", action="store_true",
+                   help="write a Kueue release whose CRDs lack a version the cluster stores (v0.17 -> v0.12), after "
+                        "the steps of docs/kueue-upgrades.md")
     p.set_defaults(func=cmd_synth)
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)

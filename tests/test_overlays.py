@@ -63,9 +63,13 @@ def test_integrations_are_what_workloads_need(profile):
     (cm,) = yamlio.load_all((helpers.generated() / "controllers" / profile / "kueue" / "kueue-manager-config.yaml").read_text())
     frameworks = set(yamlio.load_strict(cm["data"][controllers.KUEUE_CONFIG_KEY])["integrations"]["frameworks"])
     kinds = {o["kind"] for o in helpers.kustomize(helpers.generated() / "overlays" / profile)}
-    expected = set()
-    if "Job" in kinds:
-        expected.add("batch/job")
+    # Kueue's own default (apis/config defaults.go: batch/job) is always listed, so a team's Job queues.
+    expected = {"batch/job"}
+    installed = helpers.generated() / "controllers" / profile
+    if (installed / "jobset").is_dir():   # a team may submit its own JobSet
+        expected.add("jobset.x-k8s.io/jobset")
+    if (installed / "lws").is_dir():
+        expected |= {"pod", "leaderworkerset.x-k8s.io/leaderworkerset"}
     if "Deployment" in kinds:
         expected |= {"pod", "deployment"}
     if "JobSet" in kinds:

@@ -14,14 +14,15 @@ KUEUE_CONFIGMAP = kueue_api.CONFIG_MAP
 KUEUE_CONFIG_KEY = kueue_api.CONFIG_KEY
 
 
-def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=None, dispatcher: str | None = None,
+def kueue_configuration(profile: Profile, frameworks: list[str], fair_sharing=None, dispatcher: str | None = None,
                         profile_wait=None) -> dict:
-    """The manager Configuration: upstream defaults for the pinned release, with
-    only the integrations the profile's workloads need and system namespaces
-    left alone. The metrics address stays the one the upstream metrics Service
+    """The manager Configuration: upstream defaults for the pinned release, with the
+    integrations `frameworks` (Platform.integrations_enabled: Kueue's default and what the
+    platform uses, always written out, since Kueue defaults only a left-out list) and system
+    namespaces left alone. The metrics address stays the one the upstream metrics Service
     targets (the tutorial's :8080 breaks scraping)."""
     release = profile.kueue
-    unsupported = frameworks - set(release.frameworks)
+    unsupported = set(frameworks) - set(release.frameworks)
     if unsupported:
         raise ValueError(f"Kueue {release.version} has no integration for {sorted(unsupported)}")
     config = {
@@ -39,8 +40,7 @@ def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=Non
         "managedJobsNamespaceSelector": {"matchExpressions": [{
             "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": list(gke.SYSTEM_NAMESPACES),
         }]},
-        # Upstream order, filtered: a stable order keeps diffs quiet.
-        "integrations": {"frameworks": [f for f in release.frameworks if f in frameworks]},
+        "integrations": {"frameworks": list(frameworks)},
     }
     if dispatcher is not None and release.is_v1beta2:
         # A MultiKueue manager: how it nominates workers (Configuration multiKueue.dispatcherName,
@@ -59,7 +59,7 @@ def kueue_configuration(profile: Profile, frameworks: set[str], fair_sharing=Non
     return config
 
 
-def kueue_config_map(chart, profile: Profile, frameworks: set[str], fair_sharing=None,
+def kueue_config_map(chart, profile: Profile, frameworks: list[str], fair_sharing=None,
                      dispatcher: str | None = None, wait_for_pods_ready=None) -> None:
     k8s.KubeConfigMap(
         chart, f"ConfigMap.{KUEUE_NAMESPACE}.{KUEUE_CONFIGMAP}",

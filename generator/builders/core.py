@@ -24,6 +24,11 @@ def env(name: str, value) -> k8s.EnvVar:
     return k8s.EnvVar(name=name, value=str(value))
 
 
+def env_field(name: str, field_path: str) -> k8s.EnvVar:
+    """An env var from the downward API (a fieldRef on the pod's own metadata)."""
+    return k8s.EnvVar(name=name, value_from=k8s.EnvVarSource(field_ref=k8s.ObjectFieldSelector(field_path=field_path)))
+
+
 def env_secret(name: str, secret: str, key: str) -> k8s.EnvVar:
     # Secrets are referenced by name only; their values never enter the output.
     return k8s.EnvVar(name=name, value_from=k8s.EnvVarSource(

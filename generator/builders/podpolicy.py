@@ -15,7 +15,7 @@ from typing import Any
 
 from ..kernel import demand
 from ..kernel.errors import Problem, SpecError
-from ..model import Platform
+from ..model import Platform, flavors as flavors_mod
 from ..model.check_context import CheckContext
 from ..model.kinds import Workload
 from ..model.kinds.base import ImageContract
@@ -159,6 +159,28 @@ def _extend_container(c: dict, extras: PodExtras, where: str) -> list[Problem]:
     return out
 
 
+def capacity(platform: Platform, ctx: CheckContext, w: Workload) -> list[dict]:
+    """The node selector requirements that keep w's pods off the capacity it may not use."""
+    requirements, _ = flavors_mod.capacity_affinity(flavors_mod.flavors(platform, ctx.profile), platform.capacity_of(w))
+    return requirements
+
+
+def keep_off(template: dict, requirements: list[dict]) -> None:
+    """Add the requirements to every required node affinity term of a pod template (terms are
+    ORed, a term's expressions ANDed), or as its one term."""
+    if not requirements:
+        return
+    spec = template.setdefault("spec", {})
+    node = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+    required = node.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.setdefault("nodeSelectorTerms", [])
+    if not terms:
+        terms.append({})
+    for term in terms:
+        have = term.setdefault("matchExpressions", [])
+        have.extend(dict(r, values=list(r["values"])) for r in requirements if r not in have)
+
+
 def _sorted(value: Any) -> Any:
     """Keys in order, as cdk8s writes the typed pod templates this module edits."""
     if isinstance(value, dict):
@@ -189,6 +211,7 @@ def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
             if found:
                 i, w = found
                 problems += extend(template, w, f"workloads[{i}]")
+                keep_off(template, capacity(platform, ctx, w))
                 where, security, non_root = f"workloads[{i}].security", w.security, \
                     harden(template, w.security, w.image_contract)
             elif key in companion:

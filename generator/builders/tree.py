@@ -88,14 +88,8 @@ def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
 
 
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:
-    frameworks = {f for w in workloads for f in w.frameworks}   # a kind may need them per workload
-    needed = {c for w in workloads for c in w.controllers}
-    # MultiKueue: the manager and its workers enable every dispatched integration (the
-    # manager builds an adapter per enabled one), and install JobSet where JobSets travel.
-    groups = [g for g in spec.multi_kueue if profile.name == g.manager or profile.name in g.worker_profiles]
-    dispatched = {k for g in groups for k in g.job_kinds}
-    frameworks |= dispatched
-    needed |= {"jobset"} if "jobset.x-k8s.io/jobset" in dispatched else set()
+    _, needed = spec.integrations_needed(profile.name)
+    frameworks = spec.integrations_enabled(profile)
     group = spec.manager_group(profile.name)
     root = f"controllers/{profile.name}"
     chart = cdk.chart(app, f"{root}/kueue")

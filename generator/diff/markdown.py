@@ -180,6 +180,8 @@ def render(r: Report) -> str:
     if not any(r.objects.counts().values()):
         return "\n".join(head + ["No changes to generated objects.", ""])
     head += [counts_text(r.objects, len(r.immutable), r.never, bold=True), ""]
+    if r.policy:   # kept in the head: short, and what a reviewer must weigh
+        head += [f"**Policy warnings ({len(r.policy)})**", "", *(f"- {cell(x)}" for x in r.policy), ""]
     summary = _versions(r) + _immutable(r) + [line for block in _capacity(r).values() for line in block]
     full = "\n".join(head + summary + _objects_full(r))
     return full if len(full) <= LIMIT else _compact(r, head)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import crd_dirs, versions, yamlio
+from ..kernel import crd_dirs, policy, versions, yamlio
 from .compare import Entry, ObjectChanges, compare_units
 from .immutable import Immutable, core_violations
 from .impact import UnitImpact, impacts
@@ -43,6 +43,7 @@ class Report:
     stale: Staleness | None = None
     notes: list[str] = field(default_factory=list)
     versions: list[VersionBump] = field(default_factory=list)
+    policy: list[str] = field(default_factory=list)   # cohort policy holes after the change (kernel/policy.py)
 
     @property
     def never(self) -> int:
@@ -82,6 +83,13 @@ def version_bumps(old_tree: dict[str, str], new_tree: dict[str, str]) -> list[Ve
             if a[project] != b.get(project) and b.get(project):
                 moved.setdefault((project, a[project], b[project]), []).append(profile)
     return [VersionBump(p, o, n, tuple(profiles)) for (p, o, n), profiles in sorted(moved.items())]
+
+
+def kueue_downgrades(old_tree: dict[str, str], new_tree: dict[str, str]) -> list[str]:
+    """One line per Kueue release move the API server refuses (versions.kueue_downgrade)."""
+    return [f"profile{'s' if len(b.profiles) > 1 else ''} {', '.join(b.profiles)}: {why}"
+            for b in version_bumps(old_tree, new_tree) if b.project == "kueue"
+            and (why := versions.kueue_downgrade(b.old, b.new)) is not None]
 
 
 def application_options(new_units: dict[str, Unit]) -> dict[str, list[set[str]]] | None:
@@ -181,8 +189,24 @@ def compare(old_tree: dict[str, str], new_tree: dict[str, str], base_commit: str
             crd_root: Path | None = None) -> Report:
     old_units, new_units = units(old_tree), units(new_tree)
     objects = compare_units(old_units, new_units)
-    notes: list[str] = []
+    notes: list[str] = [f"refused: {line}" for line in kueue_downgrades(old_tree, new_tree)]
     ctx = _Context(new_tree, new_units, Path(crd_root or crd_dirs.default_root()),
                    application_options(new_units), notes)
     return Report(base_commit, base_label, objects, impacts(old_units, new_units),
-                  immutable_changes(objects, ctx), notes=notes, versions=version_bumps(old_tree, new_tree))
+                  immutable_changes(objects, ctx), notes=notes, versions=version_bumps(old_tree, new_tree),
+                  policy=policy_lines(old_units, new_units))
+
+
+def policy_lines(old_units: dict[str, Unit], new_units: dict[str, Unit]) -> list[str]:
+    """The policy findings of each overlay after the change, each marked when the change brings it."""
+    def lines(us: dict[str, Unit]) -> list[str]:
+        out = []
+        for name in sorted(u for u in us if is_overlay(u)):
+            try:
+                found = policy.findings([loc.obj for loc in us[name].values()])
+            except Exception:   # noqa: BLE001  objects other reports flag: no policy to read
+                found = []
+            out += [f"{name}: {policy.line(f)}" for f in found]
+        return out
+    before = set(lines(old_units))
+    return [line + ("" if line in before else " (new)") for line in lines(new_units)]

@@ -95,6 +95,8 @@ def render(r: Report) -> str:
     if not any(r.objects.counts().values()):
         return "\n".join(out + ["No changes to generated objects."]) + "\n"
     out += ["", "Summary: " + counts_text(r.objects, len(r.immutable), r.never), ""]
+    if r.policy:
+        out += [f"Policy warnings ({len(r.policy)})", *(f"  {x}" for x in r.policy), ""]
     if r.versions:
         out += ["Versions", *(f"  {version_line(v)}" for v in r.versions), ""]
     out += _immutable(r) + [""] + _capacity(r) + [""] + _objects(r)

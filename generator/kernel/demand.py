@@ -254,13 +254,18 @@ def _podset(name: str, path: tuple, template: Any, count: int, minimum: int | No
     return PodSet(name, path, template, count, minimum, requests, group, slice_pods, what, labels)
 
 
+# The annotation (and, from Kubernetes 1.28, label) the Job controller gives each pod of an
+# Indexed Job: its completion index (batch/v1 JobCompletionIndexAnnotation).
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+
 def _job(obj: Mapping, problems: list[Problem]) -> list[PodSet]:
     spec, name = _dict(obj.get("spec")), _dict(obj.get("metadata")).get("name")
     pods, minimum = _job_counts(spec, _dict(_dict(obj.get("metadata")).get("annotations")), ("spec",), problems)
     labels: dict = {"job-name": name, "batch.kubernetes.io/job-name": name,
                     "controller-uid": ANY, "batch.kubernetes.io/controller-uid": ANY}
     if spec.get("completionMode") == "Indexed":
-        labels["batch.kubernetes.io/job-completion-index"] = ANY
+        labels[COMPLETION_INDEX] = ANY
     tmpl = spec.get("template")
     return [_podset("main", ("spec", "template"), tmpl, pods, minimum, "job", _slice_pods(_dict(tmpl), pods),
                     f"Job: {pods} pod(s) (parallelism, or completions when fewer)", labels, problems)]

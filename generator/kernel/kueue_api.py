@@ -24,6 +24,37 @@ CONFIG_KEY = "controller_manager_config.yaml"
 Integration = Literal["batch/job", "jobset.x-k8s.io/jobset"]
 INTEGRATIONS: dict[tuple[str, str], Integration] = {("batch", "Job"): "batch/job",
                                                     ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset"}
+# (group, kind) -> the integrations that must be enabled for Kueue to manage an object of that
+# kind: the framework each kind's integration registers (pkg/controller/jobs/<name>/
+# *_controller.go, jobframework.RegisterIntegration(FrameworkName, ...), at v0.12.3, v0.17.4 and
+# v0.19.2), and `pod` beside the pod-based ones (v0.12.3 lists it in their DependencyList and
+# refuses the Configuration without it; later releases still admit their pods through it).
+MANAGED_BY: dict[tuple[str, str], tuple[str, ...]] = {
+    ("batch", "Job"): ("batch/job",),
+    ("jobset.x-k8s.io", "JobSet"): ("jobset.x-k8s.io/jobset",),
+    ("", "Pod"): ("pod",),
+    ("apps", "Deployment"): ("deployment", "pod"),
+    ("apps", "StatefulSet"): ("statefulset", "pod"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkerset.x-k8s.io/leaderworkerset", "pod"),
+}
+
+
+def enabled_integrations(config: dict, release: KueueRelease) -> tuple[str, ...]:
+    """The integrations a manager Configuration enables once Kueue has defaulted it
+    (apis/config/<api>/defaults.go SetDefaults_Configuration at the release): a left-out list
+    becomes the release's default; so does an empty one from v0.13 (v0.12.3 tests `== nil`)."""
+    integrations = config.get("integrations")
+    frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+    if frameworks is None or (not frameworks and release.defaults_empty_frameworks):
+        return release.default_frameworks
+    return tuple(f for f in frameworks if isinstance(f, str)) if isinstance(frameworks, list) else ()
+
+
+def unmanaged(group: str, kind: str, enabled: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The integrations missing for Kueue to manage a (group, kind); None for a kind no
+    integration manages."""
+    needs = MANAGED_BY.get((group, kind))
+    return None if needs is None else tuple(f for f in needs if f not in enabled)
 
 
 @dataclass(frozen=True)

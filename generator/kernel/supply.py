@@ -517,6 +517,11 @@ def _eligible(tree: Tree, g, ps) -> tuple[list[str], list[str]]:
 
 # ---------------------------------------------------------------- the verdict
 
+def eligible_flavors(tree: Tree, g, ps) -> list[str]:
+    """The flavors of resource group `g` a pod set may use (taints and node labels)."""
+    return _eligible(tree, g, ps)[0]
+
+
 class _PodSet(Protocol):
     """demand.PodSet or the planner's model.PodSet: one pod's requests, counts, the pod spec."""
     @property

@@ -18,7 +18,9 @@ class KueueRelease:
     config_api: str     # apiVersion of the manager Configuration
     manifests: str      # release install manifests URL
     metrics_bind_address: str
-    frameworks: tuple[str, ...]
+    frameworks: tuple[str, ...]           # the integrations the generator may enable
+    default_frameworks: tuple[str, ...] = ("batch/job",)   # what Kueue fills in (defaults.go)
+    defaults_empty_frameworks: bool = True  # False: only a left-out list is defaulted (v0.12)
 
     @property
     def is_v1beta2(self) -> bool:
@@ -68,7 +70,24 @@ def _keep(kept: Path, parsed: dict) -> None:
 def kueue_release(version: str) -> KueueRelease:
     r = table()["kueue"]["releases"][version]
     return KueueRelease(version, r["api"], r["topologyApi"], r["configApi"], r["manifests"],
-                        r["metricsBindAddress"], tuple(r["frameworks"]))
+                        r["metricsBindAddress"], tuple(r["frameworks"]), tuple(r["defaultFrameworks"]),
+                        r["frameworksDefaultedWhen"] == "empty")
+
+
+def kueue_downgrade(old: str, new: str) -> str | None:
+    """Why the API server refuses Kueue `new`'s CRDs over `old`'s, or None. Once a release whose
+    CRDs store v1beta2 has run, each Kueue CRD's status.storedVersions lists v1beta2, and a CRD
+    whose spec.versions lacks a stored version is invalid ("must appear in spec.versions":
+    apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go
+    ValidateCustomResourceDefinitionStoredVersions). The pinned v0.17.4 and v0.19.2 CRDs list
+    v1beta1 and v1beta2 and store v1beta2; v0.12.3's list v1beta1 only (config/components/crd)."""
+    if old not in table()["kueue"]["releases"] or new not in table()["kueue"]["releases"]:
+        return None
+    if kueue_release(old).is_v1beta2 and not kueue_release(new).is_v1beta2:
+        return (f"Kueue {old} -> {new} is a downgrade the API server refuses: the Kueue CRDs' storedVersions "
+                f"include v1beta2, which {new}'s CRDs do not serve. Keep {old}, or follow docs/kueue-upgrades.md "
+                f"and synth with --allow-kueue-downgrade")
+    return None
 
 
 def known(project: str) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 from ..kernel import catalog, credentials, demand, errors, quantity, supply, tpu_slices, versions
+from ..kernel.catalog import node_labels as L
 from ..kernel.errors import Problem, format_path
 from . import flavors, hardware, teams as teams_mod
 from .check_context import CheckContext
@@ -54,6 +55,28 @@ def pins(p: Platform) -> list[Problem]:
             out.append(Problem(f"profiles.{name}.kueueVersion",
                                f"{prof.kueue_version} is not a pinned Kueue release (known: {', '.join(known)})"))
     return out
+
+
+def integrations(p: Platform) -> list[Problem]:
+    """`kueue.integrations`, when set: each one the profile's Kueue release has, and every one its
+    workloads need (left out, their objects would start outside any quota)."""
+    if p.kueue.integrations is None:
+        return []
+    out = []
+    for name, prof in p.profiles.items():
+        if prof.kueue.version not in versions.known("kueue"):
+            continue   # pins() says so
+        have = prof.kueue.frameworks
+        for i, f in enumerate(p.kueue.integrations):
+            if f not in have:
+                out.append(Problem(f"kueue.integrations[{i}]", f"{f!r}: Kueue {prof.kueue.version} (profile {name!r}) "
+                                                               f"has no such integration here (known: {', '.join(have)})"))
+        needed, _ = p.integrations_needed(name)
+        missing = sorted(needed - set(p.kueue.integrations))
+        if missing:
+            out.append(Problem("kueue.integrations", f"profile {name!r}'s workloads need {', '.join(missing)}: add "
+                                                     f"them, or their objects start outside any quota"))
+    return list({(x.path, x.message): x for x in out}.values())
 
 
 def tiers(p: Platform) -> list[Problem]:
@@ -375,7 +398,41 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
                                                            f"values.{', values.'.join(missing)} for workload {w.name!r}"))
     out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in w.check(ctx)]
+    out += _capacity(p, i, w, ctx)
     return out
+
+
+def _accelerator_flavors(fs: list, accel: str | None) -> list:
+    """The flavors of the workload's accelerator (all of them when it names none)."""
+    return [f for f in fs if accel is None or accel in (f.node_labels.get(L.GPU_ACCELERATOR_LABEL),
+                                                        f.node_labels.get(L.TPU_ACCELERATOR_LABEL))] or fs
+
+
+def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext) -> list[Problem]:
+    """The capacity a workload may use must exist on the profile for its accelerator, and
+    what it may not use must be told apart by the flavors' node labels."""
+    if p.manager_group(ctx.profile.name) is not None:
+        return []   # a MultiKueue manager's flavors are its workers': checked there
+    allowed = p.capacity_of(w)
+    try:
+        fs = flavors.flavors(p, ctx.profile)
+    except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
+        return []     # the profile's own problems are reported by its checks
+    mine = _accelerator_flavors(fs, w.accelerator)
+    _, open_ = flavors.capacity_affinity(mine, allowed)
+    where = f"workloads[{i}].capacity" if w.capacity is not None else f"workloads[{i}]"
+    kinds = ", ".join(dict.fromkeys(f.capacity for f in mine))
+    if not [f for f in open_ if f.capacity in allowed]:
+        default = "" if w.capacity is not None else (" (serving kinds default to reserved and on-demand: say "
+                                                     "`capacity: [spot]` to run on Spot on purpose)" if w.serves
+                                                     else " (its team's capacity)")
+        return [Problem(where, f"profile {ctx.profile.name!r} has no {' or '.join(allowed)} capacity for workload "
+                               f"{w.name!r} (it has: {kinds}){default}")]
+    loose = [f.name for f in open_ if f.capacity not in allowed]
+    if loose:
+        return [Problem(where, f"flavors {', '.join(loose)} ({kinds}) cannot be told apart from the capacity workload "
+                               f"{w.name!r} may use: name the profile's node pools")]
+    return []
 
 
 def _snake(key: str) -> str:
@@ -822,7 +879,7 @@ def secrets(p: Platform) -> list[Problem]:
 
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
+    pins, integrations, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
     tpu_tiers,
     teams, multikueue, gitops, secrets,
 )

@@ -40,12 +40,22 @@ def cluster_queues(spec, profile: Profile, fs: list[Flavor], checks: tuple) -> l
         name=q.cluster_queue, covered=tuple(covered), flavors=_flavor_quotas(covered, own, fs, profile),
         preemption=q.preemption.body(), admission_checks=checks, cohort=q.cohort).body(k))
     for t in teams:
+        ordered = _by_capacity(fs, t.capacity)
         out.append(kueue_api.ClusterQueue(
-            name=t.cq_name, covered=tuple(covered), flavors=_flavor_quotas(covered, team_quota[t.name], fs, profile),
+            name=t.cq_name, covered=tuple(covered), flavors=_flavor_quotas(covered, team_quota[t.name], ordered, profile),
             preemption=t.preemption.body(), admission_checks=checks, cohort=q.cohort,
             namespace_selector=_namespaces(t.namespaces),
             fair_sharing_weight=t.fair_sharing.weight if t.fair_sharing else None).body(k))
     return out
+
+
+def _by_capacity(fs: list[Flavor], order: list[str] | None) -> list[Flavor]:
+    """A team's flavors in the order of its `capacity` list (Kueue tries a ClusterQueue's flavors
+    in order: flavorassigner.go), pool order within one kind; kinds it does not list last."""
+    if not order:
+        return fs
+    rank = {c: i for i, c in enumerate(order)}
+    return sorted(fs, key=lambda f: rank.get(f.capacity, len(rank)))
 
 
 Limits = dict[str, dict[str, tuple]]   # flavor -> resource -> (nominal, borrowingLimit, lendingLimit)

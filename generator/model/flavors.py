@@ -31,6 +31,11 @@ class Flavor:
     topology: str | None = None
     pool: NodePool | None = field(default=None, compare=False)
     annotations: tuple[tuple[str, str], ...] = ()
+    capacity: str = "on-demand"   # reserved, on-demand, spot or flex-start (kinds.base.CAPACITIES)
+
+
+def pool_capacity(pool: NodePool) -> str:
+    return "reserved" if pool.reservation else pool.capacity
 
 
 def flavor_name(spec: Platform, profile: Profile, pool: NodePool | None) -> str:
@@ -41,7 +46,8 @@ def flavor_name(spec: Platform, profile: Profile, pool: NodePool | None) -> str:
     return name
 
 
-def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) -> tuple[dict[str, str], tuple]:
+def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool],
+                 shut: frozenset[str] = frozenset()) -> tuple[dict[str, str], tuple]:
     """What tells this pool's nodes apart: the accelerator (and TPU topology), the machine
     type, and how the nodes are provisioned."""
     labels = dict(m.device.node_labels())
@@ -52,10 +58,13 @@ def _pool_labels(pool: NodePool, m: catalog.MachineType, pools: list[NodePool]) 
         tolerations = (L.TPU_TAINT.toleration(),)
     labels[L.MACHINE_TYPE_LABEL] = m.name
     if pool.name and (pool.reservation or any(p.reservation and p.machine_type == pool.machine_type
-                                              for p in pools if p is not pool)):
+                                              for p in pools if p is not pool)
+                      or pool_capacity(pool) in shut):
         # A reserved pool, and any pool of the same machine type beside one, is told apart by
         # its node pool name, as GKE's flex-start with queued provisioning page selects its
-        # "reservation" flavor (cloud.google.com/gke-nodepool: reservation-nodepool).
+        # "reservation" flavor (cloud.google.com/gke-nodepool: reservation-nodepool). So is a
+        # pool whose kind of capacity some workload of the profile may not use (`shut`): those
+        # pods are kept off it by name (capacity_affinity).
         labels[L.NODE_POOL_LABEL] = pool.name
     if pool.capacity == "flex-start":
         labels[L.FLEX_START_LABEL] = L.FLEX_START_VALUE
@@ -86,9 +95,13 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
         accel = catalog.accelerator(str(profile.accelerator))
         return [Flavor(flavor_name(spec, profile, None), accel.node_labels(), nominal_quota.budget_quota(profile))]
     out = []
+    # Reserved and on-demand capacity some workload may not use: told apart by node pool name
+    # (Spot and flex-start pools carry labels of their own).
+    shut = frozenset(c for w in spec.workloads_for(profile.name) for c in ("reserved", "on-demand")
+                     if c not in spec.capacity_of(w))
     for pool, quota in _reserved_first(nominal_quota.pool_sources(profile)):
         m = catalog.machine(pool.machine_type)
-        node_labels, tolerations = _pool_labels(pool, m, profile.pools)
+        node_labels, tolerations = _pool_labels(pool, m, profile.pools, shut)
         topology: str | None = None
         annotations: tuple[tuple[str, str], ...] = ()
         if pool.topology_aware is not None and isinstance(m.device, catalog.GpuFamily):
@@ -99,8 +112,39 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
                 annotations = ((tas.NODES_PER_BLOCK_ANNOTATION, str(pool.topology_aware.nodes_per_block)),)
         out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
                           flex_start=pool.capacity == "flex-start", topology=topology, pool=pool,
-                          annotations=annotations))
+                          annotations=annotations, capacity=pool_capacity(pool)))
     return out
+
+
+def _apart(f: Flavor, kept: set[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first of the flavor's capacity labels that no allowed flavor carries with that value."""
+    return next(((k, f.node_labels[k]) for k in (L.PROVISIONING_LABEL, L.FLEX_START_LABEL, L.NODE_POOL_LABEL)
+                 if k in f.node_labels and (k, f.node_labels[k]) not in kept), None)
+
+
+def capacity_affinity(fs: list[Flavor], allowed: tuple[str, ...]) -> tuple[list[dict], list[Flavor]]:
+    """(node selector requirements that keep pods off the flavors whose capacity is not
+    `allowed`, the flavors that stay open to them). Kueue's flavor assigner matches a pod's
+    required node affinity against each flavor's nodeLabels, keys the flavors use only
+    (pkg/scheduler/flavorassigner/flavorassigner.go flavorSelector, v0.12.3 to v0.19.2), and a
+    NotIn matches a flavor without the key, so each requirement shuts exactly the flavors
+    that carry the label: Spot by GKE's provisioning label, flex-start by its flex-start label,
+    others by node pool name (flavors' nodeLabels, _pool_labels)."""
+    shut = [f for f in fs if f.capacity not in allowed]
+    if not shut:
+        return [], list(fs)
+    kept = {(k, v) for f in fs if f.capacity in allowed for k, v in f.node_labels.items()}
+    values: dict[str, list[str]] = {}
+    for f in shut:
+        found = _apart(f, kept)
+        if found is None:
+            continue   # nothing tells it apart: left open (the spec checks say so)
+        key, value = found
+        if value not in values.setdefault(key, []):
+            values[key].append(value)
+    requirements: list[dict] = [{"key": k, "operator": "NotIn", "values": v} for k, v in values.items()]
+    open_ = [f for f in fs if not any(f.node_labels.get(k) in v for k, v in values.items())]
+    return requirements, open_
 
 
 def _reserved_first(sources: list) -> list:
@@ -132,7 +176,7 @@ def _manager_flavors(spec: Platform, group) -> list[Flavor]:
             have = out.get(f.name)
             quota = {r: have.quota.get(r, Decimal(0)) + f.quota.get(r, Decimal(0))
                      for r in (have.quota.keys() | f.quota.keys())} if have else dict(f.quota)
-            out[f.name] = Flavor(f.name, f.node_labels, quota, f.tolerations, topology=None)
+            out[f.name] = Flavor(f.name, f.node_labels, quota, f.tolerations, topology=None, capacity=f.capacity)
     return list(out.values())
 
 
@@ -145,4 +189,4 @@ def _reservation_flavor(spec: Platform, profile: Profile) -> Flavor:
     # The toleration sits on the flavor too: TAS cannot see tolerations the cloud
     # injects into pods, and would place no pod on the tainted TPU nodes.
     return Flavor(flavor_name(spec, profile, None), gen.node_labels(), quota, (L.TPU_TAINT.toleration(),),
-                  topology=TOPOLOGY_NAME)
+                  topology=TOPOLOGY_NAME, capacity="reserved")

@@ -26,10 +26,16 @@ from .fields import (
     enum_of,
 )
 from .kinds import Workload
+from .kinds.base import CAPACITIES, NON_PREEMPTIBLE
 from .multikueue import MultiKueueGroup
 from .teams import Team
 
 # ---------------------------------------------------------------- pins, namespaces, tiers
+
+# The integrations that manage the kinds a controller install adds (Kueue's jobset and
+# leaderworkerset integrations; LeaderWorkerSets are admitted pod by pod, hence `pod`).
+_INSTALL_INTEGRATIONS = {"jobset": ("jobset.x-k8s.io/jobset",),
+                         "lws": ("pod", "leaderworkerset.x-k8s.io/leaderworkerset")}
 
 PreemptionStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 _DEFAULT_STRATEGIES: tuple[PreemptionStrategy, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
@@ -73,6 +79,11 @@ class KueuePin(SpecModel):
                                                                     "of a cohort (teams' fairSharing.weight).")
     wait_for_pods_ready: WaitForPodsReady | None = Field(None, description="All pods ready within a timeout, or "
                                                                            "evict and requeue with backoff.")
+    integrations: list[str] | None = Field(
+        None, description="The Kueue integrations each cluster enables, exactly (to narrow them on purpose). "
+                          "Unset: Kueue's default (batch/job) plus what the profile's workloads and installed "
+                          "controllers need, so a team's own Job or JobSet with the queue label is queued. "
+                          "Kinds left out start outside any quota; validate and plan warn about them.")
 
 
 class JobSetPin(SpecModel):
@@ -390,6 +401,43 @@ class Platform(SpecModel):
 
     def workloads_for(self, profile: str) -> list[Workload]:
         return [w for w in self.workloads if profile in w.profiles]
+
+    def capacity_of(self, w: Workload) -> tuple[str, ...]:
+        """The capacity a workload may use: its own `capacity`, else its team's (the team whose
+        LocalQueue it names in one of the team's namespaces), else non-preemptible for serving."""
+        if w.capacity is not None:
+            return tuple(w.capacity)
+        team = next((t for t in self.teams if w.namespace in t.namespaces and w.queue == t.queue_name), None)
+        if team is not None and team.capacity is not None:
+            return tuple(team.capacity)
+        return NON_PREEMPTIBLE if w.serves else CAPACITIES
+
+    def integrations_needed(self, profile: str) -> tuple[set[str], set[str]]:
+        """(Kueue integrations, controller installs) the profile's workloads need. MultiKueue: the
+        manager and its workers enable every dispatched integration (the manager builds an adapter
+        per enabled one), and install JobSet where JobSets travel."""
+        workloads = self.workloads_for(profile)
+        frameworks = {f for w in workloads for f in w.frameworks}   # a kind may need them per workload
+        needed = {c for w in workloads for c in w.controllers}
+        groups = [g for g in self.multi_kueue if profile == g.manager or profile in g.worker_profiles]
+        dispatched = {k for g in groups for k in g.job_kinds}
+        frameworks |= dispatched
+        needed |= {"jobset"} if "jobset.x-k8s.io/jobset" in dispatched else set()
+        return frameworks, needed
+
+    def integrations_enabled(self, profile: Profile) -> list[str]:
+        """The integrations the profile's Kueue Configuration lists, in the release's order (a
+        stable order keeps diffs quiet): `kueue.integrations` when set, else Kueue's default at the
+        release, what the workloads need, and the integrations of the controllers installed (a
+        team may submit its own JobSet once JobSet is there)."""
+        release = profile.kueue
+        if self.kueue.integrations is not None:
+            wanted = set(self.kueue.integrations)
+        else:
+            frameworks, installs = self.integrations_needed(profile.name)
+            wanted = set(release.default_frameworks) | frameworks | {
+                f for c in installs for f in _INSTALL_INTEGRATIONS.get(c, ())}
+        return [f for f in release.frameworks if f in wanted]
 
     def image(self, key: str, profile: Profile) -> str:
         return self.images[key].reference(profile.values.registry)

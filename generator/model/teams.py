@@ -12,10 +12,11 @@ import re
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from ..kernel import quantity
 from .fields import DnsLabel, DnsSubdomain, LabelSafeName, SpecModel, _quantity
+from .kinds.base import Capacity, unique_capacities
 
 _PERCENT = re.compile(r"^(100|[0-9]{1,2})(\.[0-9]+)?%$")
 
@@ -90,6 +91,12 @@ class Team(SpecModel):
     profiles: dict[DnsLabel, TeamProfile] = Field(min_length=1)
     preemption: TeamPreemption = Field(default_factory=TeamPreemption)
     fair_sharing: FairSharing | None = None
+    capacity: list[Capacity] | None = Field(
+        None, min_length=1, description="The capacity the team's workloads may use by default (reserved, "
+                                        "on-demand, spot, flex-start), in the order the team's ClusterQueue "
+                                        "tries its flavors; a workload's own `capacity` overrides it.")
+
+    _unique_capacity = field_validator("capacity")(unique_capacities)
 
     @property
     def queue_name(self) -> str:

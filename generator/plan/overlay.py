@@ -180,6 +180,9 @@ class Config:
     fair_sharing: bool = False
     strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
     source: str = "default (no kueue-manager-config in the input)"
+    # integrations.frameworks as written (None: left out); `read` once a configuration was seen
+    frameworks: tuple[str, ...] | None = None
+    read: bool = False
 
 
 # ---------------------------------------------------------------- workloads
@@ -772,19 +775,22 @@ def _config_map(o: dict, r: Reader) -> Config | None:
 
 
 def _configuration(doc: dict, api: str, r: Reader, source: str) -> Config:
+    integrations = doc.get("integrations")
+    listed = integrations.get("frameworks") if isinstance(integrations, dict) else None
+    frameworks = tuple(f for f in listed if isinstance(f, str)) if isinstance(listed, list) else None
     fs = doc.get("fairSharing")
     if fs is None:
-        return Config(False, source=f"{source}: fair sharing off")
+        return Config(False, source=f"{source}: fair sharing off", frameworks=frameworks, read=True)
     if not isinstance(fs, dict):
         r.bad("fairSharing", "is not a mapping")
-        return Config(source=source)
+        return Config(source=source, frameworks=frameworks, read=True)
     # config v1beta1 (Kueue v0.12) switches it with `enable`; in v1beta2 the block's presence does
     # (Kueue v0.17.4 pkg/scheduler/preemption/fairsharing/strategy.go Enabled: pfs != nil).
     enabled = fs.get("enable") is True if api.endswith("/v1beta1") else True
     strategies = tuple(s for s in fs.get("preemptionStrategies") or () if s in
                        ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
     return Config(enabled, strategies or Config.strategies,
-                  f"{source}: fair sharing {'on' if enabled else 'off'}")
+                  f"{source}: fair sharing {'on' if enabled else 'off'}", frameworks, True)
 
 
 # ---------------------------------------------------------------- owners -> workloads

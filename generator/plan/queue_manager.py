@@ -9,6 +9,8 @@ Workloads of the cohort back to their heaps (requeue_cohort, Kueue's
 QueueInadmissibleWorkloads)."""
 from __future__ import annotations
 
+from typing import cast
+
 from ..kernel.labelmatch import selector_matches
 from . import overlay, queues
 from .cache import Cache
@@ -96,6 +98,17 @@ class QueueManager:
         else:
             st.inadmissible = True
 
+    def unmanaged(self, wl) -> str:
+        """Why Kueue does not manage the Workload's object ("" when it does): no queue label, or a
+        kind whose integration the cluster's Kueue configuration does not enable."""
+        if wl.queue is None:
+            return "no kueue.x-k8s.io/queue-name label: Kueue does not manage it"
+        missing = ", ".join(self.store.not_enabled(wl.owner[0]))
+        if missing:
+            return (f"the Kueue configuration does not enable {missing}: Kueue ignores the queue label and it "
+                    f"starts at once, outside any quota (fix: enable {missing}; kueue.integrations in the spec)")
+        return ""
+
     def classify(self, st: State) -> ClusterQueue | None:
         """The active ClusterQueue the Workload waits in, or None with the state set."""
         wl, c = st.wl, self.store.cluster
@@ -103,10 +116,11 @@ class QueueManager:
             return None
         if st.status == NEVER and st.reason.startswith("rejected by"):
             return None
-        if wl.queue is None:
-            st.status, st.reason = UNMANAGED, "no kueue.x-k8s.io/queue-name label: Kueue does not manage it"
+        unmanaged = self.unmanaged(wl)
+        if unmanaged:
+            st.status, st.reason = UNMANAGED, unmanaged
             return None
-        lq = c.local_queues.get((wl.namespace, wl.queue))
+        lq = c.local_queues.get((wl.namespace, cast(str, wl.queue)))   # a queue: unmanaged() said so
         cq = c.cluster_queues.get(lq.cluster_queue) if lq else None
         st.cluster_queue = cq.name if cq else None
         never = list(wl.problems) + self.wiring_problems(wl, lq, cq)

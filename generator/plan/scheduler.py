@@ -262,12 +262,36 @@ class Scheduler:
         st.status = PENDING
         msg = e.message or "does not fit"
         if e.a.mode() == M_PREEMPT:
-            pre = e.cq.preemption
-            if pre.within == "Never" and pre.reclaim == "Never":
-                msg += "; preemption is off (withinClusterQueue: Never, reclaimWithinCohort: Never)"
-            else:
-                msg += "; no workload it may preempt would make room"
+            msg += self._blocked_by(e)
         st.reason = msg
+
+    def _blocked_by(self, e: Entry) -> str:
+        """Why preemption cannot make room, naming the policy and who holds the quota: the
+        ClusterQueues of the cohort that borrow the flavors this head asked for."""
+        pre = e.cq.preemption
+        borrowers = self._borrowers(e)
+        if borrowers and pre.reclaim == "Never":
+            return (f"; {', '.join(borrowers)} borrow{'s' if len(borrowers) == 1 else ''} the quota and "
+                    f"ClusterQueue {e.cq.name} may not reclaim it (reclaimWithinCohort: Never; fix: Any or "
+                    f"LowerPriority)")
+        if pre.within == "Never" and pre.reclaim == "Never":
+            return "; preemption is off (withinClusterQueue: Never, reclaimWithinCohort: Never)"
+        if borrowers:
+            return (f"; no workload it may preempt would make room (reclaimWithinCohort: {pre.reclaim}; borrowed "
+                    f"by {', '.join(borrowers)})")
+        return "; no workload it may preempt would make room"
+
+    def _borrowers(self, e: Entry) -> list[str]:
+        """Other ClusterQueues of the head's cohort using more than their nominal quota of a
+        (flavor, resource) the head asked for."""
+        node = self.cache.tree.cqs.get(e.cq.name)
+        if node is None or node.parent is None:
+            return []
+        out = []
+        for other in node.root().subtree_cqs():
+            if other is not node and any(other.usage.get(fr, ZERO) > other.nominal(fr) for fr in e.a.usage):
+                out.append(other.name)
+        return sorted(out)
 
     def _never_fits(self, st: State, cq: ClusterQueue) -> str | None:
         """Why the Workload could not be admitted even into an empty cluster, or None."""

@@ -95,7 +95,7 @@ def layout_controllers(path: str) -> Path | None:
     return d if d.is_dir() else None
 
 
-def _layout_objects(directory: Path | None, display) -> list[Obj]:
+def layout_objects(directory: Path | None, display) -> list[Obj]:
     """The ConfigMaps under controllers/<name>/kueue (the kueue-manager-config patch)."""
     out: list[Obj] = []
     if directory is None or not (directory / "kueue").is_dir():
@@ -114,8 +114,10 @@ def _layout_objects(directory: Path | None, display) -> list[Obj]:
 
 def member(name: str, path: str, stream_name: str, model, closed: bool, display) -> Member:
     controllers = layout_controllers(path)
-    config = kueue_config(model.objects) or kueue_config(model.context)
-    beside = None if config else kueue_config(_layout_objects(controllers, display))
+    laid = layout_objects(controllers, display)
+    synthesized = {o.source for o in laid}   # also in the context (run._beside): told apart here
+    config = kueue_config(model.objects) or kueue_config([o for o in model.context if o.source not in synthesized])
+    beside = None if config else kueue_config(laid)
     jobset = (controllers is not None and (controllers / "jobset").is_dir()) or any(
         o.name == JOBSET_CRD for o in model.known("apiextensions.k8s.io", "CustomResourceDefinition"))
     return Member(name, stream_name, model, closed, config or beside, jobset, beside is not None)

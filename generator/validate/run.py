@@ -259,7 +259,8 @@ def validate(opts: Options) -> Report:
             if opts.paths and not opts.multikueue and not opts.one_stream:
                 streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
             groups = _groups(opts, names, streams, spec, profile_of)
-            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel)
+            beside = _beside(paths)
+            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel, beside)
         report = Report()
         for i, stream in enumerate(streams):
             findings, count, skipped, ignored, _ = results[i]
@@ -311,8 +312,21 @@ def _groups(opts: Options, names: list[str], streams: list, spec, profile_of: di
     return group.from_spec(spec, profile_of) if not opts.paths else []
 
 
+def _beside(paths: list[str]) -> dict[str, list]:
+    """By input name: what synth wrote beside an overlay (controllers/NAME/kueue's manager
+    Configuration), looked up as context: the integrations the cluster's Kueue enables."""
+    from . import group
+
+    out: dict[str, list] = {}
+    for p in paths:
+        found = group.layout_objects(group.layout_controllers(p), _display)
+        if found:
+            out[_display(p)] = found
+    return out
+
+
 def _check_streams(opts: Options, streams: list, targets: list, closed: list[bool], siblings: list[list],
-                   groups: list, crd_root: Path, sel) -> dict:
+                   groups: list, crd_root: Path, sel, beside: dict[str, list] | None = None) -> dict:
     """Each stream's _check result, by input index. Managers first: a worker's context holds
     what its manager dispatches to it."""
     from . import group
@@ -335,6 +349,7 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
             if key not in folders:
                 folders[key] = Folder(siblings[i], schemas=schemas, namespace=opts.namespace or "")
             folder = folders[key]
+        extra += (beside or {}).get(streams[i].name, [])
         results[i] = _check(streams[i], t, schemas, opts.namespace or "",
                             context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder)
     return results

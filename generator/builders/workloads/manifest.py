@@ -23,6 +23,18 @@ def _place(template: dict, selector: dict, toleration: dict | None, priority_cla
         spec["priorityClassName"] = priority_class
 
 
+def _pod_labels(template: dict, queue: str, priority: str | None) -> None:
+    """Kueue admits a Deployment's pods one by one (pod integration), reading the queue and the
+    WorkloadPriorityClass from each Pod's own labels (pkg/controller/jobframework/interface.go
+    QueueName, WorkloadPriorityClassName, v0.12.3 to v0.19.2): both go on the pod template. Kueue's
+    Deployment webhook would copy them there at admission (pkg/controller/jobs/deployment/
+    deployment_webhook.go Default); written in Git, Argo CD sees no drift and plan reads them."""
+    labels = template.setdefault("metadata", {}).setdefault("labels", {})
+    labels[kueue_api.QUEUE_LABEL] = queue
+    if priority is not None:
+        labels[kueue_api.PRIORITY_LABEL] = priority
+
+
 def _at(obj: dict, path: tuple) -> dict:
     node = obj
     for part in path:
@@ -48,6 +60,5 @@ def build(ctx: BuildContext, w: Manifest) -> None:
                 template = _at(obj, ps.path)
                 _place(template, selector, toleration, pc)
                 if obj.get("kind") == "Deployment":
-                    # Kueue admits a Deployment's pods one by one (pod integration): they carry the queue.
-                    template.setdefault("metadata", {}).setdefault("labels", {})[kueue_api.QUEUE_LABEL] = w.queue
+                    _pod_labels(template, w.queue, labels.get(kueue_api.PRIORITY_LABEL))
         ctx.add_custom(obj)

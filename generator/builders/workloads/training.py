@@ -23,7 +23,7 @@ program's time to save one after SIGTERM. `spec.suspend` is not written: Kueue
 sets it."""
 from __future__ import annotations
 
-from ...kernel import kueue_api, versions
+from ...kernel import demand, kueue_api, versions
 from ...model.kinds.tpu_common import slice_of
 from ...model.kinds.training import Training
 from .. import core, embed, k8s
@@ -59,8 +59,16 @@ def command(w: Training) -> list[str]:
 def env(w: Training, ctx: BuildContext) -> list[k8s.EnvVar]:
     out = []
     if w.launcher == "jax" and w.tpu is None:
+        # The rank from the completion index annotation, through the downward API, as the Job
+        # controller itself sets JOB_COMPLETION_INDEX (pkg/controller/job/indexed_job_utils.go
+        # addCompletionIndexEnvVariable; kubernetes.io "Indexed Job for Parallel Processing with
+        # Static Work Assignment"). Not "$(JOB_COMPLETION_INDEX)": the controller appends that
+        # variable after the template's own, and the kubelet expands $(VAR) in an env value only
+        # from variables defined earlier in the list (pkg/kubelet/kubelet_pods.go
+        # makeEnvironmentVariables), so the value would stay literal.
         out += [core.env("COORDINATOR_ADDRESS", f"{rank0(w)}:{MASTER_PORT}"),
-                core.env("NUM_PROCESSES", w.pods), core.env("PROCESS_ID", "$(JOB_COMPLETION_INDEX)")]
+                core.env("NUM_PROCESSES", w.pods),
+                core.env_field("PROCESS_ID", f"metadata.annotations['{demand.COMPLETION_INDEX}']")]
     if w.checkpoints is not None:
         out.append(core.env("CHECKPOINT_DIR", f"{w.checkpoints.path}/{w.name}"))
     return out

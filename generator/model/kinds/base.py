@@ -16,6 +16,25 @@ from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel, 
 from ..pod import PodExtras, Security
 
 AUTOPILOT_REQUIRED = ("cpu", "memory", "ephemeral-storage")
+# How GKE provisions a flavor's nodes: a Compute Engine reservation, on demand, Spot VMs, or
+# flex-start (Dynamic Workload Scheduler). Spot and flex-start capacity can be taken back (Spot
+# VMs are preempted; flex-start nodes last at most seven days), so serving defaults to the others.
+Capacity = Literal["reserved", "on-demand", "spot", "flex-start"]
+CAPACITIES: tuple[Capacity, ...] = ("reserved", "on-demand", "spot", "flex-start")
+NON_PREEMPTIBLE: tuple[Capacity, ...] = ("reserved", "on-demand")
+CAPACITY_DOC = ("Which capacity the pods may use: reserved, on-demand, spot, flex-start. Default: the team's "
+                "`capacity`, else reserved and on-demand for serving kinds (tgi, t5, serving, tpu-pd-serving, "
+                "a manifest's Deployment or LeaderWorkerSet) and any capacity for training and batch. The pods "
+                "get a required node affinity that keeps them off the flavors of the other kinds (Kueue's flavor "
+                "assigner reads it), and `plan` shows the flavor each workload gets.")
+
+
+def unique_capacities(v: list[str] | None) -> list[str] | None:
+    if v is not None:
+        dup = sorted({c for c in v if v.count(c) > 1})
+        if dup:
+            raise ValueError(f"lists {', '.join(dup)} more than once")
+    return v
 # Node labels the generator (or Kueue's flavor) sets for the accelerator: pod.nodeSelector may not.
 ACCELERATOR_SELECTORS = ("cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu-accelerator",
                          "cloud.google.com/gke-tpu-topology")
@@ -54,6 +73,7 @@ class WorkloadBase(SpecModel):
                                     json_schema_extra=enum_of(catalog.ACCELERATORS))
     pod: PodExtras = Field(default_factory=PodExtras, description="Additions to the workload's pods.")
     security: Security = Field(default_factory=Security, description="How the containers run.")
+    capacity: list[Capacity] | None = Field(None, min_length=1, description=CAPACITY_DOC)
 
     # What the kind needs from the platform.
     priority_kind: ClassVar[Literal["priorityClass", "workloadPriorityClass"]]
@@ -63,6 +83,9 @@ class WorkloadBase(SpecModel):
     required_values: ClassVar[tuple[str, ...]] = ()   # profile values it reads
     image_contract: ClassVar[ImageContract | None] = None   # the project's own image it runs, if any
     root_image: ClassVar[str | None] = None   # an upstream image that runs as root by default
+    serves: ClassVar[bool] = False   # long-running serving: kept off preemptible capacity by default
+
+    _unique_capacity = field_validator("capacity")(unique_capacities)
 
     @field_validator("profiles")
     @classmethod

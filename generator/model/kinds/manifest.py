@@ -94,6 +94,8 @@ class Manifest(WorkloadBase):
         by_label = any(KINDS[(o["apiVersion"], o["kind"])][2] for o in queued)
         resources = {r for o in queued for ps in demand.podsets(o) for r in ps.requests}
         object.__setattr__(self, "frameworks", frameworks)
+        # A Deployment or LeaderWorkerSet serves: kept off preemptible capacity by default.
+        object.__setattr__(self, "serves", any(o["kind"] in ("Deployment", "LeaderWorkerSet") for o in queued))
         object.__setattr__(self, "controllers", controllers)
         object.__setattr__(self, "priority_kind", "workloadPriorityClass" if by_label else "priorityClass")
         object.__setattr__(self, "device", "tpu" if catalog.node_labels.TPU_RESOURCE in resources else "gpu")

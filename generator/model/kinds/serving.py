@@ -54,6 +54,7 @@ class InferenceGateway(GatewaySpec):
 class Serving(WorkloadBase):
     """A model server: `engine` from the engine catalog, `accelerators` GPUs per pod (or a TPU
     `shape`), `hosts` pods per replica (more than one: a LeaderWorkerSet)."""
+    serves: ClassVar = True
     kind: Literal["serving"]
     engine: Literal[tuple(ENGINES)]   # type: ignore[valid-type]
     model: str = Field(min_length=1, max_length=253, pattern=r"^[^\s]+$",

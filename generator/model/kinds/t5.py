@@ -85,6 +85,7 @@ class T5Inference(WorkloadBase):
     """T5 translation on TorchServe (images/t5-torchserve), autoscaled on queue latency: Deployment (no
     replicas: the HPA owns them), Service, PodMonitoring and HorizontalPodAutoscaler; optionally the
     tutorial's web client and Locust load generator."""
+    serves: ClassVar = True
     kind: Literal["t5-inference"]
     model: T5Model
     gpus: PositiveCount

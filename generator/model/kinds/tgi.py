@@ -15,6 +15,7 @@ from .gpu import gpu_checks
 
 class Tgi(WorkloadBase):
     """Text Generation Inference server: a Deployment and a Service."""
+    serves: ClassVar = True
     kind: Literal["tgi"]
     model: str = Field(min_length=1, max_length=253, pattern=r"^[^\s]+$")
     replicas: Count = 1

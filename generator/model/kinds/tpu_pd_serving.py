@@ -65,6 +65,7 @@ class TpuPdServing(WorkloadBase):
     """Prefill/decode disaggregated vLLM on TPU sub-slices: prefill and decode LeaderWorkerSets, a
     Gateway, an HTTPRoute, an InferencePool (named like the workload) and optional GKE health-check and
     backend policies. The endpoint picker comes from the llm-d router Helm chart."""
+    serves: ClassVar = True
     kind: Literal["tpu-pd-serving"]
     shape: str = Field(pattern=SHAPE)
     prefill: Role

@@ -12,7 +12,7 @@ pkg/cache/hierarchy/cycle.go (a Cohort whose parents loop is a cycle; its
 workloads are not scheduled)."""
 from __future__ import annotations
 
-from ...kernel import quantity, supply
+from ...kernel import policy, quantity, supply
 from ...kernel.labelmatch import describe, selector_matches
 from ..findings import ERROR, WARNING
 from . import hit, rule
@@ -186,3 +186,55 @@ def cohort_cycles(model):
         c = next((mine[n] for n in loop if n in mine), None)
         if c is not None:
             yield hit(c, ("spec", "parentName" if "parentName" in c.spec else "parent"), supply.cycle_message(loop))
+
+
+# ---------------------------------------------------------------- policy holes (kernel/policy.py)
+_POLICY_GROUPS = {"ClusterQueue": KUEUE, "HorizontalPodAutoscaler": "autoscaling", "Deployment": "apps",
+                  "StatefulSet": "apps", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
+
+
+def _policy(model, rule_id: str):
+    """The policy findings of the input (with its context) on objects of the input."""
+    found = getattr(model, "_policy_findings", None)
+    if found is None:
+        bodies = [o.body for o in model.objects] + [o.body for o in model.context]
+        try:
+            found = policy.findings(bodies)
+        except Exception:   # noqa: BLE001  inputs other rules reject (unreadable quotas): nothing to say here
+            found = []
+        model._policy_findings = found
+    mine = {id(o) for o in model.objects}
+    for f in found:
+        if f.rule != rule_id:
+            continue
+        o = model.get(_POLICY_GROUPS.get(f.kind, ""), f.kind, f.name, f.namespace or None)
+        if o is not None and id(o) in mine:
+            yield hit(o, f.parts, f.message, hint=f.hint)
+
+
+@rule("KQ031", WARNING, "a ClusterQueue in a cohort holds nothing of a flavor but may borrow all of it (no "
+      "borrowingLimit), so any capacity added to the cohort is lent to it",
+      "give the flavor a borrowingLimit (0 to never borrow) or a nominal share")
+def unlimited_borrowing(model):
+    yield from _policy(model, "KQ031")
+
+
+@rule("KQ032", WARNING, "a ClusterQueue lends quota other queues may borrow, but its reclaimWithinCohort is Never "
+      "(Kueue's default): it cannot take its quota back",
+      "set preemption.reclaimWithinCohort: Any (or LowerPriority), or a lendingLimit")
+def lender_cannot_reclaim(model):
+    yield from _policy(model, "KQ032")
+
+
+@rule("KQ033", WARNING, "serving (a Deployment, StatefulSet or LeaderWorkerSet) can be kept waiting by lower-priority "
+      "work its ClusterQueue does not preempt, or by borrowed quota it cannot reclaim",
+      "preemption.withinClusterQueue: LowerPriority and reclaimWithinCohort: Any on its ClusterQueue, or a "
+      "ClusterQueue of its own")
+def serving_blocked(model):
+    yield from _policy(model, "KQ033")
+
+
+@rule("KQ034", WARNING, "an HPA's maxReplicas is more than its Deployment's ClusterQueue can ever admit (each pod "
+      "is a Workload): the last replicas stay pending", "lower maxReplicas, or raise the quota")
+def hpa_never_admitted(model):
+    yield from _policy(model, "KQ034")

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...kernel import kueue_api, yamlio
+from ...kernel import kueue_api, versions, yamlio
 from ...kernel.errors import Problem
 from ..findings import ERROR, WARNING
 from ..objects import Model, Obj, describe
 from . import hit, rule
-from .kueue import KUEUE, admission_checks, queued
+from .kueue import KUEUE, QUEUE_LABEL, _labelled, admission_checks, queued
 
 # The Secret key Kueue reads a worker's kubeconfig from (apis/kueue/v1beta2/multikueue_types.go
 # MultiKueueConfigSecretKey, v0.17.4; the same key in v0.12.3's v1beta1).
@@ -243,3 +243,29 @@ def dispatcher_needs_release(model):
         config = kueue_config([o])
         if config is not None:
             yield from dispatcher_hits(config, model.kueue_version)
+
+
+# ---------------------------------------------------------------- kinds the Configuration leaves unmanaged
+@rule("KQ030", WARNING, "an object carries the queue label, but the cluster's Kueue Configuration does not enable "
+      "the integration that manages its kind: Kueue ignores it, so it starts at once, outside any quota",
+      "enable the integration in the Configuration's integrations.frameworks (in a platform repository: add it to "
+      "kueue.integrations in the spec, or leave kueue.integrations out for Kueue's default plus what the platform "
+      "uses), or submit the work as a kind that is managed")
+def integration_enabled(model):
+    # Checked only where the Configuration is known: in the input, in --context, or beside an
+    # overlay (controllers/NAME/kueue, as synth writes it). Defaulting as the release's
+    # apis/config defaults.go does (kueue_api.enabled_integrations).
+    config = kueue_config(model.objects) or kueue_config(model.context)
+    if config is None or model.kueue_version not in versions.known("kueue"):
+        return
+    enabled = kueue_api.enabled_integrations(config.doc, versions.kueue_release(model.kueue_version))
+    sent = {id(o) for o, _ in dispatched(model)}   # MK104 reports those, as errors
+    for o, path, _ in _labelled(model, QUEUE_LABEL):
+        if id(o) in sent:
+            continue
+        group, kind = ("batch", "Job") if (o.group, o.kind) == ("batch", "CronJob") else (o.group, o.kind)
+        missing = kueue_api.unmanaged(group, kind, enabled)
+        if missing:
+            yield hit(o, path, f"{o.kind} carries the queue label, but the Kueue Configuration ({config.where}) "
+                               f"does not enable {', '.join(missing)}: Kueue ignores it and it starts outside any "
+                               f"quota (enabled: {', '.join(enabled) or 'none'})")
