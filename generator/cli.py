@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Self
 
-from .kernel import paths, writer, yamlio
+from .kernel import paths, stamp, writer, yamlio
 from .kernel.errors import SpecError, printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -69,6 +69,7 @@ def cmd_synth(args) -> int:
     refused = guard.problems(tree, emitted)
     if refused:
         raise SpecError(args.spec, refused)
+    stamp.add(tree, args.spec)   # what the output was generated from (plan, validate, diff compare it)
     writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
         f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
     print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
@@ -102,6 +103,7 @@ def _check(args) -> int:
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
     expected, _ = _render(args.spec, node=False)
+    stamp.add(expected, args.spec)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
@@ -131,6 +133,10 @@ def cmd_diff(args) -> int:
     if busy:   # half switched by a synth that failed: nothing to compare yet
         print(f"diff: {busy}", file=sys.stderr)
         return EXIT_USAGE
+    if args.spec is None and (Path(args.out) / paths.SPEC_NAME).is_file():
+        args.spec = str(Path(args.out) / paths.SPEC_NAME)
+    if args.spec is not None:
+        stamp.guard(args.spec, args.out, args.allow_stale, "diff")
     crd_root = args.crd_dir
     if crd_root is None:
         try:
@@ -195,6 +201,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
     p.add_argument("--crd-dir", type=Path,
                    help="CRD root for transition rules (default: $CRD_DIR, else the per-user cache `crds` fills)")
+    stamp.add_flag(p)
     p.set_defaults(func=cmd_diff)
     # Arguments only; the checks load lazily.
     from .validate import command as validate_command
@@ -225,6 +232,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
+    stamp.add_flag(p)
     p.add_argument("--kueue-version", choices=versions.known("kueue"),
                    help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default: the one "
                    f"platform.yaml pins for overlays/<profile>, else {versions.default('kueue')})")
@@ -275,7 +283,7 @@ def _run(args: argparse.Namespace) -> int:
         except SpecError as e:
             print(e.render(), file=sys.stderr)
             return EXIT_USAGE
-        except (writer.WriteError, NodeMissing, paths.NoPlatform) as e:
+        except (writer.WriteError, NodeMissing, paths.NoPlatform, stamp.Stale) as e:
             print(f"{args.command}: {e}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as e:

@@ -44,11 +44,8 @@ def scenarios_of(name: str) -> Path:
 
 def _spec_files(spec_text: str) -> list[str]:
     """The files the spec names relative to itself (the `file` of `manifest` workloads), kept inside the repository."""
-    from .kernel import yamlio
-    raw = yamlio.load_strict(spec_text)
-    workloads = raw.get("workloads") if isinstance(raw, dict) else None
-    names = {w["file"] for w in workloads or [] if isinstance(w, dict) and isinstance(w.get("file"), str)}
-    return sorted(n for n in names if not Path(n).is_absolute() and ".." not in Path(n).parts)
+    from .kernel import stamp, yamlio
+    return stamp.named_files(yamlio.load_strict(spec_text))
 
 
 def _summary(spec: Path) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from generator import model as specmod
 from generator.builders import tree
-from generator.kernel import crd_dirs, paths, upstream, writer, yamlio
+from generator.kernel import crd_dirs, paths, stamp, upstream, writer, yamlio
 from generator.kernel.schemacheck import SchemaSet
 
 ROOT = paths.ROOT
@@ -169,7 +169,7 @@ def generated() -> Path:
     from the fixture spec, once per test session (read-only for tests)."""
     out = Path(tempfile.mkdtemp(prefix="fixture-tree-"))
     atexit.register(shutil.rmtree, out, True)
-    writer.write_tree(tree.build(fixture_spec()), out, paths.OUTPUT_DIRS)
+    writer.write_tree(stamp.add(tree.build(fixture_spec()), FIXTURE_SPEC), out, paths.OUTPUT_DIRS)
     return out
 
 

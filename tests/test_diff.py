@@ -21,7 +21,7 @@ import pytest
 from generator import cli, model as specmod
 from generator.builders import tree
 from generator.diff import markdown
-from generator.kernel import paths, writer, yamlio
+from generator.kernel import paths, stamp, writer, yamlio
 from tests import helpers
 
 SPEC = """
@@ -111,9 +111,9 @@ def write_spec(root: Path, raw: dict) -> Path:
 
 
 def synth(root: Path, raw: dict) -> None:
-    """Write the spec as platform.yaml and synthesize from it, as `make synth` does."""
+    """Write the spec as platform.yaml and synthesize from it, as `gke-ml-platform synth` does."""
     path = write_spec(root, raw)
-    writer.write_tree(tree.build(specmod.load(path)), root, paths.OUTPUT_DIRS)
+    writer.write_tree(stamp.add(tree.build(specmod.load(path)), path), root, paths.OUTPUT_DIRS)
 
 
 def _tgi(raw: dict) -> dict:
@@ -268,23 +268,30 @@ def test_spec_change_without_synth_is_stale(repo, capsys):
     root, raw = repo
     raw["profiles"]["std"]["nodePool"]["nodes"] = 4
     write_spec(root, raw)
-    lines = run_diff(root, capsys)
-    assert lines[1:5] == [
+    # Refused in one line (exit 2) without --allow-stale.
+    assert cli.main(["diff", "--out", str(root)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"diff: {root / 'platform.yaml'} (or a file it names) changed since the output under {root} was "
+                   "generated; run `gke-ml-platform synth` and commit the output (or pass --allow-stale to answer "
+                   "from it anyway)"]
+    lines = run_diff(root, capsys, "--allow-stale")
+    assert lines[1:6] == [
         f"spec {root / 'platform.yaml'}: changed since the base",
         "",
-        "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
+        "STALE: the spec changed but the output was not regenerated; run `gke-ml-platform synth` "
         "and commit the regenerated files",
+        "  differs: base/.generated-from",
         "  differs: overlays/std/clusterqueue_cq.yaml",
     ]
-    assert lines[5:] == ["No changes to generated objects."]
-    md = run_diff(root, capsys, "--format", "markdown")
+    assert lines[6:] == ["No changes to generated objects."]
+    md = run_diff(root, capsys, "--format", "markdown", "--allow-stale")
     assert md[2:4] == [f"spec {root / 'platform.yaml'}: changed since the base", ""]
     assert md[4].startswith("> **STALE: the spec changed but the output was not regenerated")
-    assert md[5] == "> - `differs: overlays/std/clusterqueue_cq.yaml`"
+    assert md[5:7] == ["> - `differs: base/.generated-from`", "> - `differs: overlays/std/clusterqueue_cq.yaml`"]
     # Without regenerating (no Node), git alone still shows it: the spec moved, the output did not.
-    lines = run_diff(root, capsys, "--no-regenerate")
+    lines = run_diff(root, capsys, "--no-regenerate", "--allow-stale")
     assert lines[3:5] == [
-        "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
+        "STALE: the spec changed but the output was not regenerated; run `gke-ml-platform synth` "
         "and commit the regenerated files",
         "  no generated file differs from the base, though the spec does",
     ]
@@ -292,7 +299,7 @@ def test_spec_change_without_synth_is_stale(repo, capsys):
     assert cli.main(["check", "--spec", str(root / "platform.yaml"), "--out", str(root)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("check: the spec changed but the output was not regenerated")
-    assert err[1:] == ["  differs: overlays/std/clusterqueue_cq.yaml"]
+    assert err[1:] == ["  differs: base/.generated-from", "  differs: overlays/std/clusterqueue_cq.yaml"]
     # Synthesized: not stale any more.
     synth(root, raw)
     lines = run_diff(root, capsys)
@@ -304,9 +311,9 @@ def test_invalid_spec_is_said_and_the_diff_still_runs(repo, capsys):
     root, raw = repo
     raw["profiles"]["std"]["nodePool"]["nodes"] = 0
     write_spec(root, raw)
-    lines = run_diff(root, capsys)
+    lines = run_diff(root, capsys, "--allow-stale")
     assert lines[3:7] == [
-        "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
+        "STALE: the spec changed but the output was not regenerated; run `gke-ml-platform synth` "
         "and commit the regenerated files",
         "  no generated file differs from the base, though the spec does",
         "",

@@ -210,10 +210,10 @@ def test_commands_act_on_the_repository_of_the_working_directory(tmp_path, monke
     monkeypatch.setenv("CRD_DIR", str(helpers.CRD_ROOT))
     code, out, err = _run(capsys, "synth")
     assert code == 0, err
-    assert out == f"synth: wrote 15 files under base/, overlays/, controllers/, argocd/ of {repo.resolve()}\n"
+    assert out == f"synth: wrote 16 files under base/, overlays/, controllers/, argocd/ of {repo.resolve()}\n"
     assert sorted(p.name for p in repo.iterdir() if p.is_dir()) == [".github", "argocd", "base", "controllers", "overlays",
                                                                        "scenarios"]
-    assert _run(capsys, "check")[:2] == (0, f"check: 15 generated files match {repo.resolve() / 'platform.yaml'}\n")
+    assert _run(capsys, "check")[:2] == (0, f"check: 16 generated files match {repo.resolve() / 'platform.yaml'}\n")
     code, out, err = _run(capsys, "validate")
     assert code == 2 and f"{repo.resolve() / '.validate.yaml'}: disable: unknown rule XX" in err
     (repo / ".validate.yaml").write_text("disable: [SE]\n")

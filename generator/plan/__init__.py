@@ -116,9 +116,11 @@ def run(args) -> int:
     """The CLI command; SpecError (exit 2) propagates to generator.cli."""
     _check_args(args)
     if args.overlay:
+        _current(args, args.overlay)
         return _run_one(args, args.overlay, args.scenario, args.plot)
     root = platform_root()
     runs = scenario_runs(root, args.scenario)
+    _current(args, [str(root / o) for o, _ in runs])
     rc = 0
     for i, (overlay, scen) in enumerate(runs):
         if i:
@@ -127,8 +129,39 @@ def run(args) -> int:
         if args.plot:
             plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")
             Path(args.plot).mkdir(parents=True, exist_ok=True)
-        rc = max(rc, _run_one(args, [str(root / overlay)], str(root / scen), plot, (overlay, scen)))
+        rc = max(rc, _run_one(args, [str(root / overlay), *kueue_config(root, overlay)], str(root / scen), plot,
+                              (overlay, scen)))
     return rc
+
+
+def kueue_config(root: Path, overlay: str) -> list[str]:
+    """The Kueue configuration synth generated for an overlay's profile (fair sharing and the
+    rest of controllers/<profile>/kueue/kueue-manager-config.yaml), read with the overlay; none
+    when there is no such file (Kueue's defaults, and the plan says so)."""
+    from ..kernel import paths
+    config = root / "controllers" / Path(overlay).name / "kueue" / "kueue-manager-config.yaml"
+    return [paths.shown(config)] if config.is_file() else []
+
+
+def _current(args, overlays: list[str]) -> None:
+    """In a platform repository, when the overlays planned are its own: refuse a stale output
+    (kernel/stamp.py) and a spec that does not build (--allow-stale: warn and go on)."""
+    from ..kernel import paths, stamp
+    root = platform_root()
+    spec = root / paths.SPEC_NAME
+    mine = (root / "overlays").resolve()
+    if not spec.is_file() or args.group or not all(Path(o).resolve().parent == mine for o in overlays):
+        return
+    stamp.guard(paths.shown(spec), paths.shown(root), args.allow_stale, "plan")
+    from .. import model as spec_mod
+    from ..kernel.errors import SpecError
+    try:
+        spec_mod.load(spec)
+    except SpecError as e:
+        if not args.allow_stale:
+            raise
+        print(f"plan: warning: {paths.shown(spec)} does not build; answering from the output as it is "
+              f"(--allow-stale):\n{e.render()}", file=sys.stderr)
 
 
 def release_for(overlay: str, given: str | None) -> tuple[str, str]:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..kernel import paths
+from ..kernel.stamp import add_flag as stamp_flag
 
 
 def register(sub) -> None:
@@ -76,6 +77,7 @@ def register(sub) -> None:
                                     "else beside the spec)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    stamp_flag(p)
     p.add_argument("--list-rules", action="store_true", help="print the rules as a Markdown table and exit")
     p.set_defaults(func=run)
 
@@ -111,6 +113,20 @@ def _split(values: list[str]) -> list[str]:
     return [v for value in values for v in value.replace(",", " ").split() if v]
 
 
+def _current(args, opts) -> None:
+    """The repository's own overlays (no paths, or paths that are its overlays/<profile>):
+    refuse them when synth did not generate them from the spec as it is now."""
+    from ..kernel import stamp
+    from .context import UsageError
+    mine = (Path(opts.out) / "overlays").resolve()
+    if args.multikueue or not all(p != "-" and Path(p).resolve().parent == mine for p in args.paths):
+        return
+    try:
+        stamp.guard(opts.spec, opts.out, args.allow_stale, "validate")
+    except stamp.Stale as e:
+        raise UsageError(str(e)) from None
+
+
 def run(args) -> int:
     from ..kernel import crd_dirs, writer
     from .context import UsageError
@@ -126,6 +142,7 @@ def run(args) -> int:
         busy = None if args.paths else writer.pending(Path(opts.out))
         if busy:
             raise UsageError(busy)
+        _current(args, opts)
         report = validate(opts)
     except (UsageError, crd_dirs.CrdFileError) as e:
         for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem

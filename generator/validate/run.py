@@ -425,7 +425,7 @@ def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
                 raise UsageError(f"no {opts.spec} in {Path.cwd()} or any folder above it, and no inputs named: run "
                                  "inside a platform repository (gke-ml-platform init DIR makes one) or name the "
                                  "overlays or YAML files to check")
-            raise UsageError(f"no overlays under {overlays}; run synth (gke-ml-platform synth, or make synth here) "
+            raise UsageError(f"no overlays under {overlays}; run `gke-ml-platform synth` "
                              "or name the inputs")
     if paths.count("-") > 1:
         raise UsageError("stdin (-) can be read once")
