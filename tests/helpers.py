@@ -190,7 +190,11 @@ def render(raw: dict) -> dict[str, str]:
 def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
     """`source` is where the spec says it comes from: files it names are read beside it."""
     s = specmod.from_dict(copy.deepcopy(raw), source)
-    writer.write_tree(tree.build(s), directory, paths.OUTPUT_DIRS)
+    out = tree.build(s)
+    spec = Path(directory) / paths.SPEC_NAME
+    if spec.is_file():   # a platform repository: record what it was generated from, as synth does
+        stamp.add(out, spec)
+    writer.write_tree(out, directory, paths.OUTPUT_DIRS)
     return s
 
 
