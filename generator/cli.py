@@ -66,6 +66,10 @@ def cmd_synth(args) -> int:
     from .validate import guard
     _where(args)
     tree, emitted = _render(args.spec, warn=True)
+    from . import toolsource
+    unset = toolsource.placeholder_warning(Path(args.spec).parent)
+    if unset:
+        print(f"warning: {unset}", file=sys.stderr)
     refused = guard.problems(tree, emitted)
     if refused:
         raise SpecError(args.spec, refused)
