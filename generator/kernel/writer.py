@@ -257,7 +257,8 @@ def write_tree(tree: dict[str, str], root: Path, owned: tuple[str, ...], on_wait
             if foreign:
                 raise WriteError(f"{root}: synth would delete {len(foreign)} file(s) it did not generate: "
                                  f"{', '.join(foreign)}; move them out of {', '.join(o + '/' for o in owned)} "
-                                 f"(see docs/changing.md, 'Your own additions')")
+                                 f"(keep your own manifests in a folder "
+                                 "of your own, e.g. custom/<profile>/, whose kustomization builds on overlays/<profile>)")
             _write_locked(tree, root, owned)
     except OSError as e:
         # The folder is a file, read-only, full, ...: the old tree is intact.

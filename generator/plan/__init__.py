@@ -233,7 +233,7 @@ def _say_failures(failures: list[str], args, result: simulate.Plan, shown: tuple
         print(f"plan: expectation failed: {f}", file=sys.stderr)
     if failures:
         print(f"plan: {result.scenario}: if the new outcome is intended, accept it with "
-              f"`python -m generator plan {_again(args, shown)} --update-expectations`, which rewrites "
+              f"`gke-ml-platform plan {_again(args, shown)} --update-expectations`, which rewrites "
               "the scenario's expect: blocks from this plan", file=sys.stderr)
 
 

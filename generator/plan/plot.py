@@ -58,7 +58,7 @@ def write(plan: Plan, path: str) -> None:
     try:
         import matplotlib
     except ImportError:
-        raise SpecError(path, [Problem("--plot", "matplotlib is not installed; `make install-test` installs it")]) from None
+        raise SpecError(path, [Problem("--plot", "matplotlib is not installed; pip install 'gke-ml-platform[plot]' installs it")]) from None
     matplotlib.use("Agg")  # no display, deterministic
     import matplotlib.pyplot as plt
 

@@ -35,7 +35,7 @@ def register(sub) -> None:
                "  flavor equals the workers' total, dispatched kinds are enabled on both sides, one Kueue API\n"
                "  version. The manager is the input holding MultiKueue objects; a worker is named after its\n"
                "  MultiKueueCluster: NAME=PATH, or PATH whose directory or file (without .yaml) has that name:\n"
-               "    python -m generator validate --multikueue overlays/manager overlays/h100 overlays/l4-spot\n"
+               "    gke-ml-platform validate --multikueue overlays/manager overlays/h100 overlays/l4-spot\n"
                "  A worker also sees what the manager dispatches to it (its Services may select those pods); its\n"
                "  Kueue Configuration and JobSet install come from its input or controllers/NAME beside\n"
                "  overlays/NAME. With no PATH, the spec's multiKueue groups are checked this way too.\n"
