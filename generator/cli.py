@@ -74,10 +74,17 @@ def cmd_synth(args) -> int:
     if refused:
         raise SpecError(args.spec, refused)
     stamp.add(tree, args.spec)   # what the output was generated from (plan, validate, diff compare it)
-    writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
+    writer.write_tree(tree, Path(args.out), _owned(tree, Path(args.out)), on_wait=lambda pid: print(
         f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
-    print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
+    print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in _owned(tree, Path(args.out)))} "
+          f"of {args.out}")
     return EXIT_OK
+
+
+def _owned(tree: dict[str, str], out: Path) -> tuple[str, ...]:
+    """The output folders synth writes: those with files, and those already there (replaced, so
+    nothing stale stays); no empty argocd/ for a spec without gitops."""
+    return tuple(d for d in paths.OUTPUT_DIRS if any(p.startswith(d + "/") for p in tree) or (out / d).exists())
 
 
 def cmd_schema(args) -> int:
@@ -192,7 +199,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)
     p.set_defaults(func=cmd_check)
-    p = sub.add_parser("schema", help="write schemas/platform.schema.json from the spec model")
+    p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors); in the tool's own checkout, "
+                       "write schemas/platform.schema.json instead",
+                       description="Print the JSON Schema of platform.yaml, generated from the spec model, for "
+                       "editors and other tools (e.g. gke-ml-platform schema > platform.schema.json).")
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")

@@ -12,6 +12,7 @@ new repository (its README and the CI say so)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,8 +60,9 @@ def _summary(spec: Path) -> str:
             break
         words.append(line.lstrip("#").strip())
     text = " ".join(w for w in words if w)
-    end = text.find(". ")
-    return text if end < 0 else text[:end + 1]
+    # A sentence ends at a full stop before a capital letter, not at an abbreviation (i.e., e.g.).
+    end = re.search(r"(?<!\bi\.e)(?<!\be\.g)\.\s+(?=[A-Z])", text)
+    return text if end is None else text[:end.start() + 1]
 
 
 def render(template: str, **values) -> str:
