@@ -244,6 +244,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="rewrite each scenario's `expect:` that no longer holds from this plan (review the change)")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--summary", action="store_true",
+                   help="per scenario only the verdict, what needs attention (failed expectations, workloads "
+                   "that can never be admitted) and the per-step counts (text and markdown)")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
     stamp.add_flag(p)

@@ -101,6 +101,13 @@ def _check_args(args) -> None:
         raise SpecError("--cubes", [Problem("--cubes", f"{args.cubes} is not a number of cubes (0 or more)")])
     if args.plot and not many and not args.plot.endswith(".png"):
         raise SpecError(args.plot, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
+    if args.plot and many and args.plot.endswith(".png"):
+        raise SpecError(args.plot, [Problem("--plot", "without an overlay, every scenario gets its own PNG: give a "
+                                                      "folder to write them into (e.g. --plot plots)")])
+    if args.plot:
+        from . import plot   # before anything is written: no empty folder, no report without its plot
+        if not plot.available():
+            raise SpecError(args.plot, [Problem("--plot", plot.MISSING)])
     if args.manager_config and not args.group:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
     if args.group and not args.overlay:
@@ -127,8 +134,7 @@ def run(args) -> int:
             sys.stdout.write("\n")
         plot = None
         if args.plot:
-            plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")
-            Path(args.plot).mkdir(parents=True, exist_ok=True)
+            plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")   # plot.write makes the folder
         rc = max(rc, _run_one(args, [str(root / overlay), *kueue_config(root, overlay)], str(root / scen), plot,
                               (overlay, scen)))
     return rc
@@ -206,7 +212,7 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if plot_file:
         from . import plot  # matplotlib only when asked for
         plot.write(result, plot_file)
-    sys.stdout.write(printable(report.render(result, args.format)))
+    sys.stdout.write(printable(report.render(result, args.format, getattr(args, "summary", False))))
     if plot_file:
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures
