@@ -105,7 +105,8 @@ def _check_args(args) -> None:
         raise SpecError(args.plot, [Problem("--plot", "without an overlay, every scenario gets its own PNG: give a "
                                                       "folder to write them into (e.g. --plot plots)")])
     if args.plot:
-        from . import plot   # before anything is written: no empty folder, no report without its plot
+        # Before anything is written: no empty folder, no report without its plot.
+        from . import plot
         if not plot.available():
             raise SpecError(args.plot, [Problem("--plot", plot.MISSING)])
     if args.manager_config and not args.group:
