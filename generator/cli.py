@@ -206,7 +206,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
-    p.add_argument("--format", choices=("text", "markdown"), default="text")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="text (default), markdown (a pull-request comment, cut to GitHub's limit), or json (for tools)")
     p.add_argument("--out", help="git working tree holding base/, overlays/, controllers/, argocd/ "
                    "(default: the folder of the spec, found from the working directory upwards)")
     p.add_argument("--spec", help="spec to regenerate from, to catch stale output "

@@ -10,6 +10,7 @@ g2-standard-24 is 24 vCPU, 96 GiB, 2 L4 GPUs per node, 100Gi boot disk
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 import subprocess
@@ -519,3 +520,32 @@ def test_diff_without_regenerating_needs_no_node_nor_cdk8s(repo, tmp_path):
     assert "Immutable changes (2): the API server refuses these as updates" in out.stdout
     assert "Argo CD: handled: its sync options Force=true,Replace=true make Argo CD delete and recreate it" in out.stdout
     assert "internal error" not in out.stdout + out.stderr
+
+
+def test_json_and_the_summary_lead_with_what_needs_attention(repo, capsys):
+    """A third fine-tuning node: 3 pods x 2 GPUs = 6 plus tgi's 2 is 8 (computed here from the spec
+    above), over the 6 GPUs of either profile (3 g2-standard-24 x 2 L4; the Autopilot budget of 6):
+    negative headroom on both, and the Job's changed template is immutable: named first."""
+    root, raw = repo
+    _ft(raw)["nodes"] = 3
+    synth(root, raw)
+    want = [f"{p}: negative headroom: ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6; demand 6 → 8; "
+            "headroom 0 → -2 (at the most replicas the demand exceeds the quota: what is over it is never admitted)"
+            for p in ("auto", "std")]
+    lines = run_diff(root, capsys)
+    i = lines.index("Needs attention (4):")
+    assert lines[i - 2].startswith("Summary: ")
+    assert lines[i + 1:i + 3] == [f"  ! {w}" for w in want]
+    assert lines[i + 3].startswith("  ! immutable change: Job llm/ft (overlays/auto)")
+    md = run_diff(root, capsys, "--format", "markdown")
+    j = md.index("#### Needs attention (4)")
+    assert md[j - 2].startswith("**") and f"- :warning: {want[0]}" in md
+    assert j < md.index("#### Immutable changes") and j < md.index("#### Capacity")
+    doc = json.loads("\n".join(run_diff(root, capsys, "--format", "json")))
+    assert doc["attention"][:2] == want
+    assert doc["summary"]["immutable"] == 2 and doc["summary"]["changed"] == 2
+    (gpu,) = [q for q in doc["capacity"]["overlays/auto"]["queues"] if q["resource"] == "nvidia.com/gpu"]
+    assert gpu["before"]["headroomAtMost"] == "0" and gpu["after"]["headroomAtMost"] == "-2"
+    assert [x["kind"] for x in doc["immutable"]] == ["Job", "Job"]
+    # The same bytes for the same change.
+    assert run_diff(root, capsys, "--format", "json") == run_diff(root, capsys, "--format", "json")
