@@ -89,3 +89,26 @@ def test_a_plot_that_cannot_be_drawn_leaves_nothing(repo, capsys, monkeypatch):
     assert (code, out) == (2, "") and "pip install 'gke-ml-platform[plot]'" in err
     assert not (repo / "plots").exists()
     assert "make" not in err
+
+
+def test_update_expectations_keeps_the_authors_formatting_and_flags_the_description(repo, capsys):
+    scen = repo / "scenarios" / "gpu-cluster" / "serving-burst.yaml"
+    text = scen.read_text()
+    usage = "usage: [{clusterQueue: gpus, flavor: h100, resource: nvidia.com/gpu, used: 16}]"
+    assert usage in text and "      pending: [llama-serving#3]" in text
+    # The author's own spacing, quotes and comment, and an outcome that does not hold any more.
+    mine = 'usage: [ { clusterQueue: gpus, flavor: h100, resource: nvidia.com/gpu, used: "8" } ]   # two replicas'
+    scen.write_text(text.replace(usage, mine).replace("      pending: [llama-serving#3]",
+                                                      "      preempted: [llama-serving#3]"))
+    code, _, err = helpers.run_cli(capsys, "plan", "--update-expectations")
+    assert code == 0, err
+    after = scen.read_text()
+    # Only the values changed: 16 GPUs are used by two 8-GPU replicas (the scenario's own numbers).
+    assert after == text.replace(usage, mine.replace('"8"', '"16"'))
+    assert "plan: scenarios/gpu-cluster/serving-burst.yaml: wrote the new outcome into 2 expect: block(s)" in err
+    # The description speaks of preempting: it may describe the old outcome (a preempted replica).
+    assert ("plan: scenarios/gpu-cluster/serving-burst.yaml: the description (line 3) may describe the old outcome "
+            "(8, preempt): check it") in err.splitlines()
+    # Nothing to rewrite: nothing flagged.
+    code, _, err = helpers.run_cli(capsys, "plan", "--update-expectations")
+    assert code == 0 and "may describe" not in err

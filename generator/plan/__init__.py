@@ -229,9 +229,12 @@ def _update(args, overlay: list[str], scenario_file: str, release: str, result: 
     """--update-expectations: the scenario rewritten from this plan, then planned again; what
     still fails (nothing, unless a name became ambiguous)."""
     from . import expectations
-    n = expectations.rewrite(scenario_file, result)
+    flags: list[str] = []
+    n = expectations.rewrite(scenario_file, result, flags)
     print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
           "review the change (git diff) and commit it", file=sys.stderr)
+    for f in flags:
+        print(f"plan: {result.scenario}: {f}", file=sys.stderr)
     return _replay(args, overlay, scenario_file, release).failures
 
 
