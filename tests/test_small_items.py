@@ -81,3 +81,35 @@ def test_schema_help_says_it_prints_the_schema():
     sub = next(a for a in cli.build_parser("gke-ml-platform")._subparsers._group_actions[0].choices.items()
                if a[0] == "schema")[1]
     assert sub.description.startswith("Print the JSON Schema of platform.yaml")
+
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: demo
+  namespace: default
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox:1.36
+        resources:
+          requests:
+            cpu: lots
+            memory: 1Gi
+"""
+
+
+def test_validate_on_a_loose_file_gives_line_and_column(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)   # outside any platform repository
+    f = tmp_path / "job.yaml"
+    f.write_text("# one object\n---\n" + JOB)
+    code, out, _ = helpers.run_cli(capsys, "validate", "--crd-dir", helpers.CRD_ROOT, f)
+    # `cpu: lots` is line 15 of the Job, line 17 of the file (2 lines before the Job), its key at column 13.
+    # (Standard input has no file to point into: test_validate_cli's test_stdin holds it without a position.)
+    line = next(x for x in out.splitlines() if "SC001" in x)
+    assert code == 1 and line.startswith("job.yaml:17:13: Job/default/demo: spec.template.spec.containers[0]."
+                                         "resources.requests.cpu: SC001 error: 'lots' is not a quantity")
