@@ -187,6 +187,13 @@ def render(raw: dict) -> dict[str, str]:
     return tree.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
 
 
+def record_output(root: Path) -> None:
+    """The record synth writes beside its output (base/.generated-from), for output a test made
+    another way: plan, validate and diff then take it as generated from root/platform.yaml."""
+    (root / "base").mkdir(parents=True, exist_ok=True)
+    (root / stamp.PATH).write_text(stamp.text(root / paths.SPEC_NAME))
+
+
 def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
     """`source` is where the spec says it comes from: files it names are read beside it."""
     s = specmod.from_dict(copy.deepcopy(raw), source)

@@ -94,7 +94,7 @@ def ensure() -> int:
         if bad:
             print(f"upstream data: {len(bad)} of {len(files)} pinned files are missing from {root} or differ "
                   f"from their sha256 in schemas/versions.yaml (first: {bad[0].rel}); update that folder, or "
-                  f"move it away (unset {upstream.SHARED_ENV}) so `gke-ml-platform crds` fills {upstream.cache_dir()}",
+                  f"move it away (unset {upstream.SHARED_ENV}) so `make crds` fills {upstream.cache_dir()}",
                   file=sys.stderr)
             return 2
         print(f"upstream data: {len(files)} pinned files verified in {root}")
@@ -104,7 +104,7 @@ def ensure() -> int:
     except FetchError as e:
         print(f"upstream data missing: {len(upstream.not_present(root, files))} of {len(files)} pinned CRD and "
               f"tutorial files are not in {root} and downloading them failed ({e}); either put the shared data "
-              f"folder at {shared or '../shared'} (or set {upstream.SHARED_ENV}=DIR), or run `gke-ml-platform crds` where "
+              f"folder at {shared or '../shared'} (or set {upstream.SHARED_ENV}=DIR), or run `make crds` where "
               f"raw.githubusercontent.com is reachable (or set {upstream.BASE_URL_ENV} to a mirror)",
               file=sys.stderr)
         return 2
