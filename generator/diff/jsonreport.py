@@ -9,7 +9,6 @@ from decimal import Decimal
 
 from .capacity import fmt
 from .field_changes import MISSING, Change
-from .impact import QueueRow
 from .objects import label
 from .phrases import attention, field_changes, why_line
 from .report import Report
@@ -37,7 +36,7 @@ def _side(resource: str, side) -> dict | None:
         return None
     quota, fewest, most = side
     return {"quota": str(fmt(resource, quota)), "demandFewest": str(fmt(resource, fewest)),
-            "demandMost": str(fmt(resource, most)), "headroomAtMost": str(fmt(resource, QueueRow.headroom(side)))}
+            "demandMost": str(fmt(resource, most)), "headroomAtMost": str(fmt(resource, quota - most))}
 
 
 def _capacity(r: Report) -> dict:

@@ -99,16 +99,8 @@ def _check_args(args) -> None:
     many = not args.overlay
     if args.cubes is not None and not 0 <= args.cubes:
         raise SpecError("--cubes", [Problem("--cubes", f"{args.cubes} is not a number of cubes (0 or more)")])
-    if args.plot and not many and not args.plot.endswith(".png"):
-        raise SpecError(args.plot, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
-    if args.plot and many and args.plot.endswith(".png"):
-        raise SpecError(args.plot, [Problem("--plot", "without an overlay, every scenario gets its own PNG: give a "
-                                                      "folder to write them into (e.g. --plot plots)")])
     if args.plot:
-        # Before anything is written: no empty folder, no report without its plot.
-        from . import plot
-        if not plot.available():
-            raise SpecError(args.plot, [Problem("--plot", plot.MISSING)])
+        _check_plot(args.plot, many)
     if args.manager_config and not args.group:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
     if args.group and not args.overlay:
@@ -118,6 +110,20 @@ def _check_args(args) -> None:
     if args.update_expectations and args.overlay and not args.scenario:
         raise SpecError("--update-expectations", [Problem("", "there are expectations to update only in a scenario: "
                                                           "give --scenario FILE, or no overlay to update them all")])
+
+
+def _check_plot(where: str, many: bool) -> None:
+    """--plot: a PNG file for one plan, a folder for the repository's; matplotlib at hand. Checked
+    before anything is written: no empty folder, no report without its plot."""
+    from ..kernel.errors import Problem, SpecError
+    from . import plot
+    if not many and not where.endswith(".png"):
+        raise SpecError(where, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
+    if many and where.endswith(".png"):
+        raise SpecError(where, [Problem("--plot", "without an overlay, every scenario gets its own PNG: give a "
+                                                  "folder to write them into (e.g. --plot plots)")])
+    if not plot.available():
+        raise SpecError(where, [Problem("--plot", plot.MISSING)])
 
 
 def run(args) -> int:

@@ -149,11 +149,7 @@ def rewrite(path: str | Path, plan: Plan, flags: list[str] | None = None) -> int
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     data = yaml.safe_load(text)
     edits: list[tuple[int, int, str]] = []
-    blocks = [(data, _value(root, "expect"), plan.steps[0])]
-    steps_node = _value(root, "steps")
-    for i, raw in enumerate(data.get("steps") or []):
-        node = steps_node.value[i] if steps_node is not None else None
-        blocks.append((raw, _value(node, "expect"), plan.steps[i + 1]))
+    blocks = _blocks(data, root, plan)
     changed = 0
     words: set[str] = set()
     for i, (raw, node, step) in enumerate(blocks):
@@ -166,20 +162,27 @@ def rewrite(path: str | Path, plan: Plan, flags: list[str] | None = None) -> int
         edits += _edits(node, raw["expect"], new, text)
         mine = stale_words(raw["expect"], new)
         words |= mine
-        title = raw.get("title") if i else None
-        if flags is not None and isinstance(title, str) and _mentions(title, mine):
-            flags.append(f"step {step.index}'s title {title!r} may describe the old outcome "
-                         f"({', '.join(sorted(_mentions(title, mine)))}): check it")
-    description = data.get("description")
-    if flags is not None and changed and isinstance(description, str) and _mentions(description, words):
-        line = next((k.start_mark.line + 1 for k, _ in root.value if k.value == "description"), 0)
-        flags.insert(0, f"the description (line {line}) may describe the old outcome "
-                        f"({', '.join(sorted(_mentions(description, words)))}): check it")
+        if flags is not None and i:
+            flags += _flag(f"step {step.index}'s title", raw.get("title"), mine)
+    if flags is not None and changed:
+        line = next((k.start_mark.line + 1 for k, _ in getattr(root, "value", []) if k.value == "description"), 0)
+        flags[:0] = _flag(f"the description (line {line})", data.get("description"), words)
     for start, end, repl in sorted(edits, reverse=True):
         text = text[:start] + repl + text[end:]
     if changed:
         path.write_text(text)
     return changed
+
+
+def _blocks(data: dict, root, plan: Plan) -> list[tuple[dict, Any, StepResult]]:
+    """(the step as read, its `expect:` node, its outcome): the overlay's step 0 (the top-level
+    `expect:`), then each step."""
+    blocks = [(data, _value(root, "expect"), plan.steps[0])]
+    steps_node = _value(root, "steps")
+    for i, raw in enumerate(data.get("steps") or []):
+        node = steps_node.value[i] if steps_node is not None else None
+        blocks.append((raw, _value(node, "expect"), plan.steps[i + 1]))
+    return blocks
 
 
 # Words a text uses for a state (what a description of the old outcome would say).
@@ -209,6 +212,13 @@ def _numbers(value: Any) -> set[str]:
         return {n for v in value for n in _numbers(v)}
     text = str(value)
     return {text} if text[:1].isdigit() else set()
+
+
+def _flag(what: str, text: Any, words: set[str]) -> list[str]:
+    """One line when `text` mentions what the old outcome had."""
+    hits = _mentions(text, words) if isinstance(text, str) else set()
+    shown = f" {text!r}" if what.endswith("title") else ""
+    return [f"{what}{shown} may describe the old outcome ({', '.join(sorted(hits))}): check it"] if hits else []
 
 
 def _mentions(text: str, words: set[str]) -> set[str]:
@@ -257,13 +267,8 @@ def _inplace(node, old: Any, new: Any, text: str) -> list[tuple[int, int, str]] 
     if isinstance(node, yaml.ScalarNode):
         return None if isinstance(new, (dict, list)) else [(node.start_mark.index, node.end_mark.index,
                                                              _scalar(node, new))]
-    if isinstance(node, yaml.MappingNode) and isinstance(old, dict) and isinstance(new, dict) \
-            and list(old) == list(new) and [k.value for k, _ in node.value] == list(old):
-        pairs = [(v, old[k.value], new[k.value]) for k, v in node.value]
-    elif isinstance(node, yaml.SequenceNode) and isinstance(old, list) and isinstance(new, list) \
-            and len(old) == len(new) == len(node.value):
-        pairs = list(zip(node.value, old, new, strict=True))
-    else:
+    pairs = _same_shape(node, old, new)
+    if pairs is None:
         return None
     out: list[tuple[int, int, str]] = []
     for child, a, b in pairs:
@@ -272,6 +277,18 @@ def _inplace(node, old: Any, new: Any, text: str) -> list[tuple[int, int, str]] 
             return None
         out += edits
     return out
+
+
+def _same_shape(node, old: Any, new: Any) -> list[tuple[Any, Any, Any]] | None:
+    """(child node, old value, new value) of a mapping with the same keys in the same order, or
+    a list of the same length; None when the shape changed."""
+    if isinstance(node, yaml.MappingNode) and isinstance(old, dict) and isinstance(new, dict) \
+            and list(old) == list(new) and [k.value for k, _ in node.value] == list(old):
+        return [(v, old[k.value], new[k.value]) for k, v in node.value]
+    if isinstance(node, yaml.SequenceNode) and isinstance(old, list) and isinstance(new, list) \
+            and len(old) == len(new) == len(node.value):
+        return list(zip(node.value, old, new, strict=True))
+    return None
 
 
 def _scalar(node, value: Any) -> str:

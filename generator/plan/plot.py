@@ -42,6 +42,11 @@ def flavors_of(plan: Plan, resource: str, cluster: str | None = None) -> list[st
     return list(names) or [None]
 
 
+def _asks(row, resource: str, flavor: str | None) -> bool:
+    """Whether a row asks for `resource` (of `flavor`, when it has been given one)."""
+    return resource in row.demand and (flavor is None or row.flavors.get(resource, flavor) == flavor)
+
+
 def series(plan: Plan, resource: str, cluster: str | None = None, flavor: str | None = None
            ) -> tuple[list[str], dict[str, list[float]], list[float]]:
     """Workloads in first-seen order, the amount each holds per step (on `cluster`, for a group
@@ -50,7 +55,7 @@ def series(plan: Plan, resource: str, cluster: str | None = None, flavor: str | 
     held: dict[str, list[float]] = {}
     for i, step in enumerate(plan.steps):
         for row in step.rows:
-            if resource not in row.demand or (flavor is not None and row.flavors.get(resource, flavor) != flavor):
+            if not _asks(row, resource, flavor):
                 continue
             if row.workload not in held:
                 order.append(row.workload)
@@ -59,10 +64,13 @@ def series(plan: Plan, resource: str, cluster: str | None = None, flavor: str | 
                 held[row.workload][i] = float(parse(row.demand[resource]))
     # Workloads that never held any (they only waited) get no colour.
     order = [w for w in order if any(held[w])]
-    quota = [float(sum((u.nominal for u in s.usage if u.resource == resource and u.cluster == cluster
-                        and (flavor is None or u.flavor == flavor)), Decimal(0)))
-             for s in plan.steps]
-    return order, held, quota
+    return order, held, [_quota(s, resource, cluster, flavor) for s in plan.steps]
+
+
+def _quota(step, resource: str, cluster: str | None, flavor: str | None) -> float:
+    """The nominal quota of `resource` (of `flavor`) on `cluster` at a step."""
+    return float(sum((u.nominal for u in step.usage if u.resource == resource and u.cluster == cluster
+                      and (flavor is None or u.flavor == flavor)), Decimal(0)))
 
 
 def available() -> bool:
@@ -90,7 +98,8 @@ def write(plan: Plan, path: str) -> None:
         raise SpecError(path, [Problem("--plot", f"cannot create the folder: {e.strerror or e}")]) from e
     # One panel per accelerator flavor, and for a MultiKueue group per cluster: the manager's
     # reserved quota, then what runs on each worker.
-    panels = [(cluster, resource_of(plan, cluster), flavor) for cluster in (list(plan.clusters) or [None])
+    clusters: list[str | None] = [*plan.clusters] or [None]
+    panels = [(cluster, resource_of(plan, cluster), flavor) for cluster in clusters
               for flavor in flavors_of(plan, resource_of(plan, cluster), cluster)]
     n = len(plan.steps)
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(7.0, 1.6 * n + 4), 5.2 * len(panels)), dpi=110,
