@@ -47,8 +47,12 @@ def test_a_spec_edit_without_synth_is_refused_by_plan_validate_and_diff(repo, ca
     for command in ("plan", "validate", "diff"):
         code, out, err = _run(capsys, command)
         assert (code, out, err) == (2, "", f"{command}: {line}"), command
-    # The same for an overlay of this repository named on the command line.
+    # The same for an overlay of this repository named on the command line, also as a group member.
     assert _run(capsys, "plan", "overlays/batch")[2] == f"plan: {line}"
+    assert _run(capsys, "plan", "--group", "overlays/batch")[2] == f"plan: {line}"
+    assert _run(capsys, "validate", "--multikueue", "batch=overlays/batch")[2] == f"validate: {line}"
+    # A file outside the output is read as it is: no refusal (whatever else it says).
+    assert "changed since the output" not in _run(capsys, "plan", str(helpers.FIXTURES / "platform.yaml"))[2]
     # --allow-stale: a warning, and the answer from the output as it is.
     code, out, err = _run(capsys, "plan", "--allow-stale")
     assert code == 0 and out.startswith("Kueue plan for overlays/batch")

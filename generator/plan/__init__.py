@@ -163,7 +163,9 @@ def _current(args, overlays: list[str]) -> None:
     root = platform_root()
     spec = root / paths.SPEC_NAME
     mine = (root / "overlays").resolve()
-    if not spec.is_file() or args.group or not all(Path(o).resolve().parent == mine for o in overlays):
+    # A group's members are NAME=PATH or PATH (plan_group reads them the same way).
+    given = [o.split("=", 1)[1] if args.group and "=" in o and not Path(o).exists() else o for o in overlays]
+    if not spec.is_file() or not given or not all(o != "-" and Path(o).resolve().parent == mine for o in given):
         return
     stamp.guard(paths.shown(spec), paths.shown(root), args.allow_stale, "plan")
     from .. import model as spec_mod

@@ -119,7 +119,9 @@ def _current(args, opts) -> None:
     from ..kernel import stamp
     from .context import UsageError
     mine = (Path(opts.out) / "overlays").resolve()
-    if args.multikueue or not all(p != "-" and Path(p).resolve().parent == mine for p in args.paths):
+    # --multikueue members are NAME=PATH or PATH.
+    given = [p.split("=", 1)[1] if args.multikueue and "=" in p and not Path(p).exists() else p for p in args.paths]
+    if not all(p != "-" and Path(p).resolve().parent == mine for p in given):
         return
     try:
         stamp.guard(opts.spec, opts.out, args.allow_stale, "validate")
