@@ -6,6 +6,7 @@ scenarios and the validator's config live beside the spec."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -74,17 +75,23 @@ def cmd_synth(args) -> int:
     if refused:
         raise SpecError(args.spec, refused)
     stamp.add(tree, args.spec)   # what the output was generated from (plan, validate, diff compare it)
-    writer.write_tree(tree, Path(args.out), _owned(tree, Path(args.out)), on_wait=lambda pid: print(
-        f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
-    print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in _owned(tree, Path(args.out)))} "
-          f"of {args.out}")
+    filled = _write(tree, Path(args.out))
+    print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in filled)} of {args.out}")
     return EXIT_OK
 
 
-def _owned(tree: dict[str, str], out: Path) -> tuple[str, ...]:
-    """The output folders synth writes: those with files, and those already there (replaced, so
-    nothing stale stays); no empty argocd/ for a spec without gitops."""
-    return tuple(d for d in paths.OUTPUT_DIRS if any(p.startswith(d + "/") for p in tree) or (out / d).exists())
+def _write(tree: dict[str, str], out: Path) -> list[str]:
+    """Write the tree (kernel/writer.py: all or nothing); the output folders it fills. Folders
+    with nothing to hold are not made (no empty argocd/ for a spec without gitops), and one the
+    spec no longer fills (gitops removed) is replaced, then removed rather than left empty."""
+    filled = [d for d in paths.OUTPUT_DIRS if any(p.startswith(d + "/") for p in tree)]
+    owned = tuple(d for d in paths.OUTPUT_DIRS if d in filled or (out / d).exists())
+    writer.write_tree(tree, out, owned, on_wait=lambda pid: print(
+        f"synth: waiting for another synth (pid {pid}) writing to {out}", file=sys.stderr))
+    for d in set(owned) - set(filled):
+        with contextlib.suppress(OSError):
+            (out / d).rmdir()
+    return filled
 
 
 def cmd_schema(args) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from generator import cli, init, model as specmod
 from generator.builders import tree
-from generator.kernel import paths
+from generator.kernel import paths, yamlio
 from generator.kernel.errors import SpecError
 from tests import helpers
 
@@ -113,3 +113,19 @@ def test_validate_on_a_loose_file_gives_line_and_column(tmp_path, capsys, monkey
     line = next(x for x in out.splitlines() if "SC001" in x)
     assert code == 1 and line.startswith("job.yaml:17:13: Job/default/demo: spec.template.spec.containers[0]."
                                          "resources.requests.cpu: SC001 error: 'lots' is not a quantity")
+
+
+def test_no_empty_argocd_folder(tmp_path, capsys, monkeypatch):
+    repo = tmp_path / "p"
+    assert helpers.run_cli(capsys, "init", "--no-git", "--example", "multikueue", repo)[0] == 0
+    monkeypatch.chdir(repo)
+    spec = repo / "platform.yaml"
+    assert spec.read_text().count("\ngitops:") == 1
+    assert helpers.run_cli(capsys, "synth")[0] == 0 and any((repo / "argocd").iterdir())
+    # gitops removed from the spec: the generated Argo CD objects go, and so does their folder.
+    raw = yamlio.load_user(spec.read_text())
+    raw.pop("gitops")
+    spec.write_text(yamlio.dump(raw))
+    code, out, _ = helpers.run_cli(capsys, "synth")
+    assert code == 0 and "argocd/" not in out and not (repo / "argocd").exists()
+    assert helpers.run_cli(capsys, "check")[0] == 0
