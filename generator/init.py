@@ -1,8 +1,9 @@
 """`gke-ml-platform init [--example NAME] [DIR]`: a new platform repository.
 
 It holds the user's spec (a copy of one of the tool's examples), the
-scenarios whose expectations hold for that spec, the tool pinned in
-requirements.txt, a CI workflow, a .gitignore and a short README. The
+scenarios whose expectations hold for that spec, the tool's source in
+requirements.txt (--tool-source), a CI workflow, a .gitignore and a short
+README, rendered from the Jinja2 templates of generator/template/. The
 examples are the flat files examples/<name>.yaml of this repository, their
 scenarios examples/scenarios/<name>/<profile>/*.yaml: a new example needs no
 code here. init writes sources only and runs no synth: it stays instant,
@@ -11,13 +12,14 @@ new repository (its README and the CI say so)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from . import __version__
+from . import __version__, toolsource
 from .kernel import paths
 
 # One GKE Standard cluster with on-demand H100s serving and Spot L4s fine-tuning behind one
@@ -26,7 +28,9 @@ from .kernel import paths
 DEFAULT_EXAMPLE = "h100-l4-spot"
 TEMPLATE = paths.PACKAGE / "template"
 WORKFLOW = ".github/workflows/platform.yaml"
-REQUIREMENT = f"gke-ml-platform=={__version__}"
+# The files rendered from generator/template/<name>.j2, by the path they get in the repository.
+TEMPLATES = {"requirements.txt": "requirements.txt.j2", WORKFLOW: "ci.yaml.j2", ".gitignore": "gitignore.j2",
+             "README.md": "README.md.j2"}
 
 
 class InitError(Exception):
@@ -44,11 +48,8 @@ def scenarios_of(name: str) -> Path:
 
 def _spec_files(spec_text: str) -> list[str]:
     """The files the spec names relative to itself (the `file` of `manifest` workloads), kept inside the repository."""
-    from .kernel import yamlio
-    raw = yamlio.load_strict(spec_text)
-    workloads = raw.get("workloads") if isinstance(raw, dict) else None
-    names = {w["file"] for w in workloads or [] if isinstance(w, dict) and isinstance(w.get("file"), str)}
-    return sorted(n for n in names if not Path(n).is_absolute() and ".." not in Path(n).parts)
+    from .kernel import stamp, yamlio
+    return stamp.named_files(yamlio.load_strict(spec_text))
 
 
 def _summary(spec: Path) -> str:
@@ -59,12 +60,21 @@ def _summary(spec: Path) -> str:
             break
         words.append(line.lstrip("#").strip())
     text = " ".join(w for w in words if w)
-    end = text.find(". ")
-    return text if end < 0 else text[:end + 1]
+    # A sentence ends at a full stop before a capital letter, not at an abbreviation (i.e., e.g.).
+    end = re.search(r"(?<!\bi\.e)(?<!\be\.g)\.\s+(?=[A-Z])", text)
+    return text if end is None else text[:end.start() + 1]
 
 
-def files(example: str) -> dict[str, str]:
-    """The new repository's files, relative path -> text."""
+def render(template: str, **values) -> str:
+    """One template, every variable it uses given (StrictUndefined: a missing one is an error)."""
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE)), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, autoescape=False)
+    return env.get_template(template).render(**values)
+
+
+def files(example: str, name: str = "platform", source: toolsource.ToolSource | None = None) -> dict[str, str]:
+    """The new repository's files, relative path -> text; `name`: the repository's (its folder's)."""
     known = examples()
     if example not in known:
         raise InitError(f"no example {example!r}; the examples are: {', '.join(known)} (init --list-examples)")
@@ -74,22 +84,19 @@ def files(example: str) -> dict[str, str]:
     scen = scenarios_of(example)
     for f in sorted(scen.glob("*/*.yaml")):
         out[f"{paths.SCENARIOS}/{f.relative_to(scen).as_posix()}"] = f.read_text()
-    fill = {"version": __version__, "requirement": REQUIREMENT, "example": example}
-    out["requirements.txt"] = (TEMPLATE / "requirements.txt").read_text().format(**fill)
-    out[WORKFLOW] = (TEMPLATE / "ci.yaml").read_text()
-    out[".gitignore"] = (TEMPLATE / "gitignore").read_text()
-    out["README.md"] = (TEMPLATE / "README.md").read_text()   # formatted with the folder's name in create()
+    values = {"version": __version__, "example": example, "name": name, "source": source or toolsource.placeholder()}
+    for rel, template in TEMPLATES.items():
+        out[rel] = render(template, **values)
     return out
 
 
-def create(target: Path, example: str, git: bool = True) -> list[str]:
+def create(target: Path, example: str, git: bool = True, source: toolsource.ToolSource | None = None) -> list[str]:
     """Write the repository into `target` (new, or an empty folder); nothing half-written on failure."""
     target = target.absolute()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         what = "is not a folder" if not target.is_dir() else f"is not empty (it has {next(iter(sorted(os.listdir(target))))})"
         raise InitError(f"{target} {what}; init writes a new platform repository into a new or empty folder only")
-    content = files(example)
-    content["README.md"] = content["README.md"].format(name=target.name, version=__version__, example=example)
+    content = files(example, target.name, source)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.parent))
     try:
@@ -128,6 +135,10 @@ def register(sub) -> None:
     p.add_argument("--example", default=DEFAULT_EXAMPLE, metavar="NAME",
                    help=f"example spec to start from (default: {DEFAULT_EXAMPLE}; --list-examples shows them)")
     p.add_argument("--list-examples", action="store_true", help="list the examples and exit")
+    p.add_argument("--tool-source", metavar="SOURCE",
+                   help="where CI installs the tool from, written to requirements.txt: a wheel file, an https URL of "
+                   "a wheel (with #sha256=HEX), git+https://HOST/REPO.git@TAG, pypi, or a package index's https URL "
+                   "(default: a placeholder that synth warns about)")
     p.add_argument("--no-git", action="store_true", help="do not run `git init` in the new folder")
     p.set_defaults(func=command)
 
@@ -139,8 +150,9 @@ def command(args) -> int:
             print(f"{name}{default}: {_summary(spec)}")
         return 0
     try:
-        written = create(Path(args.dir), args.example, git=not args.no_git)
-    except InitError as e:
+        source = toolsource.parse(args.tool_source)
+        written = create(Path(args.dir), args.example, git=not args.no_git, source=source)
+    except (InitError, toolsource.SourceError) as e:
         print(f"init: {e}", file=sys.stderr)
         return 2
     except OSError as e:
@@ -148,6 +160,9 @@ def command(args) -> int:
         return 2
     where = paths.shown(Path(args.dir).absolute())
     print(f"init: wrote a platform repository from example {args.example} in {where}/: {', '.join(written)}")
+    if source.placeholder:
+        print(f"init: warning: requirements.txt names no source for the tool yet (a placeholder CI cannot install); "
+              f"put yours there ({toolsource.FORMS}), or run init with --tool-source", file=sys.stderr)
     cd = "" if where == "." else f"cd {where} && "
     print(f"next: {cd}gke-ml-platform synth && gke-ml-platform validate && gke-ml-platform plan")
     return 0

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from generator import model as specmod
 from generator.builders import tree
-from generator.kernel import crd_dirs, paths, upstream, writer, yamlio
+from generator.kernel import crd_dirs, paths, stamp, upstream, writer, yamlio
 from generator.kernel.schemacheck import SchemaSet
 
 ROOT = paths.ROOT
@@ -169,7 +169,7 @@ def generated() -> Path:
     from the fixture spec, once per test session (read-only for tests)."""
     out = Path(tempfile.mkdtemp(prefix="fixture-tree-"))
     atexit.register(shutil.rmtree, out, True)
-    writer.write_tree(tree.build(fixture_spec()), out, paths.OUTPUT_DIRS)
+    writer.write_tree(stamp.add(tree.build(fixture_spec()), FIXTURE_SPEC), out, paths.OUTPUT_DIRS)
     return out
 
 
@@ -187,10 +187,21 @@ def render(raw: dict) -> dict[str, str]:
     return tree.build(specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml"))
 
 
+def record_output(root: Path) -> None:
+    """The record synth writes beside its output (base/.generated-from), for output a test made
+    another way: plan, validate and diff then take it as generated from root/platform.yaml."""
+    (root / "base").mkdir(parents=True, exist_ok=True)
+    (root / stamp.PATH).write_text(stamp.text(root / paths.SPEC_NAME))
+
+
 def synth_into(directory: Path, raw: dict, source: str = "test-spec.yaml") -> specmod.Spec:
     """`source` is where the spec says it comes from: files it names are read beside it."""
     s = specmod.from_dict(copy.deepcopy(raw), source)
-    writer.write_tree(tree.build(s), directory, paths.OUTPUT_DIRS)
+    out = tree.build(s)
+    spec = Path(directory) / paths.SPEC_NAME
+    if spec.is_file():   # a platform repository: record what it was generated from, as synth does
+        stamp.add(out, spec)
+    writer.write_tree(out, directory, paths.OUTPUT_DIRS)
     return s
 
 

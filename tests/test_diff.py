@@ -10,6 +10,7 @@ g2-standard-24 is 24 vCPU, 96 GiB, 2 L4 GPUs per node, 100Gi boot disk
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ import pytest
 from generator import cli, model as specmod
 from generator.builders import tree
 from generator.diff import markdown
-from generator.kernel import paths, writer, yamlio
+from generator.kernel import paths, stamp, writer, yamlio
 from tests import helpers
 
 SPEC = """
@@ -111,9 +112,9 @@ def write_spec(root: Path, raw: dict) -> Path:
 
 
 def synth(root: Path, raw: dict) -> None:
-    """Write the spec as platform.yaml and synthesize from it, as `make synth` does."""
+    """Write the spec as platform.yaml and synthesize from it, as `gke-ml-platform synth` does."""
     path = write_spec(root, raw)
-    writer.write_tree(tree.build(specmod.load(path)), root, paths.OUTPUT_DIRS)
+    writer.write_tree(stamp.add(tree.build(specmod.load(path)), path), root, paths.OUTPUT_DIRS)
 
 
 def _tgi(raw: dict) -> dict:
@@ -268,23 +269,30 @@ def test_spec_change_without_synth_is_stale(repo, capsys):
     root, raw = repo
     raw["profiles"]["std"]["nodePool"]["nodes"] = 4
     write_spec(root, raw)
-    lines = run_diff(root, capsys)
-    assert lines[1:5] == [
+    # Refused in one line (exit 2) without --allow-stale.
+    assert cli.main(["diff", "--out", str(root)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"diff: {root / 'platform.yaml'} (or a file it names) changed since the output under {root} was "
+                   "generated; run `gke-ml-platform synth` and commit the output (or pass --allow-stale to answer "
+                   "from it anyway)"]
+    lines = run_diff(root, capsys, "--allow-stale")
+    assert lines[1:6] == [
         f"spec {root / 'platform.yaml'}: changed since the base",
         "",
-        "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
+        "STALE: the spec changed but the output was not regenerated; run `gke-ml-platform synth` "
         "and commit the regenerated files",
+        "  differs: base/.generated-from",
         "  differs: overlays/std/clusterqueue_cq.yaml",
     ]
-    assert lines[5:] == ["No changes to generated objects."]
-    md = run_diff(root, capsys, "--format", "markdown")
+    assert lines[6:] == ["No changes to generated objects."]
+    md = run_diff(root, capsys, "--format", "markdown", "--allow-stale")
     assert md[2:4] == [f"spec {root / 'platform.yaml'}: changed since the base", ""]
     assert md[4].startswith("> **STALE: the spec changed but the output was not regenerated")
-    assert md[5] == "> - `differs: overlays/std/clusterqueue_cq.yaml`"
+    assert md[5:7] == ["> - `differs: base/.generated-from`", "> - `differs: overlays/std/clusterqueue_cq.yaml`"]
     # Without regenerating (no Node), git alone still shows it: the spec moved, the output did not.
-    lines = run_diff(root, capsys, "--no-regenerate")
+    lines = run_diff(root, capsys, "--no-regenerate", "--allow-stale")
     assert lines[3:5] == [
-        "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
+        "STALE: the spec changed but the output was not regenerated; run `gke-ml-platform synth` "
         "and commit the regenerated files",
         "  no generated file differs from the base, though the spec does",
     ]
@@ -292,7 +300,7 @@ def test_spec_change_without_synth_is_stale(repo, capsys):
     assert cli.main(["check", "--spec", str(root / "platform.yaml"), "--out", str(root)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("check: the spec changed but the output was not regenerated")
-    assert err[1:] == ["  differs: overlays/std/clusterqueue_cq.yaml"]
+    assert err[1:] == ["  differs: base/.generated-from", "  differs: overlays/std/clusterqueue_cq.yaml"]
     # Synthesized: not stale any more.
     synth(root, raw)
     lines = run_diff(root, capsys)
@@ -304,9 +312,9 @@ def test_invalid_spec_is_said_and_the_diff_still_runs(repo, capsys):
     root, raw = repo
     raw["profiles"]["std"]["nodePool"]["nodes"] = 0
     write_spec(root, raw)
-    lines = run_diff(root, capsys)
+    lines = run_diff(root, capsys, "--allow-stale")
     assert lines[3:7] == [
-        "STALE: the spec changed but the output was not regenerated; run `make synth` (python -m generator synth) "
+        "STALE: the spec changed but the output was not regenerated; run `gke-ml-platform synth` "
         "and commit the regenerated files",
         "  no generated file differs from the base, though the spec does",
         "",
@@ -476,7 +484,7 @@ def test_markdown_of_a_250_workload_change_fits_a_comment(repo, capsys):
     # Then one row per object, and a word on what was left out.
     assert "| where | | object | field changes |" in md
     assert md[-1].startswith("_Left out to stay under GitHub's comment limit: the field-level changes of each object")
-    assert md[-1].endswith("run `python -m generator diff` locally for the full review._")
+    assert md[-1].endswith("run `gke-ml-platform diff` locally for the full review._")
 
 
 # Run in a fresh interpreter: cdk8s, its jsii runtime and Node are made unavailable, then
@@ -512,3 +520,32 @@ def test_diff_without_regenerating_needs_no_node_nor_cdk8s(repo, tmp_path):
     assert "Immutable changes (2): the API server refuses these as updates" in out.stdout
     assert "Argo CD: handled: its sync options Force=true,Replace=true make Argo CD delete and recreate it" in out.stdout
     assert "internal error" not in out.stdout + out.stderr
+
+
+def test_json_and_the_summary_lead_with_what_needs_attention(repo, capsys):
+    """A third fine-tuning node: 3 pods x 2 GPUs = 6 plus tgi's 2 is 8 (computed here from the spec
+    above), over the 6 GPUs of either profile (3 g2-standard-24 x 2 L4; the Autopilot budget of 6):
+    negative headroom on both, and the Job's changed template is immutable: named first."""
+    root, raw = repo
+    _ft(raw)["nodes"] = 3
+    synth(root, raw)
+    want = [f"{p}: negative headroom: ClusterQueue cq, flavor flavor, nvidia.com/gpu: quota 6; demand 6 → 8; "
+            "headroom 0 → -2 (at the most replicas the demand exceeds the quota: what is over it is never admitted)"
+            for p in ("auto", "std")]
+    lines = run_diff(root, capsys)
+    i = lines.index("Needs attention (4):")
+    assert lines[i - 2].startswith("Summary: ")
+    assert lines[i + 1:i + 3] == [f"  ! {w}" for w in want]
+    assert lines[i + 3].startswith("  ! immutable change: Job llm/ft (overlays/auto)")
+    md = run_diff(root, capsys, "--format", "markdown")
+    j = md.index("#### Needs attention (4)")
+    assert md[j - 2].startswith("**") and f"- :warning: {want[0]}" in md
+    assert j < md.index("#### Immutable changes") and j < md.index("#### Capacity")
+    doc = json.loads("\n".join(run_diff(root, capsys, "--format", "json")))
+    assert doc["attention"][:2] == want
+    assert doc["summary"]["immutable"] == 2 and doc["summary"]["changed"] == 2
+    (gpu,) = [q for q in doc["capacity"]["overlays/auto"]["queues"] if q["resource"] == "nvidia.com/gpu"]
+    assert gpu["before"]["headroomAtMost"] == "0" and gpu["after"]["headroomAtMost"] == "-2"
+    assert [x["kind"] for x in doc["immutable"]] == ["Job", "Job"]
+    # The same bytes for the same change.
+    assert run_diff(root, capsys, "--format", "json") == run_diff(root, capsys, "--format", "json")

@@ -281,6 +281,10 @@ def test_objects_moving_into_base():
         "",
         "Summary: 1 added, 0 removed, 0 changed, 2 moved; 1 immutable change; 0 workloads can never be admitted",
         "",
+        "Needs attention (1):",
+        "  ! immutable change: PriorityClass y (overlays/a): the API server refuses it as an update; it is deleted "
+        "and recreated",
+        "",
         "Immutable changes (1): the API server refuses these as updates",
         "  PriorityClass y (overlays/a)",
         "      value: 1 → 2",

@@ -175,12 +175,11 @@ def _run_step(step: dict, repo: Path, env: dict) -> subprocess.CompletedProcess:
 def test_the_workflow_init_writes_runs_its_steps_here(installed):
     work = installed.tmp / "ci"
     work.mkdir()
-    installed.run(work, "init", "repo")
+    # Not published: the install line points at the wheel (with its sha256), as --tool-source writes it.
+    installed.run(work, "init", "--tool-source", str(installed.wheel), "repo")
     repo = work / "repo"
     wf = yaml.safe_load((repo / ".github" / "workflows" / "platform.yaml").read_text())
-    # Not published: the install line points at the wheel, as requirements.txt's comment says to.
-    req = repo / "requirements.txt"
-    req.write_text(req.read_text().replace("gke-ml-platform==0.1.0", f"gke-ml-platform @ {installed.wheel.as_uri()}"))
+    assert f"gke-ml-platform @ {installed.wheel.as_uri()}#sha256=" in (repo / "requirements.txt").read_text()
     installed.run(repo, "synth")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "platform from init")

@@ -75,7 +75,8 @@ def test_init_writes_a_repository_from_the_default_example(tmp_path, capsys):
     assert written == expected
     assert (target / "platform.yaml").read_bytes() == (paths.ROOT / "examples" / f"{init.DEFAULT_EXAMPLE}.yaml").read_bytes()
     pins = [line for line in (target / "requirements.txt").read_text().splitlines() if not line.startswith("#")]
-    assert pins == [f"gke-ml-platform=={importlib.metadata.version('gke-ml-platform')}"]
+    version = importlib.metadata.version('gke-ml-platform')   # no --tool-source: the placeholder, never a bare pin
+    assert pins == [f"gke-ml-platform @ https://tool-source.invalid/gke_ml_platform-{version}-py3-none-any.whl"]
     assert (target / ".git").is_dir()                                   # git init, no commit
     assert oct((target).stat().st_mode & 0o777) != oct(0o700)           # an ordinary folder, not mkdtemp's
     assert out.splitlines()[-1] == f"next: cd {target} && gke-ml-platform synth && gke-ml-platform validate && " \
@@ -114,7 +115,7 @@ def test_init_fills_an_empty_folder_in_place(tmp_path, capsys, monkeypatch):
 
 def test_the_written_workflow_is_hardened_like_this_repositorys():
     from tests.test_ci_workflow import VERIFIED
-    text = (init.TEMPLATE / "ci.yaml").read_text()
+    text = init.files(init.DEFAULT_EXAMPLE)[init.WORKFLOW]
     wf = yaml.safe_load(text)
     assert wf["permissions"] == {}
     for ref, comment in re.findall(r"^\s*(?:- )?uses: (\S+)(.*)$", text, re.MULTILINE):
@@ -135,7 +136,7 @@ def test_the_written_workflow_is_hardened_like_this_repositorys():
 
 def test_the_written_plan_step_reports_to_the_job_summary_also_when_the_plan_fails(tmp_path):
     from tests.test_ci_workflow import run_plan_step_that_fails
-    wf = yaml.safe_load((init.TEMPLATE / "ci.yaml").read_text())
+    wf = yaml.safe_load(init.files(init.DEFAULT_EXAMPLE)[init.WORKFLOW])
     (step,) = [s for s in wf["jobs"]["platform"]["steps"] if "gke-ml-platform plan" in s.get("run", "")]
     assert step["if"] == "${{ !cancelled() }}"     # also after a failed check or validate
     assert run_plan_step_that_fails(step, tmp_path, "gke-ml-platform") == (1, "## Kueue plan\n")
@@ -210,10 +211,11 @@ def test_commands_act_on_the_repository_of_the_working_directory(tmp_path, monke
     monkeypatch.setenv("CRD_DIR", str(helpers.CRD_ROOT))
     code, out, err = _run(capsys, "synth")
     assert code == 0, err
-    assert out == f"synth: wrote 15 files under base/, overlays/, controllers/, argocd/ of {repo.resolve()}\n"
-    assert sorted(p.name for p in repo.iterdir() if p.is_dir()) == [".github", "argocd", "base", "controllers", "overlays",
+    # The example has no `gitops:`: no argocd/ folder, not even an empty one.
+    assert out == f"synth: wrote 16 files under base/, overlays/, controllers/ of {repo.resolve()}\n"
+    assert sorted(p.name for p in repo.iterdir() if p.is_dir()) == [".github", "base", "controllers", "overlays",
                                                                        "scenarios"]
-    assert _run(capsys, "check")[:2] == (0, f"check: 15 generated files match {repo.resolve() / 'platform.yaml'}\n")
+    assert _run(capsys, "check")[:2] == (0, f"check: 16 generated files match {repo.resolve() / 'platform.yaml'}\n")
     code, out, err = _run(capsys, "validate")
     assert code == 2 and f"{repo.resolve() / '.validate.yaml'}: disable: unknown rule XX" in err
     (repo / ".validate.yaml").write_text("disable: [SE]\n")

@@ -134,7 +134,7 @@ def test_missing_spec_file(tmp_path, capsys):
 def test_docs_error_example_is_what_synth_prints(tmp_path, capsys, monkeypatch):
     # docs/errors.md shows four mistakes and the exact lines they give.
     page = (paths.ROOT / "docs" / "errors.md").read_text()
-    block = page.split("$ python -m generator synth --spec bad.yaml\n", 1)[1].split("```", 1)[0]
+    block = page.split("$ gke-ml-platform synth --spec bad.yaml\n", 1)[1].split("```", 1)[0]
     raw = copy.deepcopy(helpers.fixture_raw())
     _profile(raw, "l4-standard")["nodePool"].update({"nodes": -1, "nodez": 3})
     _workload(raw, "tgi-gemma-deployment")["gpus"] = 4

@@ -20,7 +20,7 @@ SPECS = sorted((paths.ROOT / "examples").glob("*.yaml")) + [paths.ROOT / "tests"
 
 
 def test_committed_schema_is_what_the_model_generates():
-    assert paths.SPEC_SCHEMA.read_text() == json_schema.render(), "run `make schema`"
+    assert paths.SPEC_SCHEMA.read_text() == json_schema.render(), "run `gke-ml-platform schema`"
     assert json_schema.is_current()
 
 

@@ -71,7 +71,8 @@ def test_hand_written_files_are_never_deleted(tmp_path, capsys):
     assert helpers.without_warnings(err) == [(
         f"synth: {tmp_path}: synth would delete 2 file(s) it did not generate: base/notes/README.md, "
         "overlays/l4-standard/my-patch.yaml; move them out of base/, overlays/, controllers/, argocd/ "
-        "(see docs/changing.md, 'Your own additions')")]
+        "(keep your own manifests in a folder of your own, e.g. custom/<profile>/, whose kustomization builds on "
+        "overlays/<profile>)")]
     assert writer.read_tree(tmp_path, paths.OUTPUT_DIRS) == before
 
 

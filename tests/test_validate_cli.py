@@ -53,7 +53,8 @@ def test_findings_exit_1_one_line_each(capsys):
     code, out, err = validate(capsys, *CRDS, "--closed", str(CORPUS / "KQ001" / "bad.yaml"))
     assert code == 1 and err == ""
     line, summary = out.splitlines()
-    assert line == ('tests/validate_corpus/KQ001/bad.yaml: Job/team/train: '
+    # The label's line and column in the file (line 36, indented 4: read off the corpus file).
+    assert line == ('tests/validate_corpus/KQ001/bad.yaml:36:5: Job/team/train: '
                     'metadata.labels["kueue.x-k8s.io/queue-name"]: KQ001 error: no LocalQueue \'team-queue\' in '
                     'namespace \'team\' (LocalQueues there: lq) (hint: create the LocalQueue in that namespace or '
                     'fix the label; otherwise the workload never admits (pods stay SchedulingGated))')
@@ -69,7 +70,9 @@ def test_json_output(capsys):
     assert code == 1
     assert doc["summary"] == {"sources": 1, "objects": 2, "errors": 3, "warnings": 0, "notes": 0, "ignored": 0}
     f = doc["findings"][0]
-    assert set(f) == {"source", "rule", "severity", "kind", "namespace", "name", "path", "message", "hint"}
+    assert set(f) == {"source", "line", "column", "rule", "severity", "kind", "namespace", "name", "path", "message",
+                      "hint"}
+    assert isinstance(f["line"], int) and isinstance(f["column"], int)   # a file given as such
     assert (f["rule"], f["kind"], f["namespace"], f["name"]) == ("TP005", "JobSet", "team", "jax")
     assert doc["sources"][0]["kueueVersion"] == versions.default("kueue")
 

@@ -46,4 +46,7 @@ def review(root: Path, base_ref: str | None, spec: str | Path | None = None, reg
 def run(root: Path, base_ref: str | None, fmt: str, spec: str | Path | None = None, regenerate: bool = True,
         crd_root: Path | None = None) -> str:
     report = review(root, base_ref, spec, regenerate, crd_root)
+    if fmt == "json":
+        from . import jsonreport
+        return jsonreport.render(report)
     return markdown.render(report) if fmt == "markdown" else text.render(report)

@@ -34,7 +34,7 @@ def resolve_base(root: Path, ref: str | None) -> tuple[str, str]:
         except DiffError:
             continue
         return git(root, "merge-base", "HEAD", main).decode().strip(), f"merge base with {main}"
-    raise DiffError(f"no branch main or origin/main in {root}; name the base: python -m generator diff BASE_REF")
+    raise DiffError(f"no branch main or origin/main in {root}; name the base: gke-ml-platform diff BASE_REF")
 
 
 def tree_at(root: Path, commit: str, dirs: tuple[str, ...]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from .field_changes import MISSING, Change, show, text_diff
 from .objects import label
 from .phrases import (
     SYMBOLS,
+    attention,
     counts_text,
     demand_cell,
     field_changes,
@@ -26,7 +27,7 @@ from .report import Report
 
 LIMIT = 65_000
 RESERVE = 1_000    # the closing note and the "left out" lines
-FULL_REVIEW = "run `python -m generator diff` locally for the full review"
+FULL_REVIEW = "run `gke-ml-platform diff` locally for the full review"
 
 
 def code(text: str) -> str:
@@ -85,6 +86,18 @@ def _capacity(r: Report) -> dict[str, list[str]]:
         out["workloads"] = ["| profile | what | object | resource / field | before | after |",
                             "|---|---|---|---|---|---|", *lines, ""]
     return out
+
+
+def _attention(r: Report) -> list[str]:
+    """First, before any detail: what needs the reviewer's attention."""
+    lines = attention(r)
+    if not lines:
+        return []
+    return [f"#### Needs attention ({len(lines)})", "", *(f"- :warning: {_md_escape(x)}" for x in lines), ""]
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;")
 
 
 def _versions(r: Report) -> list[str]:
@@ -148,15 +161,15 @@ def _fit(block: list[str], budget: int, what: str) -> tuple[list[str], str | Non
 
 # Display order, and the order in which blocks get room when the review is too long:
 # what can break the cluster first, the per-workload detail and the object list last.
-ORDER = ("versions", "immutable", "capacity", "queues", "never", "workloads", "objects")
-PRIORITY = ("versions", "immutable", "capacity", "queues", "never", "workloads", "objects")
-NAMES = {"versions": "version bumps",
+ORDER = ("attention", "versions", "immutable", "capacity", "queues", "never", "workloads", "objects")
+PRIORITY = ("attention", "versions", "immutable", "capacity", "queues", "never", "workloads", "objects")
+NAMES = {"attention": "what needs attention", "versions": "version bumps",
          "queues": "the capacity table", "never": "never-admitted workloads", "immutable": "immutable changes",
          "workloads": "the per-workload table", "objects": "the object table"}
 
 
 def _compact(r: Report, head: list[str]) -> str:
-    blocks = {"versions": _versions(r), **_capacity(r), "immutable": _immutable(r),
+    blocks = {"attention": _attention(r), "versions": _versions(r), **_capacity(r), "immutable": _immutable(r),
               "objects": _objects_table(r)}
     budget = LIMIT - RESERVE - sum(len(x) + 1 for x in head)
     kept: dict[str, list[str]] = {}
@@ -182,6 +195,7 @@ def render(r: Report) -> str:
     head += [counts_text(r.objects, len(r.immutable), r.never, bold=True), ""]
     if r.policy:   # kept in the head: short, and what a reviewer must weigh
         head += [f"**Policy warnings ({len(r.policy)})**", "", *(f"- {cell(x)}" for x in r.policy), ""]
-    summary = _versions(r) + _immutable(r) + [line for block in _capacity(r).values() for line in block]
+    summary = _attention(r) + _versions(r) + _immutable(r) + \
+        [line for block in _capacity(r).values() for line in block]
     full = "\n".join(head + summary + _objects_full(r))
     return full if len(full) <= LIMIT else _compact(r, head)

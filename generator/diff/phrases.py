@@ -114,3 +114,25 @@ def counts_text(objects: ObjectChanges, immutable: int, never: int, bold: bool =
     parts.append(f"{n(immutable)} immutable change{'s' if immutable != 1 else ''}")
     parts.append(f"{n(never)} workload{'s' if never != 1 else ''} can never be admitted")
     return "; ".join(parts)
+
+
+def attention(r) -> list[str]:
+    """What a reviewer must look at first, one line each: stale output, workloads that can never
+    be admitted, queues whose demand at the most replicas (an HPA's maximum) exceeds the quota,
+    changes the API server refuses as updates, and the policy warnings the change brings."""
+    out = []
+    if r.stale is not None and r.stale.stale:
+        out.append(f"stale output: {HEADLINE}; {REMEDY}")
+    for unit, impact in r.capacity.items():
+        where = unit.split("/", 1)[-1]
+        out += [f"{where}: {never_line(n)}" for n in impact.never if n.now]
+        for row in impact.rows:
+            room = QueueRow.headroom(row.new)
+            if room is not None and room < 0:
+                out.append(f"{where}: negative headroom: {queue_line(row)} (at the most replicas the demand "
+                           "exceeds the quota: what is over it is never admitted)")
+    for ic in r.immutable:
+        out.append(f"immutable change: {label(ic.key)} ({', '.join(ic.sections)}): the API server refuses it as "
+                   "an update; it is deleted and recreated")
+    out += [f"policy warning: {x}" for x in r.policy if x.endswith("(new)")]   # the ones this change brings
+    return out

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import paths, writer
+from ..kernel import paths, stamp, writer
 from ..kernel.errors import SpecError
 
 HEADLINE = "the spec changed but the output was not regenerated"
-REMEDY = "run `make synth` (python -m generator synth) and commit the regenerated files"
+REMEDY = "run `gke-ml-platform synth` and commit the regenerated files"
 
 
 @dataclass
@@ -34,7 +34,7 @@ def regenerate(spec_path: str | Path) -> dict[str, str]:
     """The tree the spec generates (SpecError when it is invalid)."""
     from .. import model as spec  # cdk8s and Node: only when regenerating
     from ..builders import tree
-    return tree.build(spec.load(spec_path))
+    return stamp.add(tree.build(spec.load(spec_path)), spec_path)
 
 
 def check(spec_path: str | Path, out: Path) -> Staleness:

@@ -8,6 +8,7 @@ from .field_changes import MISSING, Change, show, text_diff
 from .objects import label
 from .phrases import (
     SYMBOLS,
+    attention,
     counts_text,
     field_changes,
     never_line,
@@ -95,6 +96,9 @@ def render(r: Report) -> str:
     if not any(r.objects.counts().values()):
         return "\n".join(out + ["No changes to generated objects."]) + "\n"
     out += ["", "Summary: " + counts_text(r.objects, len(r.immutable), r.never), ""]
+    needs = attention(r)
+    if needs:
+        out += [f"Needs attention ({len(needs)}):", *(f"  ! {x}" for x in needs), ""]
     if r.policy:
         out += [f"Policy warnings ({len(r.policy)})", *(f"  {x}" for x in r.policy), ""]
     if r.versions:

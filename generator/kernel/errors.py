@@ -65,7 +65,9 @@ class Problem:
         hint = f" (hint: {self.hint})" if self.hint else ""
         # One line whatever the input held: a name or file name with a newline or a terminal
         # escape is printed escaped (nothing is cut: the line is what it was for any other input).
-        return clean(f"{self.source}: {where}{self.rule} {self.severity}: {self.message}{hint}", sys.maxsize, False)
+        at = f":{self.line}:{self.column}" if self.line is not None and self.column is not None else ""
+        return clean(f"{self.source}{at}: {where}{self.rule} {self.severity}: {self.message}{hint}", sys.maxsize,
+                     False)
 
 
 class Named(str):

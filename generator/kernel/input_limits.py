@@ -1,7 +1,7 @@
 """The spec's counts, checked on the YAML as read, before the typed model is built and
 before anything is rendered: a spec with 100,000 namespaces or a mapping of 30,000 labels
 is refused at once instead of being pushed through the model, the checks and cdk8s.
-Every limit on input is listed in one table, generator/limits.py (docs/limits.md)."""
+Every limit on input is listed in one table, generator/limits.py (the tool's documentation lists every limit: Limits on input)."""
 from __future__ import annotations
 
 from .errors import Problem, format_path
@@ -33,7 +33,8 @@ def check_spec(raw: dict) -> list[Problem]:
         if not isinstance(value, (list, dict)):
             continue
         if len(value) > limit:
-            out.append(Problem(path, f"{len(value):,} entries, over the limit of {limit:,} (docs/limits.md)"))
+            out.append(Problem(path, f"{len(value):,} entries, over the limit of {limit:,} "
+                                     "(the tool's documentation lists every limit: Limits on input)"))
             continue
         items = enumerate(value) if isinstance(value, list) else value.items()
         stack += [(format_path((k,), path), v, SPEC_ENTRIES) for k, v in items]

@@ -508,3 +508,31 @@ def locate(root: yaml.Node, path: str) -> tuple[str, tuple[int, int] | None]:
         return path, None
     tail = rest if not rest or rest.startswith(("[", ".")) else "." + rest
     return format_path(parts) + tail, mark
+
+
+def file_documents(source: str | Path) -> list[yaml.Node]:
+    """The node graphs (marks: line and column) of a user's file, one per document as
+    load_all_bounded yields them (empty and null documents left out), read again only when a
+    report wants positions; the documents before a bad one when one is bad, [] when unreadable."""
+    try:
+        text = read_text(source)
+    except (OSError, ValueError):
+        return []
+    out: list[yaml.Node] = []
+    try:
+        if "&" in text and "*" in text:
+            _prescan(text)   # the same bounds as the first read
+        loader = _StrictLoader(text)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if node is None:
+                    continue
+                _bounds(node)
+                if not (isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"):
+                    out.append(node)
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, RecursionError):
+        pass
+    return out

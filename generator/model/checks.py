@@ -376,7 +376,7 @@ def workloads(p: Platform) -> list[Problem]:
             if prof not in p.profiles:
                 out.append(Problem(f"{base}.profiles[{j}]", _known("profile", prof, p.profiles)))
                 continue
-            if _unknown_machines(p.profiles[prof]):
+            if not _checkable(w, p.profiles[prof]):
                 continue   # reported on the profile; what runs there cannot be told
             out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
     return out
@@ -577,6 +577,16 @@ def cohort_cycles(p: Platform) -> list[Problem]:
 
 def _unknown_machines(prof: Profile) -> bool:
     return any(hardware.machine(pool) is None for pool in prof.pools)
+
+
+def _checkable(w: Workload, prof: Profile) -> bool:
+    """Whether a workload's own checks on a profile can run: every pool's machine type is known,
+    or the workload names an accelerator that a pool of a known machine type carries (an
+    unknown machine type elsewhere in the profile must not hide that workload's problems)."""
+    if not _unknown_machines(prof):
+        return True
+    known = {m.accelerator for m in (hardware.machine(pool) for pool in prof.pools) if m is not None}
+    return w.accelerator is not None and w.accelerator in known
 
 
 def tpu_tiers(p: Platform) -> list[Problem]:

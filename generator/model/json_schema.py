@@ -23,7 +23,7 @@ def render() -> str:
               "title": "ML platform spec",
               "description": "One file that describes namespaces, Kueue, priority tiers, clusters (profiles) "
                              "and their node pools, queues, images and workloads. Generated from "
-                             "generator/model/ by `make schema`; do not edit.",
+                             "generator/model/ by `gke-ml-platform schema`; do not edit.",
               **{k: v for k, v in schema.items() if k not in ("title", "description")}}
     return json.dumps(schema, indent=2, sort_keys=False) + "\n"
 

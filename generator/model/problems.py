@@ -139,7 +139,7 @@ def _message(err: ErrorDetails, parent: Any) -> str:
     if kind == "missing":
         return "is required but missing"
     if kind == "extra_forbidden":
-        return unknown("field", str(err["loc"][-1]), _keys(parent), listed="allowed")
+        return _unknown_field(str(err["loc"][-1]), _keys(parent))
     if kind in _CHOICE_KINDS:
         return _choice_message(kind, ctx, value)
     if kind in _LIMIT_KINDS:
@@ -153,6 +153,20 @@ def _message(err: ErrorDetails, parent: Any) -> str:
     if kind in _TYPE_WORDS:
         return f"{_show(value)} should be {_TYPE_WORDS[kind]}"
     return f"{_show(value)}: {err['msg']}"
+
+
+# The GPUs of one pod go by a different name in different workload kinds (tgi and t5-inference:
+# per replica; serving: per pod; finetune and training: per node): too far apart for the nearest-name
+# hint, so a user writing one kind's name in another kind gets this kind's.
+GPU_COUNT_FIELDS = ("gpus", "accelerators", "gpusPerNode")
+
+
+def _unknown_field(name: str, allowed: list[str]) -> str:
+    other = [f for f in GPU_COUNT_FIELDS if f in allowed and f != name] if name in GPU_COUNT_FIELDS else []
+    if other:
+        return (f"unknown field {name!r}; did you mean {other[0]!r}? (the GPUs of a pod are {other[0]!r} "
+                f"in this workload kind)")
+    return unknown("field", name, allowed, listed="allowed")
 
 
 def _choice_message(kind: str, ctx: dict, value: Any) -> str:

@@ -339,7 +339,8 @@ class Platform(SpecModel):
     priority_tiers: dict[DnsLabel, Tier] = Field(min_length=1)
     profiles: dict[DnsLabel, Profile] = Field(min_length=1)
     queues: list[Queue] = Field(min_length=1)
-    images: dict[DnsLabel, Image] = Field(min_length=1)
+    images: dict[DnsLabel, Image] = Field(default_factory=dict, description="Images the workloads name by key; "
+                                          "none needed when every workload brings its own (kind `manifest`).")
     teams: list[Team] = Field(default_factory=list)
     multi_kueue: list[MultiKueueGroup] = Field(default_factory=list, description="Clusters working as one: a "
                                                                                "manager dispatching to workers.")

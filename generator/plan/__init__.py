@@ -99,8 +99,8 @@ def _check_args(args) -> None:
     many = not args.overlay
     if args.cubes is not None and not 0 <= args.cubes:
         raise SpecError("--cubes", [Problem("--cubes", f"{args.cubes} is not a number of cubes (0 or more)")])
-    if args.plot and not many and not args.plot.endswith(".png"):
-        raise SpecError(args.plot, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
+    if args.plot:
+        _check_plot(args.plot, many)
     if args.manager_config and not args.group:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
     if args.group and not args.overlay:
@@ -112,23 +112,71 @@ def _check_args(args) -> None:
                                                           "give --scenario FILE, or no overlay to update them all")])
 
 
+def _check_plot(where: str, many: bool) -> None:
+    """--plot: a PNG file for one plan, a folder for the repository's; matplotlib at hand. Checked
+    before anything is written: no empty folder, no report without its plot."""
+    from ..kernel.errors import Problem, SpecError
+    from . import plot
+    if not many and not where.endswith(".png"):
+        raise SpecError(where, [Problem("--plot", "the plot is written as PNG: give a file name ending in .png")])
+    if many and where.endswith(".png"):
+        raise SpecError(where, [Problem("--plot", "without an overlay, every scenario gets its own PNG: give a "
+                                                  "folder to write them into (e.g. --plot plots)")])
+    if not plot.available():
+        raise SpecError(where, [Problem("--plot", plot.MISSING)])
+
+
 def run(args) -> int:
     """The CLI command; SpecError (exit 2) propagates to generator.cli."""
     _check_args(args)
     if args.overlay:
+        _current(args, args.overlay)
         return _run_one(args, args.overlay, args.scenario, args.plot)
     root = platform_root()
     runs = scenario_runs(root, args.scenario)
+    _current(args, [str(root / o) for o, _ in runs])
     rc = 0
     for i, (overlay, scen) in enumerate(runs):
         if i:
             sys.stdout.write("\n")
         plot = None
         if args.plot:
-            plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")
-            Path(args.plot).mkdir(parents=True, exist_ok=True)
-        rc = max(rc, _run_one(args, [str(root / overlay)], str(root / scen), plot, (overlay, scen)))
+            plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")   # plot.write makes the folder
+        rc = max(rc, _run_one(args, [str(root / overlay), *kueue_config(root, overlay)], str(root / scen), plot,
+                              (overlay, scen)))
     return rc
+
+
+def kueue_config(root: Path, overlay: str) -> list[str]:
+    """The Kueue configuration synth generated for an overlay's profile (fair sharing and the
+    rest of controllers/<profile>/kueue/kueue-manager-config.yaml), read with the overlay; none
+    when there is no such file (Kueue's defaults, and the plan says so)."""
+    from ..kernel import paths
+    config = root / "controllers" / Path(overlay).name / "kueue" / "kueue-manager-config.yaml"
+    return [paths.shown(config)] if config.is_file() else []
+
+
+def _current(args, overlays: list[str]) -> None:
+    """In a platform repository, when the overlays planned are its own: refuse a stale output
+    (kernel/stamp.py) and a spec that does not build (--allow-stale: warn and go on)."""
+    from ..kernel import paths, stamp
+    root = platform_root()
+    spec = root / paths.SPEC_NAME
+    mine = (root / "overlays").resolve()
+    # A group's members are NAME=PATH or PATH (plan_group reads them the same way).
+    given = [o.split("=", 1)[1] if args.group and "=" in o and not Path(o).exists() else o for o in overlays]
+    if not spec.is_file() or not given or not all(o != "-" and Path(o).resolve().parent == mine for o in given):
+        return
+    stamp.guard(paths.shown(spec), paths.shown(root), args.allow_stale, "plan")
+    from .. import model as spec_mod
+    from ..kernel.errors import SpecError
+    try:
+        spec_mod.load(spec)
+    except SpecError as e:
+        if not args.allow_stale:
+            raise
+        print(f"plan: warning: {paths.shown(spec)} does not build; answering from the output as it is "
+              f"(--allow-stale):\n{e.render()}", file=sys.stderr)
 
 
 def release_for(overlay: str, given: str | None) -> tuple[str, str]:
@@ -173,7 +221,7 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if plot_file:
         from . import plot  # matplotlib only when asked for
         plot.write(result, plot_file)
-    sys.stdout.write(printable(report.render(result, args.format)))
+    sys.stdout.write(printable(report.render(result, args.format, getattr(args, "summary", False))))
     if plot_file:
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures
@@ -189,9 +237,12 @@ def _update(args, overlay: list[str], scenario_file: str, release: str, result: 
     """--update-expectations: the scenario rewritten from this plan, then planned again; what
     still fails (nothing, unless a name became ambiguous)."""
     from . import expectations
-    n = expectations.rewrite(scenario_file, result)
+    flags: list[str] = []
+    n = expectations.rewrite(scenario_file, result, flags)
     print(f"plan: {result.scenario}: wrote the new outcome into {n} expect: block(s); "
           "review the change (git diff) and commit it", file=sys.stderr)
+    for f in flags:
+        print(f"plan: {result.scenario}: {f}", file=sys.stderr)
     return _replay(args, overlay, scenario_file, release).failures
 
 
@@ -200,7 +251,7 @@ def _say_failures(failures: list[str], args, result: simulate.Plan, shown: tuple
         print(f"plan: expectation failed: {f}", file=sys.stderr)
     if failures:
         print(f"plan: {result.scenario}: if the new outcome is intended, accept it with "
-              f"`python -m generator plan {_again(args, shown)} --update-expectations`, which rewrites "
+              f"`gke-ml-platform plan {_again(args, shown)} --update-expectations`, which rewrites "
               "the scenario's expect: blocks from this plan", file=sys.stderr)
 
 

@@ -459,4 +459,4 @@ def _checked(sim: GroupSim, index: int, title: str, action: str, expect) -> simu
     result = sim.snapshot(index, title, action)
     if expect is None:
         return result
-    return replace(result, failures=tuple(expect.check(result)))
+    return replace(result, failures=tuple(expect.check(result)), checked=True)

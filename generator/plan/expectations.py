@@ -8,6 +8,8 @@ preemptions and details with today's values. The file is edited in place, value 
 so its comments, order and layout outside the changed values stay as they were."""
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -138,21 +140,19 @@ _UPDATERS: dict[str, Callable[[Any, dict, StepResult], Any]] = {
 
 
 # ---------------------------------------------------------------- the file
-def rewrite(path: str | Path, plan: Plan) -> int:
+def rewrite(path: str | Path, plan: Plan, flags: list[str] | None = None) -> int:
     """Write the plan's outcomes into the scenario file's expectations that do not hold;
-    returns how many `expect:` blocks changed."""
+    returns how many `expect:` blocks changed. `flags` gets one line for the description and
+    each step title that may describe the old outcome (see stale_words)."""
     path = Path(path)
     text = path.read_text()
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     data = yaml.safe_load(text)
     edits: list[tuple[int, int, str]] = []
-    blocks = [(data, _value(root, "expect"), plan.steps[0])]
-    steps_node = _value(root, "steps")
-    for i, raw in enumerate(data.get("steps") or []):
-        node = steps_node.value[i] if steps_node is not None else None
-        blocks.append((raw, _value(node, "expect"), plan.steps[i + 1]))
+    blocks = _blocks(data, root, plan)
     changed = 0
-    for raw, node, step in blocks:
+    words: set[str] = set()
+    for i, (raw, node, step) in enumerate(blocks):
         if node is None or not raw.get("expect") or not step.failures:
             continue
         new = updated(raw["expect"], step)
@@ -160,11 +160,70 @@ def rewrite(path: str | Path, plan: Plan) -> int:
             continue
         changed += 1
         edits += _edits(node, raw["expect"], new, text)
+        mine = stale_words(raw["expect"], new)
+        words |= mine
+        if flags is not None and i:
+            flags += _flag(f"step {step.index}'s title", raw.get("title"), mine)
+    if flags is not None and changed:
+        line = next((k.start_mark.line + 1 for k, _ in getattr(root, "value", []) if k.value == "description"), 0)
+        flags[:0] = _flag(f"the description (line {line})", data.get("description"), words)
     for start, end, repl in sorted(edits, reverse=True):
         text = text[:start] + repl + text[end:]
     if changed:
         path.write_text(text)
     return changed
+
+
+def _blocks(data: dict, root, plan: Plan) -> list[tuple[dict, Any, StepResult]]:
+    """(the step as read, its `expect:` node, its outcome): the overlay's step 0 (the top-level
+    `expect:`), then each step."""
+    blocks = [(data, _value(root, "expect"), plan.steps[0])]
+    steps_node = _value(root, "steps")
+    for i, raw in enumerate(data.get("steps") or []):
+        node = steps_node.value[i] if steps_node is not None else None
+        blocks.append((raw, _value(node, "expect"), plan.steps[i + 1]))
+    return blocks
+
+
+# Words a text uses for a state (what a description of the old outcome would say).
+STATE_WORDS = {"pending": ("wait", "pending", "queued"), "preempted": ("preempt", "evict"),
+               "admitted": ("admit", "runs", "running"), "never": ("never",), "reserved": ("reserv",),
+               "finished": ("finish",)}
+
+
+def stale_words(old: dict, new: dict) -> set[str]:
+    """What a text about the old outcome would mention: the workloads whose state moved (their
+    names without the replica), the words of the states they left, and the numbers that changed."""
+    out: set[str] = set()
+    before = {n: s for s in STATE_KEYS for n in old.get(s) or []}
+    after = {n: s for s in STATE_KEYS for n in new.get(s) or []}
+    for name, state in before.items():
+        if after.get(name) != state:
+            out.add(name.split("#", 1)[0].rsplit("/", 1)[-1])
+            out.update(STATE_WORDS.get(state, ()))
+    out.update(_numbers(old) - _numbers(new))
+    return out
+
+
+def _numbers(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return {n for v in value.values() for n in _numbers(v)}
+    if isinstance(value, list):
+        return {n for v in value for n in _numbers(v)}
+    text = str(value)
+    return {text} if text[:1].isdigit() else set()
+
+
+def _flag(what: str, text: Any, words: set[str]) -> list[str]:
+    """One line when `text` mentions what the old outcome had."""
+    hits = _mentions(text, words) if isinstance(text, str) else set()
+    shown = f" {text!r}" if what.endswith("title") else ""
+    return [f"{what}{shown} may describe the old outcome ({', '.join(sorted(hits))}): check it"] if hits else []
+
+
+def _mentions(text: str, words: set[str]) -> set[str]:
+    lower = text.lower()
+    return {w for w in words if re.search(rf"(?<![\w.-]){re.escape(w.lower())}", lower)}
 
 
 def _value(node, key: str):
@@ -177,7 +236,8 @@ def _edits(node, old: dict, new: dict, text: str) -> list[tuple[int, int, str]]:
     """Each changed value replaced in place, a key that goes deleted with its lines, a new
     key added after the last; a flow-style `expect: {...}` is replaced whole."""
     if not isinstance(node, yaml.MappingNode) or node.flow_style or not new:
-        return [_replace(node, new, text)]
+        inplace = _inplace(node, old, new, text)
+        return inplace if inplace is not None else [_replace(node, new, text)]
     out = []
     for k, v in node.value:
         if k.value not in new:
@@ -185,7 +245,8 @@ def _edits(node, old: dict, new: dict, text: str) -> list[tuple[int, int, str]]:
             end = text.find("\n", _end(v))
             out.append((start, len(text) if end < 0 else end + 1, ""))
         elif old[k.value] != new[k.value]:
-            out.append(_replace(v, new[k.value], text))
+            inplace = _inplace(v, old[k.value], new[k.value], text)
+            out += inplace if inplace is not None else [_replace(v, new[k.value], text)]
     added = {k: v for k, v in new.items() if k not in old}
     if added:
         at = _end(node.value[-1][1])
@@ -195,6 +256,61 @@ def _edits(node, old: dict, new: dict, text: str) -> list[tuple[int, int, str]]:
         dumped = yaml.safe_dump(added, default_flow_style=None, sort_keys=False, width=10**9, allow_unicode=True)
         out.append((eol, eol, "".join(f"\n{pad}{ln}" for ln in dumped.rstrip("\n").split("\n"))))
     return out
+
+
+def _inplace(node, old: Any, new: Any, text: str) -> list[tuple[int, int, str]] | None:
+    """The edits that change only the scalars that differ, when old and new have the same shape
+    (the same keys in the same order, lists of the same length): the author's flow style,
+    spacing, quoting and comments stay. None: the shape changed, the value is rewritten whole."""
+    if old == new:
+        return []
+    if isinstance(node, yaml.ScalarNode):
+        return None if isinstance(new, (dict, list)) else [(node.start_mark.index, node.end_mark.index,
+                                                             _scalar(node, new))]
+    pairs = _same_shape(node, old, new)
+    if pairs is None:
+        return None
+    out: list[tuple[int, int, str]] = []
+    for child, a, b in pairs:
+        edits = _inplace(child, a, b, text)
+        if edits is None:
+            return None
+        out += edits
+    return out
+
+
+def _same_shape(node, old: Any, new: Any) -> list[tuple[Any, Any, Any]] | None:
+    """(child node, old value, new value) of a mapping with the same keys in the same order, or
+    a list of the same length; None when the shape changed."""
+    if isinstance(node, yaml.MappingNode) and isinstance(old, dict) and isinstance(new, dict) \
+            and list(old) == list(new) and [k.value for k, _ in node.value] == list(old):
+        return [(v, old[k.value], new[k.value]) for k, v in node.value]
+    if isinstance(node, yaml.SequenceNode) and isinstance(old, list) and isinstance(new, list) \
+            and len(old) == len(new) == len(node.value):
+        return list(zip(node.value, old, new, strict=True))
+    return None
+
+
+def _scalar(node, value: Any) -> str:
+    """A scalar written as the author wrote the one it replaces: in the author's quotes, or plain
+    when plain reads back as the same value (16, 1600Gi)."""
+    if isinstance(value, (str, int, Decimal)) and not isinstance(value, bool):
+        text = str(value)
+        if node.style == "'":
+            return "'" + text.replace("'", "''") + "'"
+        if node.style == '"':
+            return json.dumps(text, ensure_ascii=False)
+        if not isinstance(value, str):
+            return text
+        try:
+            back = yaml.safe_load(text)
+        except yaml.YAMLError:
+            back = None
+        if isinstance(back, (str, int)) and not isinstance(back, bool) and str(back) == text \
+                and "#" not in text and ": " not in text:
+            return text
+    dumped = yaml.safe_dump(value, default_flow_style=True, width=10**9, allow_unicode=True)
+    return dumped.strip().removesuffix("\n...").removesuffix("...").strip()
 
 
 def _end(node) -> int:

@@ -1,5 +1,8 @@
-"""Who holds the accelerators at each step: one stacked bar per step, one
-colour per workload, the nominal quota as a line, preemptions marked."""
+"""Who holds the accelerators at each step: one panel per accelerator (the flavor of the
+accelerator resource: H100s and L4s are both nvidia.com/gpu, never one total), and for a
+MultiKueue group per cluster; one stacked bar per step, one colour per workload, the nominal
+quota as a line, preemptions marked. matplotlib is the `plot` extra
+(pip install 'gke-ml-platform[plot]')."""
 from __future__ import annotations
 
 import textwrap
@@ -32,24 +35,51 @@ def holds(plan: Plan, row, cluster: str | None) -> bool:
     return row.cluster == cluster and row.state == "admitted"
 
 
-def series(plan: Plan, resource: str, cluster: str | None = None
+def flavors_of(plan: Plan, resource: str, cluster: str | None = None) -> list[str | None]:
+    """The flavors that give `resource` on `cluster`, in first-seen order: one panel each (None: one panel)."""
+    names = dict.fromkeys(u.flavor for s in plan.steps for u in s.usage if u.resource == resource
+                          and (cluster is None or u.cluster == cluster))
+    return list(names) or [None]
+
+
+def _asks(row, resource: str, flavor: str | None) -> bool:
+    """Whether a row asks for `resource` (of `flavor`, when it has been given one)."""
+    return resource in row.demand and (flavor is None or row.flavors.get(resource, flavor) == flavor)
+
+
+def series(plan: Plan, resource: str, cluster: str | None = None, flavor: str | None = None
            ) -> tuple[list[str], dict[str, list[float]], list[float]]:
     """Workloads in first-seen order, the amount each holds per step (on `cluster`, for a group
-    plan), and the quota per step."""
+    plan; of `flavor`, when given), and the quota per step."""
     order: list[str] = []
     held: dict[str, list[float]] = {}
     for i, step in enumerate(plan.steps):
         for row in step.rows:
-            if row.workload not in held and resource in row.demand:
+            if not _asks(row, resource, flavor):
+                continue
+            if row.workload not in held:
                 order.append(row.workload)
                 held[row.workload] = [0.0] * len(plan.steps)
-            if holds(plan, row, cluster) and resource in row.demand:
+            if holds(plan, row, cluster) and (flavor is None or row.flavors.get(resource) == flavor):
                 held[row.workload][i] = float(parse(row.demand[resource]))
     # Workloads that never held any (they only waited) get no colour.
     order = [w for w in order if any(held[w])]
-    quota = [float(sum((u.nominal for u in s.usage if u.resource == resource and u.cluster == cluster), Decimal(0)))
-             for s in plan.steps]
-    return order, held, quota
+    return order, held, [_quota(s, resource, cluster, flavor) for s in plan.steps]
+
+
+def _quota(step, resource: str, cluster: str | None, flavor: str | None) -> float:
+    """The nominal quota of `resource` (of `flavor`) on `cluster` at a step."""
+    return float(sum((u.nominal for u in step.usage if u.resource == resource and u.cluster == cluster
+                      and (flavor is None or u.flavor == flavor)), Decimal(0)))
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported (checked before any output is written)."""
+    import importlib.util
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+MISSING = "matplotlib is not installed; pip install 'gke-ml-platform[plot]' installs it"
 
 
 def write(plan: Plan, path: str) -> None:
@@ -58,7 +88,7 @@ def write(plan: Plan, path: str) -> None:
     try:
         import matplotlib
     except ImportError:
-        raise SpecError(path, [Problem("--plot", "matplotlib is not installed; `make install-test` installs it")]) from None
+        raise SpecError(path, [Problem("--plot", MISSING)]) from None
     matplotlib.use("Agg")  # no display, deterministic
     import matplotlib.pyplot as plt
 
@@ -66,17 +96,18 @@ def write(plan: Plan, path: str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise SpecError(path, [Problem("--plot", f"cannot create the folder: {e.strerror or e}")]) from e
-    # One panel, or for a MultiKueue group one per cluster: the manager's reserved quota, then
-    # what runs on each worker.
-    panels: list[str | None] = list(plan.clusters) or [None]
+    # One panel per accelerator flavor, and for a MultiKueue group per cluster: the manager's
+    # reserved quota, then what runs on each worker.
+    clusters: list[str | None] = [*plan.clusters] or [None]
+    panels = [(cluster, resource_of(plan, cluster), flavor) for cluster in clusters
+              for flavor in flavors_of(plan, resource_of(plan, cluster), cluster)]
     n = len(plan.steps)
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(7.0, 1.6 * n + 4), 5.2 * len(panels)), dpi=110,
                              squeeze=False)
     # A workload keeps its colour from panel to panel.
-    colours = {w: i for i, w in enumerate(dict.fromkeys(r.workload for s in plan.steps for r in s.rows))} \
-        if plan.clusters else None
-    for ax, cluster in zip(axes[:, 0], panels, strict=True):
-        _panel(ax, plt, plan, cluster, colours)
+    colours = {w: i for i, w in enumerate(dict.fromkeys(r.workload for s in plan.steps for r in s.rows))}
+    for ax, (cluster, resource, flavor) in zip(axes[:, 0], panels, strict=True):
+        _panel(ax, plt, plan, cluster, colours, resource, flavor)
     fig.tight_layout()
     # No timestamps in the file: the same plan draws the same PNG.
     try:
@@ -86,9 +117,9 @@ def write(plan: Plan, path: str) -> None:
     plt.close(fig)
 
 
-def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | None) -> None:
-    resource = resource_of(plan, cluster)
-    order, held, quota = series(plan, resource, cluster)
+def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | None, resource: str,
+           flavor: str | None) -> None:
+    order, held, quota = series(plan, resource, cluster, flavor)
     n = len(plan.steps)
     xs = list(range(n))
     cmap = plt.get_cmap("tab20")
@@ -106,15 +137,15 @@ def _panel(ax, plt, plan: Plan, cluster: str | None, colours: dict[str, int] | N
             linestyle="--", linewidth=1.2, label="nominal quota")
     for x, step in enumerate(plan.steps):
         _marks(ax, plan, step, x, (x, max(bottom[x], quota[x])), resource, cluster)
-    _axes(ax, plan, cluster, resource, max(max(bottom, default=0), max(quota, default=0)) or 1)
+    _axes(ax, plan, cluster, resource, max(max(bottom, default=0), max(quota, default=0)) or 1, flavor)
 
 
-def _axes(ax, plan: Plan, cluster: str | None, resource: str, top: float) -> None:
+def _axes(ax, plan: Plan, cluster: str | None, resource: str, top: float, flavor: str | None = None) -> None:
     """Ticks, labels, title and legend of one panel."""
     ax.set_xticks(list(range(len(plan.steps))),
                   ["\n".join(textwrap.wrap(f"{s.index}. {s.title}", 18)) for s in plan.steps], fontsize=8)
     what = "reserved on the manager" if plan.clusters and cluster == plan.clusters[0] else "admitted"
-    ax.set_ylabel(f"{resource} {what}")
+    ax.set_ylabel(f"{resource} {what}" + (f"\n(flavor {flavor})" if flavor else ""))
     ax.set_ylim(0, top * 1.5)
     title = f"Kueue plan: {Path(plan.source).name}" if cluster is None else f"{cluster}"
     ax.set_title(title + (f" / {Path(plan.scenario).stem}" if plan.scenario else ""), fontsize=10)

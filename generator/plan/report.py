@@ -19,8 +19,46 @@ STATE_LABEL = {
 }
 
 
-def render(plan: Plan, form: str) -> str:
+def render(plan: Plan, form: str, summary: bool = False) -> str:
+    if summary:
+        return {"text": summary_text, "json": as_json, "markdown": summary_markdown}[form](plan)
     return {"text": text, "json": as_json, "markdown": markdown}[form](plan)
+
+
+def verdict_line(plan: Plan) -> str:
+    return f"Verdict: {plan.scenario or plan.source}: {plan.verdict}"
+
+
+def _never(plan: Plan) -> list[str]:
+    """Workloads that can never be admitted, at the last step they appear (what needs attention first)."""
+    seen: dict[str, str] = {}
+    for s in plan.steps:
+        for r in s.rows:
+            if r.state == "never":
+                seen[r.workload] = f"step {s.index}: {r.detail}"
+    return [f"{w} can never be admitted ({why})" for w, why in seen.items()]
+
+
+def summary_text(plan: Plan) -> str:
+    """--summary: the header, the verdict, what needs attention, and the per-step counts."""
+    out = _header(plan) + [verdict_line(plan)]
+    out += [f"  - {f}" for f in plan.failures] + [f"  ! {n}" for n in _never(plan)]
+    keys = _summary_states(plan)
+    out += _table(["step", "title", *keys], [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys]
+                                             for s in plan.steps])
+    return "\n".join(out) + "\n"
+
+
+def summary_markdown(plan: Plan) -> str:
+    out = [f"### Kueue plan: `{plan.source}`" + (f", scenario `{plan.scenario}`" if plan.scenario else ""), "",
+           f"**{verdict_line(plan)}**", ""]
+    out += [f"- {f}" for f in plan.failures] + [f"- :warning: {n}" for n in _never(plan)]
+    if plan.failures or _never(plan):
+        out.append("")
+    keys = _summary_states(plan)
+    out += _md_table(["Step", "What happens", *(k.capitalize() for k in keys)],
+                     [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys] for s in plan.steps])
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- shared
@@ -45,7 +83,9 @@ USAGE_HEADERS = ["flavor", "resource", "used", "nominal", "borrowed", "lent", "f
 
 
 def _usage_cells(u: Usage) -> list[str]:
-    free = u.nominal - u.used
+    # What the queue could take now without preempting: its nominal quota less what it uses and
+    # less what it has lent (the cohort's other queues use that part of its nominal quota).
+    free = u.nominal - u.used - u.lent
     pct = f"{(u.used / u.nominal * 100):.0f}%" if u.nominal else ("-" if not u.used else "borrowed")
     free_cell = _q(u.resource, free) if free >= 0 else "0"
     borrowed = _q(u.resource, u.borrowed) if u.borrowed else "-"
@@ -137,7 +177,7 @@ def text(plan: Plan) -> str:
         out += _text_step(plan, step)
     if plan.failures:
         out += ["", "Expectations that do not hold:"] + [f"  - {f}" for f in plan.failures]
-    out += ["", "Summary:"]
+    out += ["", verdict_line(plan), "", "Summary:"]
     keys = _summary_states(plan)
     out += _table(["step", "title", *keys], [[str(s.index), s.title] + [str(_counts(s)[k]) for k in keys]
                                              for s in plan.steps])
@@ -191,6 +231,7 @@ def markdown(plan: Plan) -> str:
     if plan.description:
         out += [plan.description.strip(), ""]
     out += [f"> {n}" for n in plan.notes] + ([""] if plan.notes else [])
+    out += [f"**{verdict_line(plan)}**", ""]
     if plan.failures:
         out += ["**Expectations that do not hold:**", ""] + [f"- {f}" for f in plan.failures] + [""]
     keys = _summary_states(plan)
@@ -245,6 +286,7 @@ def as_json(plan: Plan) -> str:
         "notes": list(plan.notes),
         "kueueVersion": plan.release,
         "kueueVersionSource": plan.release_source,
+        "verdict": plan.verdict,
         **({"clusters": list(plan.clusters)} if plan.clusters else {}),
         "steps": [{
             "index": s.index,

@@ -65,6 +65,7 @@ class StepResult:
     usage: tuple[Usage, ...]
     cubes: tuple[Cubes, ...]
     failures: tuple[str, ...] = ()          # scenario expectations that did not hold
+    checked: bool = False                   # the step has an `expect:` (held or not)
 
 
 STATES = (ADMITTED, RESERVED, "preempted", PENDING, NEVER, UNMANAGED, FINISHED)
@@ -206,6 +207,18 @@ class Plan:
     clusters: tuple[str, ...] = ()          # MultiKueue group plans: the manager, then its workers
     release: str = ""                       # the Kueue release whose rules the plan followed
     release_source: str = ""                # who chose it (the spec, --kueue-version, the default)
+
+    @property
+    def verdict(self) -> str:
+        """One line: whether the scenario's expectations hold, and where they do not."""
+        checked = [s for s in self.steps if s.checked]
+        failed = [s for s in checked if s.failures]
+        if not checked:
+            return "no expectations to check"
+        if not failed:
+            return f"expectations hold ({len(checked)} of {len(self.steps)} step(s) checked)"
+        return (f"expectations FAIL in {len(failed)} of {len(checked)} checked step(s): "
+                + "; ".join(f"step {s.index} ({s.title})" for s in failed))
 
     @property
     def failures(self) -> list[str]:

@@ -115,4 +115,4 @@ def _checked(sim: Simulator, index: int, title: str, action: str, expect) -> Ste
     if expect is None:
         return result
     from dataclasses import replace
-    return replace(result, failures=tuple(expect.check(result)))
+    return replace(result, failures=tuple(expect.check(result)), checked=True)

@@ -42,7 +42,8 @@ class Collector:
         severity = self.selection.severity(rule_id, severity or rule.severity)
         return Problem(format_path(path), message, source=source or self.stream_name, rule=rule_id, severity=severity,
                        kind=obj.kind if obj else "", namespace=obj.namespace if obj else "",
-                       name=obj.name if obj else "", hint=hint if hint is not None else rule.hint)
+                       name=obj.name if obj else "", hint=hint if hint is not None else rule.hint,
+                       document=obj.index if obj else -1)
 
     def add(self, rule_id, found: Problem):
         from .loader import placeholders

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..kernel import paths
+from ..kernel.stamp import add_flag as stamp_flag
 
 
 def register(sub) -> None:
@@ -34,7 +35,7 @@ def register(sub) -> None:
                "  flavor equals the workers' total, dispatched kinds are enabled on both sides, one Kueue API\n"
                "  version. The manager is the input holding MultiKueue objects; a worker is named after its\n"
                "  MultiKueueCluster: NAME=PATH, or PATH whose directory or file (without .yaml) has that name:\n"
-               "    python -m generator validate --multikueue overlays/manager overlays/h100 overlays/l4-spot\n"
+               "    gke-ml-platform validate --multikueue overlays/manager overlays/h100 overlays/l4-spot\n"
                "  A worker also sees what the manager dispatches to it (its Services may select those pods); its\n"
                "  Kueue Configuration and JobSet install come from its input or controllers/NAME beside\n"
                "  overlays/NAME. With no PATH, the spec's multiKueue groups are checked this way too.\n"
@@ -76,6 +77,7 @@ def register(sub) -> None:
                                     "else beside the spec)")
     p.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    stamp_flag(p)
     p.add_argument("--list-rules", action="store_true", help="print the rules as a Markdown table and exit")
     p.set_defaults(func=run)
 
@@ -111,6 +113,22 @@ def _split(values: list[str]) -> list[str]:
     return [v for value in values for v in value.replace(",", " ").split() if v]
 
 
+def _current(args, opts) -> None:
+    """The repository's own overlays (no paths, or paths that are its overlays/<profile>):
+    refuse them when synth did not generate them from the spec as it is now."""
+    from ..kernel import stamp
+    from .context import UsageError
+    mine = (Path(opts.out) / "overlays").resolve()
+    # --multikueue members are NAME=PATH or PATH.
+    given = [p.split("=", 1)[1] if args.multikueue and "=" in p and not Path(p).exists() else p for p in args.paths]
+    if not all(p != "-" and Path(p).resolve().parent == mine for p in given):
+        return
+    try:
+        stamp.guard(opts.spec, opts.out, args.allow_stale, "validate")
+    except stamp.Stale as e:
+        raise UsageError(str(e)) from None
+
+
 def run(args) -> int:
     from ..kernel import crd_dirs, writer
     from .context import UsageError
@@ -126,6 +144,7 @@ def run(args) -> int:
         busy = None if args.paths else writer.pending(Path(opts.out))
         if busy:
             raise UsageError(busy)
+        _current(args, opts)
         report = validate(opts)
     except (UsageError, crd_dirs.CrdFileError) as e:
         for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem

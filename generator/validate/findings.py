@@ -16,7 +16,8 @@ SEVERITIES = (ERROR, WARNING, INFO)
 
 
 # The fields of a finding, as --format json writes them (a Problem's others stay inside).
-REPORTED = ("source", "rule", "severity", "kind", "namespace", "name", "path", "message", "hint")
+# line and column: of the field, in a file given as such (null for kustomize builds and stdin).
+REPORTED = ("source", "line", "column", "rule", "severity", "kind", "namespace", "name", "path", "message", "hint")
 
 
 def render_text(findings: list[Problem], summary: dict) -> str:

@@ -270,10 +270,42 @@ def validate(opts: Options) -> Report:
                                    "world": "closed" if closed[i] else "open",
                                    "context": list(opts.context), "skippedRules": skipped})
         _add_groups(report, groups, paths, streams, results, closed, sel)
+        if not opts.one_stream:
+            report.findings = _positions(report.findings)
         return report
     finally:
         for pend in pending:
             pend.cancel()
+
+
+def _positions(findings: list) -> list:
+    """Findings in a file given as such (not a kustomize build, not stdin) get the line and
+    column of their field, read from the file again only when it has findings."""
+    from ..kernel import yamlio
+    nodes: dict[str, list] = {}
+    out = []
+    for f in findings:
+        index = f.document
+        if f.line is None and index >= 0 and f.path and f.source and Path(f.source).is_file():
+            if f.source not in nodes:
+                nodes[f.source] = yamlio.file_documents(f.source)
+            docs = nodes[f.source]
+            # The object's own document (an item of a List is not: its path starts inside the item).
+            mark = yamlio.locate(docs[index], f.path)[1] if index < len(docs) and _kind_of(docs[index]) in (
+                f.kind, None) else None
+            if mark is not None:
+                f = dataclasses.replace(f, line=mark[0], column=mark[1])
+        out.append(f)
+    return out
+
+
+def _kind_of(node) -> str | None:
+    """The `kind` a document's node says, None when it says none."""
+    import yaml
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    value = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "kind"), None)
+    return str(value.value) if isinstance(value, yaml.ScalarNode) else None
 
 
 @contextlib.contextmanager
@@ -440,7 +472,7 @@ def _inputs(opts: Options, out: Path) -> tuple[list[str], list[str]]:
                 raise UsageError(f"no {opts.spec} in {Path.cwd()} or any folder above it, and no inputs named: run "
                                  "inside a platform repository (gke-ml-platform init DIR makes one) or name the "
                                  "overlays or YAML files to check")
-            raise UsageError(f"no overlays under {overlays}; run synth (gke-ml-platform synth, or make synth here) "
+            raise UsageError(f"no overlays under {overlays}; run `gke-ml-platform synth` "
                              "or name the inputs")
     if paths.count("-") > 1:
         raise UsageError("stdin (-) can be read once")

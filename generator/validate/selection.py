@@ -51,7 +51,7 @@ def _names(value, where: str, known: set[str]) -> set[str]:
     out = {v.strip().upper() for v in value}
     unknown = sorted(v for v in out if v not in known and v not in {k[:2] for k in known})
     if unknown:
-        raise UsageError(f"{where}: unknown rule {', '.join(unknown)} (python -m generator validate --list-rules)")
+        raise UsageError(f"{where}: unknown rule {', '.join(unknown)} (gke-ml-platform validate --list-rules)")
     return out
 
 
