@@ -30,6 +30,10 @@ PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 # Written by the generator on a topology-aware flavor so that `plan` knows the block size
 # (Kueue does not read it; nodes are counted from the spec's topologyAware.nodesPerBlock).
 NODES_PER_BLOCK_ANNOTATION = "platform-generator/nodes-per-block"
+# Also written on a topology-aware flavor: the pool's node count and boot disk, so that `plan`
+# builds the flavor's nodes (plan/nodes.py) whatever share of them each ClusterQueue's quota holds.
+NODES_ANNOTATION = "platform-generator/nodes"
+BOOT_DISK_ANNOTATION = "platform-generator/boot-disk-gi"
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ without rebuilding them."""
 from __future__ import annotations
 
 import bisect
+from types import SimpleNamespace
 
-from . import assign, preempt, quota, tpusetup
+from . import assign, nodes, preempt, quota, tas, tasassign, tpusetup
 from .overlay import ClusterQueue
 from .state import PENDING, RESERVED, State
 from .store import Store
@@ -25,11 +26,16 @@ class Cache:
         self.infos: dict[str, dict[str, preempt.Info]] = {}
         self.ranked: dict[tuple, list[tuple]] = {}       # (cq, flavor, resource) -> preempt.rank of its admitted, sorted
         self.generation: dict[str, int] = {}             # ClusterQueue -> bumped when its quota or usage changes
+        # Topology-aware flavors: their domain trees (tas_cache.go), shared by every ClusterQueue
+        # using them, and the TAS usage per leaf of the Workloads holding quota.
+        self.tas = nodes.snapshots(store.cluster, store.cluster.nodes, store.notes)
+        self.tas_usage: dict[str, dict[str, dict]] = {}
 
     def rebuild(self) -> None:
         """After a change to queues, cohorts or quotas: the quota tree anew, with the quota
         Workloads hold."""
         self.tree = quota.Tree(self.store.cluster)
+        self.tas = nodes.snapshots(self.store.cluster, self.store.cluster.nodes, [])
         for st in self.store.states.values():
             if st.holds_quota and st.cluster_queue in self.tree.cqs:
                 quota.add(self.tree.cqs[st.cluster_queue], st.usage)
@@ -40,6 +46,8 @@ class Cache:
         """The Workload reserves its assignment's quota (cache.AssumeWorkload)."""
         st.assignment, st.usage = a, dict(a.usage)
         st.placements = placements
+        st.tas = self._tas_usage(st, cq, a)
+        self._tas_change(st.tas, 1)
         quota.add(self.tree.cqs[cq.name], st.usage)
         st.admitted_at = self.store.tick()
         st.cluster_queue = cq.name
@@ -56,6 +64,8 @@ class Cache:
             self.generation[st.cluster_queue] = self.generation.get(st.cluster_queue, 0) + 1
         for res in self.reservations.values():
             res.release(st.key)
+        self._tas_change(st.tas, -1)
+        st.tas = ()
         st.usage, st.placements, st.admitted_at, st.assignment = {}, [], None, None
         st.status = PENDING
 
@@ -80,7 +90,7 @@ class Cache:
         frs = frozenset((c.flavor, r) for ps in (st.assignment.podsets if st.assignment else ())
                         for r, c in ps.flavors.items())
         return preempt.Info(st.key, st.cluster_queue or "", st.priority, st.created, st.admitted_at or 0,
-                            dict(st.usage), frs, False)
+                            dict(st.usage), frs, False, st.tas)
 
     def snapshot(self) -> preempt.Snapshot:
         """One cycle's view (cache.Snapshot): its own usage and slices, the live admitted indexes."""
@@ -105,7 +115,32 @@ class Cache:
         snap = preempt.Snapshot(tree, workloads, policies, tas_fits)
         snap.ranked = self.ranked
         snap.reservations = reservations
+        snap.tas, snap.tas_base = self.tas, self.tas_usage
         return snap
+
+    def _tas_usage(self, st: State, cq: ClusterQueue, a: assign.Assignment) -> tuple:
+        """(flavor, {leaf: requests}) of each TAS pod set: its topology assignment, or, for a
+        Workload admitted before the plan (its recorded flavors, no domains), where Kueue's
+        placement puts it now."""
+        placed = a.topology
+        if not placed and self.tas:
+            view = SimpleNamespace(cq=cq, flavors=self.store.cluster.flavors, tas=self.tas, tas_used=self._used)
+            reqs, _ = tasassign.requests(view, st.wl, a)
+            placed, _ = tasassign.find(view, reqs) if reqs else ([], None)
+        return tuple((p.flavor, tas.usage_of(self.tas[p.flavor], p.request, p.assignment))
+                     for p in placed if p.flavor in self.tas)
+
+    def _used(self, flavor: str):
+        usage = self.tas_usage.get(flavor, {})
+        return lambda leaf: usage.get(leaf.id, {})
+
+    def _tas_change(self, usage: tuple, sign: int) -> None:
+        for flavor, leaves in usage:
+            per_leaf = self.tas_usage.setdefault(flavor, {})
+            for leaf, req in leaves.items():
+                d = per_leaf.setdefault(leaf, {})
+                for r, v in req.items():
+                    d[r] = d.get(r, 0) + sign * v
 
     def restore(self, snap: preempt.Snapshot) -> None:
         """The snapshot shares the per-queue dicts of admitted Workloads: put back any a trial

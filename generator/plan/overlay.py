@@ -37,7 +37,7 @@ from ..kernel.errors import MAX_PLACE, Problem, SpecError, clean, format_path, h
 from ..kernel.quantity import MAX_QUANTITY, brief as _show, too_large
 from ..kernel.supply import Group, Quota  # one quota shape and one reading of it: the supply model's
 from ..model import topology as tas
-from . import packer
+from . import nodes, packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 # A quota this large is the codelab's way of saying "no limit": the number of
@@ -152,7 +152,9 @@ class ResourceFlavor:
     node_taints: tuple[dict, ...] = ()
     tolerations: tuple[dict, ...] = ()
     topology: str | None = None
-    nodes_per_block: int | None = None    # the generator's annotation on topology-aware GPU flavors (plan/tas.py)
+    nodes_per_block: int | None = None    # the generator's annotations on topology-aware GPU flavors (plan/nodes.py)
+    nodes: int | None = None
+    boot_disk_gi: int | None = None
 
     def tpu_generation(self) -> catalog.TpuGeneration | None:
         """The TPU generation whose accelerator label the flavor selects (the catalog's)."""
@@ -335,6 +337,7 @@ class Cluster:
     owner_refs: set[tuple] = field(default_factory=set)                # their refs (replacing one is rare)
     notes: list[str] = field(default_factory=list)
     config: Config = field(default_factory=Config)
+    nodes: list = field(default_factory=list)                         # Node objects (tas.NodeInfo), ready ones
 
 
 # ---------------------------------------------------------------- loading
@@ -588,14 +591,23 @@ def _read_flavor(x: _Obj) -> None:
     tols = r.list(spec, "tolerations", "spec.tolerations")
     topo = r.str(spec, "topologyName", "spec.topologyName")
     x.c.flavors[x.name] = ResourceFlavor(x.name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
-                                         tuple(t for t in tols if isinstance(t, dict)), topo, _nodes_per_block(x.o))
+                                         tuple(t for t in tols if isinstance(t, dict)), topo,
+                                         _count(x.o, tas.NODES_PER_BLOCK_ANNOTATION),
+                                         _count(x.o, tas.NODES_ANNOTATION), _count(x.o, tas.BOOT_DISK_ANNOTATION))
 
 
-def _nodes_per_block(obj: dict) -> int | None:
+def _count(obj: dict, annotation: str) -> int | None:
+    """A positive whole number the generator wrote as an annotation (None when absent or not one)."""
     meta = obj.get("metadata")
     notes = meta.get("annotations") if isinstance(meta, dict) else None
-    value = notes.get(tas.NODES_PER_BLOCK_ANNOTATION) if isinstance(notes, dict) else None
-    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else None
+    value = notes.get(annotation) if isinstance(notes, dict) else None
+    return int(value) if isinstance(value, str) and value.isdigit() and 0 < int(value) <= 1_000_000 else None
+
+
+def _read_node(x: _Obj) -> None:
+    node = nodes.read_node(x.o, x.r.bad)
+    if node is not None:
+        x.c.nodes.append(node)
 
 
 def _read_topology(x: _Obj) -> None:
@@ -671,7 +683,7 @@ _KUEUE_READERS = {
     "ResourceFlavor": _read_flavor, "Topology": _read_topology, "AdmissionCheck": _read_admission_check,
     "WorkloadPriorityClass": _read_workload_priority_class,
 }
-_CORE_READERS = {"PriorityClass": _read_priority_class, "Namespace": _read_namespace}
+_CORE_READERS = {"PriorityClass": _read_priority_class, "Namespace": _read_namespace, "Node": _read_node}
 
 
 def demand_path(ps: demand.PodSet) -> str:

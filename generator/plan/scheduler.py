@@ -16,7 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..kernel import supply
-from . import assign, fairorder, preempt, quota
+from . import assign, fairorder, preempt, quota, tas, tasassign
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .cache import Cache
 from .overlay import ClusterQueue
@@ -108,18 +108,13 @@ class Scheduler:
         fresh = st.last_generation == self.cache.generation.get(cq.name, 0) or \
             (self.store.rules.preserve_scan_progress and self.cycle_no - st.last_cycle <= 1)
         last = st.last_tried if fresh else None
-        held = None
-        if any(rf.nodes_per_block for rf in cluster.flavors.values()):   # GKE blocks (plan/tas.py)
-            held = [(s.wl, s.flavors) for s in sorted((s for s in self.store.states.values()
-                                                       if s.holds_quota and s.key != st.key),
-                                                      key=lambda s: (s.admitted_at or 0, s.key))]
         return assign.Context(cq, node, cluster.flavors, cfg.fair_sharing, snap.reservations,
-                              oracle, last, self.cache.static, held)
+                              oracle, last, self.cache.static, snap.tas, snap.tas_used)
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.store.cluster.config
         p = preempt.Preemptor(st.key, cq.name, st.priority, st.created, dict(a.usage), a.frs_need_preemption(),
-                              dict(a.shapes))
+                              dict(a.shapes), dict(a.tas_requests))
         return preempt.targets(snap, p, cfg.fair_sharing, cfg.strategies,
                                "FairSharingPreemptWithinNominal" in self.gates)
 
@@ -129,6 +124,7 @@ class Scheduler:
         targets: list[preempt.Target] = []
         if a.mode() == M_PREEMPT:
             targets = self._targets(snap, st, cq, a)
+            tasassign.after_targets(ctx, a, targets, snap)
         if a.mode() != M_FIT and not targets and any(ps.min_count is not None for ps in st.wl.podsets):
             found: dict = {}
 
@@ -172,6 +168,7 @@ class Scheduler:
         for t in e.targets:
             preempted[t.info.key] = t
         quota.add(node, e.a.usage)
+        snap.tas_change(_tas_usage(snap, e.a), 1)       # cq.AddUsage: the TAS part
         return ("preempting" if mode == M_PREEMPT else "admitted"), placements
 
     @staticmethod
@@ -183,6 +180,7 @@ class Scheduler:
         for t in gone:
             snap.remove(t.info)
         ok = all(quota.available(node, fr) >= v for fr, v in e.a.usage.items())
+        ok = ok and _tas_fits(snap, e.a)
         if ok and e.a.shapes and mode == M_PREEMPT:
             ok = snap.tas_fits(e.a.shapes, snap.removed)
         for t in gone:
@@ -280,7 +278,8 @@ class Scheduler:
             return "can never be admitted: " + verdict.message + slices
         empty = {f: r.empty() for f, r in self.cache.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], cluster.flavors, False, empty,
-                             lambda fr, v: (assign.NO_CANDIDATES, 0), None, static)
+                             lambda fr, v: (assign.NO_CANDIDATES, 0), None, static, self.cache.tas,
+                             lambda flavor: lambda leaf: {})
         counts = tuple(ps.min_count if ps.min_count is not None else ps.count for ps in st.wl.podsets)
         a = assign.assign(ctx, st.wl, counts if counts != tuple(ps.count for ps in st.wl.podsets) else None)
         if a.mode() != M_NOFIT:
@@ -301,6 +300,29 @@ def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
         else:
             out[fr] = max(ZERO, min(v, nominal - used))
     return {fr: v for fr, v in out.items() if v > 0}
+
+
+def _tas_usage(snap: preempt.Snapshot, a: assign.Assignment) -> tuple:
+    """(flavor, {leaf: requests}) of the assignment's TAS pod sets."""
+    return tuple((p.flavor, tas.usage_of(snap.tas[p.flavor], p.request, p.assignment))
+                 for p in a.topology if p.flavor in snap.tas)
+
+
+def _tas_fits(snap: preempt.Snapshot, a: assign.Assignment) -> bool:
+    """TASFlavorSnapshot.Fits: each leaf the assignment uses still has room for its pods."""
+    for flavor, leaves in _tas_usage(snap, a):
+        fs = snap.tas[flavor]
+        used = snap.tas_used(flavor)
+        for leaf_id, req in leaves.items():
+            leaf = fs.leaves.get(leaf_id)
+            if leaf is None:
+                return False
+            free = dict(leaf.capacity or {})
+            for r, v in used(leaf).items():
+                free[r] = free.get(r, ZERO) - v
+            if any(free.get(r, ZERO) < v for r, v in req.items()):
+                return False
+    return True
 
 
 def _counts(e: Entry) -> str:
