@@ -126,7 +126,13 @@ class Cache:
         if not placed and self.tas:
             view = SimpleNamespace(cq=cq, flavors=self.store.cluster.flavors, tas=self.tas, tas_used=self._used)
             reqs, _ = tasassign.requests(view, st.wl, a)
-            placed, _ = tasassign.find(view, reqs) if reqs else ([], None)
+            recorded = st.wl.preadmitted.topology if st.wl.preadmitted else ()
+            placed = [tasassign.Placed(i, f, r, tas.Assignment(*recorded[i]))
+                      for f, items in reqs.items() for i, r in items if i < len(recorded) and recorded[i]]
+            reqs = {f: [(i, r) for i, r in items if not (i < len(recorded) and recorded[i])] for f, items in reqs.items()}
+            more, _ = tasassign.find(view, {f: x for f, x in reqs.items() if x})
+            placed += more
+            a.topology = placed
         return tuple((p.flavor, tas.usage_of(self.tas[p.flavor], p.request, p.assignment))
                      for p in placed if p.flavor in self.tas)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from ..kernel import catalog, gke, quantity
+from ..kernel import catalog, demand, gke, quantity
 from ..kernel.catalog import node_labels as L
 from ..model import nominal_quota, topology as spec_topology
 from . import tas
@@ -85,6 +85,30 @@ def snapshots(cluster, nodes: list[tas.NodeInfo] | None, notes: Notes) -> dict[s
         else:
             mine = declared_nodes(cluster, rf, levels, notes)
         out[name] = tas.FlavorSnapshot(name, rf.topology, levels, tuple(rf.tolerations), mine)
+        for node, usage in running_pods(cluster):
+            out[name].add_non_tas_usage(node, usage)
+    return out
+
+
+def running_pods(cluster) -> list[tuple[str, dict]]:
+    """Pods of the input already bound to a node (spec.nodeName) and not finished, with their
+    requests and one `pods`: what Kueue's non-TAS pod cache counts on their nodes
+    (tas_non_tas_pod_cache.go). Pods Kueue manages are Workloads of the plan instead."""
+    out = []
+    for o in cluster.owners:
+        spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
+        status = o.obj.get("status") if isinstance(o.obj.get("status"), dict) else {}
+        node = spec.get("nodeName")
+        if o.kind != "Pod" or not isinstance(node, str) or status.get("phase") in ("Succeeded", "Failed"):
+            continue
+        d = demand.of(o.obj)
+        if d.queue is not None:
+            continue
+        usage: dict[str, Decimal] = {tas.PODS: Decimal(1)}
+        for ps in d.podsets:
+            for r, v in ps.requests.items():
+                usage[r] = usage.get(r, Decimal(0)) + v
+        out.append((node, usage))
     return out
 
 

@@ -26,7 +26,7 @@ import math
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -221,6 +221,9 @@ class Preadmitted:
     flavors: tuple[dict[str, str], ...]   # per pod set: resource -> flavor
     counts: tuple[int, ...]
     reserved_at: float | None = None      # the QuotaReserved condition's time (epoch seconds)
+    # per pod set: its recorded topologyAssignment (levels, ((values...), pods) per domain), v1beta1's
+    # `domains` form; None when it has none
+    topology: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -812,6 +815,8 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
     if owner.kind == "Deployment" and labels.get(demand.PRIORITY_LABEL) and not d.workload_priority_class:
         notes.append(f"{demand.PRIORITY_LABEL} on the Deployment is not copied to its pods; Kueue ignores it")
     podsets = tuple(_podset(ps, d.podsets) for ps in d.podsets)
+    if owner.kind == "Workload":
+        podsets = _with_topology_requests(o, podsets)
     if d.priority is not None:
         priority, prio_problem = Priority(d.priority, "spec.priority"), None
     else:
@@ -851,6 +856,25 @@ def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
     )
 
 
+# A Workload's spec.podSets[].topologyRequest (apis/kueue/v1beta2/workload_types.go
+# PodSetTopologyRequest) as the pod template annotations jobframework derives it from.
+_TOPOLOGY_REQUEST = {"required": tas.REQUIRED, "preferred": tas.PREFERRED, "unconstrained": tas.UNCONSTRAINED,
+                     "podSetSliceRequiredTopology": tas.SLICE_REQUIRED, "podSetSliceSize": tas.SLICE_SIZE,
+                     "podSetGroupName": tas.GROUP_NAME}
+
+
+def _with_topology_requests(o: dict, podsets: tuple[PodSet, ...]) -> tuple[PodSet, ...]:
+    raw = {p.get("name"): p.get("topologyRequest") for p in _mapping(o.get("spec")).get("podSets") or []
+           if isinstance(p, dict)}
+    out = []
+    for ps in podsets:
+        tr = raw.get(ps.name)
+        extra = {ann: str(tr[k]).lower() if isinstance(tr[k], bool) else str(tr[k])
+                 for k, ann in _TOPOLOGY_REQUEST.items() if isinstance(tr, dict) and tr.get(k) is not None}
+        out.append(replace(ps, annotations={**ps.annotations, **extra}) if extra else ps)
+    return tuple(out)
+
+
 def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     status = _mapping(o.get("status"))
     adm = status.get("admission")
@@ -860,7 +884,18 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     flavors = [{str(k): str(v) for k, v in _mapping((assigned.get(ps.name) or {}).get("flavors")).items()}
                for ps in podsets]
     counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)))
+    topo = tuple(_recorded_topology((assigned.get(ps.name) or {}).get("topologyAssignment")) for ps in podsets)
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)), topo)
+
+
+def _recorded_topology(ta: Any) -> tuple | None:
+    """A recorded topologyAssignment in the v1beta1 form (levels; domains of values and count)."""
+    if not isinstance(ta, dict) or not isinstance(ta.get("levels"), list) or not isinstance(ta.get("domains"), list):
+        return None
+    levels = tuple(str(x) for x in ta["levels"])
+    domains = tuple((tuple(str(v) for v in d.get("values") or []), d["count"]) for d in ta["domains"]
+                    if isinstance(d, dict) and isinstance(d.get("count"), int) and not isinstance(d.get("count"), bool))
+    return levels, domains
 
 
 def _reserved_at(status: dict) -> Any:

@@ -157,6 +157,7 @@ class Scheduler:
         if mode == M_PREEMPT and not e.targets:
             if e.cq.preemption.reclaim != "Any":
                 quota.add(node, _to_reserve(e, node))
+                snap.tas_change(_tas_usage(snap, e.a), 1)      # resourcesToReserve: netUsage's TAS part
             return "notargets", []
         if any(t.info.key in preempted for t in e.targets):
             e.message = "its preemption targets overlap another workload's in this cycle"

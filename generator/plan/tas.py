@@ -34,15 +34,12 @@ from decimal import Decimal
 
 from ..kernel import labelmatch, supply
 from ..kernel.catalog import node_labels
+from ..model import topology as spec_topology
 
 HOSTNAME = node_labels.HOSTNAME_LABEL
-# Kueue's podset annotations (apis/kueue/v1beta2/topology_types.go at v0.17.4).
-REQUIRED = "kueue.x-k8s.io/podset-required-topology"
-PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
-UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
-SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
-SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
-GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
+# Kueue's podset annotations (apis/kueue/v1beta2/topology_types.go at v0.17.4), in model/topology.py.
+REQUIRED, PREFERRED, UNCONSTRAINED = spec_topology.REQUIRED, spec_topology.PREFERRED, spec_topology.UNCONSTRAINED
+SLICE_REQUIRED, SLICE_SIZE, GROUP_NAME = spec_topology.SLICE_REQUIRED, spec_topology.SLICE_SIZE, spec_topology.GROUP_NAME
 TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
 PODS = "pods"
 Requests = dict[str, Decimal]
@@ -166,6 +163,12 @@ class FlavorSnapshot:
             self._link(parent)
         dom.parent = parent
         parent.children.append(dom)
+
+    def add_non_tas_usage(self, node: str, usage: Requests) -> None:
+        """addNonTASUsage: a running pod Kueue's TAS did not place takes room on its node."""
+        leaf = self.leaves.get(self.node_leaf.get(node, ""))
+        if leaf is not None and leaf.capacity is not None:
+            _sub(leaf.capacity, usage)
 
     def has_level(self, annotations: dict) -> bool:
         """HasLevel: the requested level (and the slice level) are levels of the Topology."""
