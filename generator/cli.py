@@ -224,6 +224,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
+    p.add_argument("--nodes", metavar="FILE", action="append",
+                   help="Node objects to place topology-aware workloads on (kubectl get nodes -o yaml), instead of "
+                   "the nodes the platform declares; may be given more than once")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
     p.add_argument("--kueue-version", choices=versions.known("kueue"),
                    help="Kueue release whose scheduler (and, with --group, MultiKueue) to follow (default: the one "

@@ -105,6 +105,8 @@ def _check_args(args) -> None:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
     if args.group and not args.overlay:
         raise SpecError("--group", [Problem("", "give the manager's overlay, then each worker's")])
+    if getattr(args, "nodes", None) and args.group:
+        raise SpecError("--nodes", [Problem("", "not with --group: put each cluster's Node objects in its overlay")])
     if args.group and args.cubes is not None:
         raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
     if args.update_expectations and args.overlay and not args.scenario:
@@ -157,7 +159,8 @@ def release_for(overlay: str, given: str | None) -> tuple[str, str]:
 def _replay(args, overlay: list[str], scenario_file: str | None, release: str) -> simulate.Plan:
     if args.group:
         return plan_group(overlay, scenario_file, release, args.manager_config)
-    return plan(overlay, scenario_file, args.cubes, release)
+    # --nodes: Node objects (kubectl get nodes -o yaml) read after the overlay, as part of its stream.
+    return plan(overlay + list(getattr(args, "nodes", None) or []), scenario_file, args.cubes, release)
 
 
 def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str | None,
