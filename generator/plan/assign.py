@@ -128,6 +128,7 @@ class Context:
     # TAS flavors' domain trees (plan/tas.py) and, per flavor, what is used on each leaf now.
     tas: dict = field(default_factory=dict)
     tas_used: Callable | None = None
+    tas_enabled: bool = True               # feature gate TopologyAwareScheduling (beta, on since v0.14)
 
 
 def assign(ctx: Context, wl: overlay.Workload, counts: tuple[int, ...] | None = None) -> Assignment:

@@ -47,6 +47,8 @@ class Cache:
         st.assignment, st.usage = a, dict(a.usage)
         st.placements = placements
         st.tas = self._tas_usage(st, cq, a)
+        # waitForPodsReady: the pods of a Workload admitted now start during the step
+        st.pods_ready = not self.store.cluster.config.wait_for_pods_ready
         self._tas_change(st.tas, 1)
         quota.add(self.tree.cqs[cq.name], st.usage)
         st.admitted_at = self.store.tick()

@@ -72,6 +72,9 @@ def snapshots(cluster, nodes: list[tas.NodeInfo] | None, notes: Notes) -> dict[s
     """The domain tree of every TAS flavor: from the Node objects when the input has any,
     else from the platform's declared pools."""
     out: dict[str, tas.FlavorSnapshot] = {}
+    if not cluster.config.gate("TopologyAwareScheduling", True):
+        return out
+    mixed = cluster.config.gate("TASProfileMixed", True)
     for name, rf in sorted(cluster.flavors.items()):
         if not rf.topology or rf.tpu_generation() is not None:
             continue                # TPU slices are placed by packer.py
@@ -84,7 +87,7 @@ def snapshots(cluster, nodes: list[tas.NodeInfo] | None, notes: Notes) -> dict[s
             mine = [n for n in nodes if matches_flavor(n, rf.node_labels, levels)]
         else:
             mine = declared_nodes(cluster, rf, levels, notes)
-        out[name] = tas.FlavorSnapshot(name, rf.topology, levels, tuple(rf.tolerations), mine)
+        out[name] = tas.FlavorSnapshot(name, rf.topology, levels, tuple(rf.tolerations), mine, mixed)
         for node, usage in running_pods(cluster):
             out[name].add_non_tas_usage(node, usage)
     return out

@@ -182,6 +182,14 @@ class Config:
     fair_sharing: bool = False
     strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
     source: str = "default (no kueue-manager-config in the input)"
+    # waitForPodsReady (config v1beta2: on when the block is there; v1beta1: `enable`)
+    wait_for_pods_ready: bool = False
+    block_admission: bool = False
+    pods_ready_timeout: str | None = None
+    feature_gates: tuple[tuple[str, bool], ...] = ()     # featureGates, as given
+
+    def gate(self, name: str, default: bool) -> bool:
+        return dict(self.feature_gates).get(name, default)
 
 
 # ---------------------------------------------------------------- workloads
@@ -221,6 +229,7 @@ class Preadmitted:
     flavors: tuple[dict[str, str], ...]   # per pod set: resource -> flavor
     counts: tuple[int, ...]
     reserved_at: float | None = None      # the QuotaReserved condition's time (epoch seconds)
+    pods_ready: bool = True               # its PodsReady condition is True (waitForPodsReady)
     # per pod set: its recorded topologyAssignment (levels, ((values...), pods) per domain), v1beta1's
     # `domains` form; None when it has none
     topology: tuple = ()
@@ -787,19 +796,42 @@ def _config_map(o: dict, r: Reader) -> Config | None:
 
 
 def _configuration(doc: dict, api: str, r: Reader, source: str) -> Config:
+    extra = _pods_ready_and_gates(doc, api, r)
     fs = doc.get("fairSharing")
     if fs is None:
-        return Config(False, source=f"{source}: fair sharing off")
+        return Config(False, source=f"{source}: fair sharing off", **extra)
     if not isinstance(fs, dict):
         r.bad("fairSharing", "is not a mapping")
-        return Config(source=source)
+        return Config(source=source, **extra)
     # config v1beta1 (Kueue v0.12) switches it with `enable`; in v1beta2 the block's presence does
     # (Kueue v0.17.4 pkg/scheduler/preemption/fairsharing/strategy.go Enabled: pfs != nil).
     enabled = fs.get("enable") is True if api.endswith("/v1beta1") else True
     strategies = tuple(s for s in fs.get("preemptionStrategies") or () if s in
                        ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
     return Config(enabled, strategies or Config.strategies,
-                  f"{source}: fair sharing {'on' if enabled else 'off'}")
+                  f"{source}: fair sharing {'on' if enabled else 'off'}", **extra)
+
+
+def _pods_ready_and_gates(doc: dict, api: str, r: Reader) -> dict:
+    """waitForPodsReady and featureGates (apis/config/v1beta2/configuration_types.go at v0.17.4:
+    WaitForPodsReady is on when present; v1beta1 has `enable`)."""
+    out: dict = {}
+    wfpr = doc.get("waitForPodsReady")
+    if isinstance(wfpr, dict):
+        on = wfpr.get("enable") is True if api.endswith("/v1beta1") else True
+        out.update(wait_for_pods_ready=on, block_admission=on and wfpr.get("blockAdmission") is True,
+                   pods_ready_timeout=str(wfpr["timeout"]) if on and wfpr.get("timeout") is not None else None)
+    elif wfpr is not None:
+        r.bad("waitForPodsReady", "is not a mapping")
+    gates = doc.get("featureGates")
+    if isinstance(gates, dict):
+        out["feature_gates"] = tuple(sorted((str(k), v) for k, v in gates.items() if isinstance(v, bool)))
+        for k, v in gates.items():
+            if not isinstance(v, bool):
+                r.bad(f"featureGates.{k}", f"{_show(v)} is not true or false")
+    elif gates is not None:
+        r.bad("featureGates", "is not a mapping")
+    return out
 
 
 # ---------------------------------------------------------------- owners -> workloads
@@ -822,10 +854,27 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
     else:
         priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
+    if not cluster.config.gate("PartialAdmission", True):
+        # featureGates PartialAdmission: false: the Workload webhook's Default drops minCount, and
+        # jobframework sets none (pkg/webhooks/workload_webhook.go Default at v0.17.4).
+        podsets = tuple(replace(ps, min_count=None) for ps in podsets)
+    elif owner.kind == "Workload":
+        problems += _webhook_problems(o)
     pre = _preadmitted(o, podsets) if owner.kind == "Workload" else None
     checks = _check_states(o) if owner.kind == "Workload" else {}
     return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre,
                     timestamp(o["metadata"].get("creationTimestamp")), checks)
+
+
+def _webhook_problems(o: dict) -> list[str]:
+    """Kueue's Workload webhook (pkg/webhooks/workload_webhook.go ValidateWorkload at v0.17.4):
+    the API server refuses the Workload, so it is never admitted."""
+    raw = [p for p in _mapping(o.get("spec")).get("podSets") or [] if isinstance(p, dict)]
+    n = sum(1 for p in raw if p.get("minCount") is not None)
+    if n > 1:
+        return [f"Kueue's Workload webhook refuses it: spec.podSets: Invalid value: {n}: "
+                "at most one podSet can use minCount"]
+    return []
 
 
 def _mapping(v: Any) -> dict:
@@ -885,7 +934,10 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
                for ps in podsets]
     counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
     topo = tuple(_recorded_topology((assigned.get(ps.name) or {}).get("topologyAssignment")) for ps in podsets)
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)), topo)
+    ready = any(isinstance(c, dict) and c.get("type") == "PodsReady" and c.get("status") == "True"
+                for c in status.get("conditions") or [])
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)),
+                       ready, topo)
 
 
 def _recorded_topology(ta: Any) -> tuple | None:

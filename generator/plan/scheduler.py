@@ -32,7 +32,7 @@ MAX_CYCLES = 50_000
 class Scheduler:
     def __init__(self, store: Store, cache: Cache, queues: QueueManager, workloads: WorkloadController):
         self.store, self.cache, self.queues, self.workloads = store, cache, queues, workloads
-        self.gates = set(store.rules.gates)
+        self.gates = gates(store)
         self.cycle_no = 0
 
     def settle(self) -> None:
@@ -76,7 +76,7 @@ class Scheduler:
         issued: list[Entry] = []
         outcome: dict[str, str] = {}            # key -> how the entry ended (for requeueing)
         for e in ordered:
-            how, placements = self._process(snap, e, preempted)
+            how, placements = self._process(snap, e, preempted, [a.st.key for a, _ in admitted])
             outcome[e.st.key] = how
             if how == "preempting":
                 issued.append(e)
@@ -109,7 +109,8 @@ class Scheduler:
             (self.store.rules.preserve_scan_progress and self.cycle_no - st.last_cycle <= 1)
         last = st.last_tried if fresh else None
         return assign.Context(cq, node, cluster.flavors, cfg.fair_sharing, snap.reservations,
-                              oracle, last, self.cache.static, snap.tas, snap.tas_used)
+                              oracle, last, self.cache.static, snap.tas, snap.tas_used,
+                              tas_enabled=cfg.gate("TopologyAwareScheduling", True))
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.store.cluster.config
@@ -147,7 +148,8 @@ class Scheduler:
         return Entry(st, cq, a, targets, a.message())
 
     # ------------------------------------------------------------ process: admit or preempt
-    def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target]) -> tuple[str, list]:
+    def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target],
+                 admitted_now: list[str]) -> tuple[str, list]:
         """Admit (or issue the preemptions of) one entry against the cycle's snapshot:
         (nofit | notargets | skipped | preempting | admitted, TPU placements)."""
         mode = e.a.mode()
@@ -166,11 +168,25 @@ class Scheduler:
         if not ok:
             e.message = "no longer fits after another workload was admitted in the same cycle"
             return "skipped", []
+        waiting = self._pods_not_ready(admitted_now) if mode == M_FIT else []
+        if waiting:
+            # waitForPodsReady.blockAdmission (scheduler.go: PodsReadyForAllAdmittedWorkloads, then
+            # the Workload is set Waiting until they are)
+            e.message = f"waiting for all admitted workloads to be in PodsReady condition ({', '.join(waiting)})"
+            return "skipped", []
         for t in e.targets:
             preempted[t.info.key] = t
         quota.add(node, e.a.usage)
         snap.tas_change(_tas_usage(snap, e.a), 1)       # cq.AddUsage: the TAS part
         return ("preempting" if mode == M_PREEMPT else "admitted"), placements
+
+    def _pods_not_ready(self, admitted_now: list[str]) -> list[str]:
+        """With waitForPodsReady.blockAdmission: the admitted Workloads whose pods are not ready
+        yet (admitted in this step, in this cycle, or before the plan without PodsReady)."""
+        if not self.store.cluster.config.block_admission:
+            return []
+        return sorted([st.key for st in self.store.states.values() if st.holds_quota and not st.pods_ready]
+                      + admitted_now)
 
     @staticmethod
     def _still_fits(snap: preempt.Snapshot, e: Entry, gone: list[preempt.Target]) -> tuple[bool, list]:
@@ -301,6 +317,19 @@ def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
         else:
             out[fr] = max(ZERO, min(v, nominal - used))
     return {fr: v for fr, v in out.items() if v > 0}
+
+
+# Feature gates the planner follows (beyond the release's defaults in releases.py).
+MODELLED_GATES = ("PartialAdmission", "TopologyAwareScheduling", "TASProfileMixed", "FairSharingPreemptWithinNominal",
+                  "FairSharingPrioritizeNonBorrowing")
+
+
+def gates(store: Store) -> set[str]:
+    """The release's default-on gates the scheduler reads, with the configuration's featureGates."""
+    out = set(store.rules.gates)
+    for name, on in store.cluster.config.feature_gates:
+        (out.add if on else out.discard)(name)
+    return out
 
 
 def _tas_usage(snap: preempt.Snapshot, a: assign.Assignment) -> tuple:

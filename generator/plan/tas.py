@@ -120,8 +120,9 @@ class FlavorSnapshot:
     """TASFlavorSnapshot: one TAS flavor's domain tree (static), placed against a usage."""
 
     def __init__(self, flavor: str, topology: str, levels: tuple[str, ...], tolerations: tuple[dict, ...],
-                 nodes: list[NodeInfo]):
+                 nodes: list[NodeInfo], profile_mixed: bool = True):
         self.flavor, self.topology, self.levels = flavor, topology, levels
+        self.profile_mixed = profile_mixed          # feature gate TASProfileMixed
         self.tolerations = tolerations
         self.lowest_is_node = bool(levels) and levels[-1] == HOSTNAME     # isLowestLevelNode
         self.leaves: dict[str, Domain] = {}
@@ -227,22 +228,23 @@ class FlavorSnapshot:
         level, slice_level = self.levels.index(key), self.levels.index(slice_key)
         if level > slice_level:
             return None, f"podset slice topology {slice_key} is above the podset topology {key}"
-        st = _State(r.count, slice_size, slice_level, is_required(r), is_unconstrained(r))
+        st = _State(r.count, slice_size, slice_level, is_required(r), is_unconstrained(r),
+                    least_free=is_unconstrained(r) and self.profile_mixed)
         self._fill_in_counts(r, used, assumed, simulate_empty, st)
         fit_level, fit, reason = self._find_level_with_fit_domains(level, st)
         if reason:
             return None, reason
-        fit = self._update_counts(fit, st.count, slice_size, st.unconstrained, True)
+        fit = self._update_counts(fit, st.count, slice_size, st.least_free, True)
         cur = fit_level
         while cur < min(len(self.levels) - 1, slice_level):
-            fit = self._update_counts(self._sorted(_children(fit), st.unconstrained), st.count, slice_size,
-                                      st.unconstrained, True)
+            fit = self._update_counts(self._sorted(_children(fit), st.least_free), st.count, slice_size,
+                                      st.least_free, True)
             cur += 1
         while cur < len(self.levels) - 1:
             nxt: list[Domain] = []
             for dom in fit:
-                nxt += self._update_counts(self._sorted(dom.children, st.unconstrained), dom.state, 1,
-                                           st.unconstrained, False)
+                nxt += self._update_counts(self._sorted(dom.children, st.least_free), dom.state, 1,
+                                           st.least_free, False)
             fit = nxt
             cur += 1
         return self._build_assignment(fit), ""
@@ -293,10 +295,10 @@ class FlavorSnapshot:
         domains = list(self.per_level[level].values())
         if not domains:
             return 0, [], f"no topology domains at level: {self.levels[level]}"
-        ordered = self._sorted(domains, st.unconstrained)
+        ordered = self._sorted(domains, st.least_free)
         top = ordered[0]
         slices = st.count // st.slice_size
-        least_free = st.unconstrained               # useLeastFreeCapacityAlgorithm (TASProfileMixed on)
+        least_free = st.least_free                  # useLeastFreeCapacityAlgorithm
         if not least_free and top.slice_state >= slices:
             top = _best_fit(ordered, slices, lambda d: d.slice_state)      # optimize the potentially last domain
         if least_free:
@@ -337,21 +339,21 @@ class FlavorSnapshot:
         return msg
 
     @staticmethod
-    def _sorted(domains: list[Domain], unconstrained: bool) -> list[Domain]:
+    def _sorted(domains: list[Domain], least_free: bool) -> list[Domain]:
         """sortedDomains: BestFit sliceState descending (LeastFreeCapacity: ascending), then
         state ascending, then level values."""
-        sign = 1 if unconstrained else -1
+        sign = 1 if least_free else -1
         return sorted(domains, key=lambda d: (sign * d.slice_state, d.state, d.values))
 
     @staticmethod
-    def _update_counts(domains: list[Domain], count: int, slice_size: int, unconstrained: bool,
+    def _update_counts(domains: list[Domain], count: int, slice_size: int, least_free: bool,
                        slices: bool) -> list[Domain]:
         """updateCountsToMinimumGeneric without leaders: the fewest domains that hold `count`."""
         result: list[Domain] = []
         remaining = count // slice_size if slices else count
         for i, dom in enumerate(domains):
             have = dom.slice_state if slices else dom.state
-            if not unconstrained and have >= remaining:
+            if not least_free and have >= remaining:                # useBestFitAlgorithm
                 dom = _best_fit(domains[i:], remaining, (lambda d: d.slice_state) if slices else (lambda d: d.state))
                 have = dom.slice_state if slices else dom.state
             if have >= remaining:
@@ -382,6 +384,7 @@ class _State:
     slice_level: int
     required: bool
     unconstrained: bool
+    least_free: bool = False              # LeastFreeCapacity (unconstrained, TASProfileMixed) else BestFit
     total_nodes: int = 0
     excluded: dict[str, int] = field(default_factory=dict)
 

@@ -50,8 +50,8 @@ def requested(ps, cq, flavors: dict) -> bool:
 
 def flavor_rule(ctx, ps, rf, covered: set[str]) -> str | None:
     """checkPodSetAndFlavorMatchForTAS: why this flavor is skipped for this pod set, or None."""
-    if rf.topology and not modelled(rf):
-        return None                                              # TPU slices: packer.py
+    if not ctx.tas_enabled or (rf.topology and not modelled(rf)):
+        return None                                              # TAS off; TPU slices: packer.py
     if requested(ps, ctx.cq, ctx.flavors):
         if not tas.requests_tas(ps.annotations):
             return None                                          # isTASImplied
