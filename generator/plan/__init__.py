@@ -94,6 +94,14 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _check_group_args(args) -> None:
+    from ..kernel.errors import Problem, SpecError
+    if getattr(args, "nodes", None) and args.group:
+        raise SpecError("--nodes", [Problem("", "not with --group: put each cluster's Node objects in its overlay")])
+    if args.group and args.cubes is not None:
+        raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
+
+
 def _check_args(args) -> None:
     from ..kernel.errors import Problem, SpecError
     many = not args.overlay
@@ -105,10 +113,7 @@ def _check_args(args) -> None:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
     if args.group and not args.overlay:
         raise SpecError("--group", [Problem("", "give the manager's overlay, then each worker's")])
-    if getattr(args, "nodes", None) and args.group:
-        raise SpecError("--nodes", [Problem("", "not with --group: put each cluster's Node objects in its overlay")])
-    if args.group and args.cubes is not None:
-        raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
+    _check_group_args(args)
     if args.update_expectations and args.overlay and not args.scenario:
         raise SpecError("--update-expectations", [Problem("", "there are expectations to update only in a scenario: "
                                                           "give --scenario FILE, or no overlay to update them all")])

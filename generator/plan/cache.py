@@ -124,19 +124,26 @@ class Cache:
         """(flavor, {leaf: requests}) of each TAS pod set: its topology assignment, or, for a
         Workload admitted before the plan (its recorded flavors, no domains), where Kueue's
         placement puts it now."""
+        if not a.topology and self.tas:
+            a.topology = self._recorded(st, cq, a)
         placed = a.topology
-        if not placed and self.tas:
-            view = SimpleNamespace(cq=cq, flavors=self.store.cluster.flavors, tas=self.tas, tas_used=self._used)
-            reqs, _ = tasassign.requests(view, st.wl, a)
-            recorded = st.wl.preadmitted.topology if st.wl.preadmitted else ()
-            placed = [tasassign.Placed(i, f, r, tas.Assignment(*recorded[i]))
-                      for f, items in reqs.items() for i, r in items if i < len(recorded) and recorded[i]]
-            reqs = {f: [(i, r) for i, r in items if not (i < len(recorded) and recorded[i])] for f, items in reqs.items()}
-            more, _ = tasassign.find(view, {f: x for f, x in reqs.items() if x})
-            placed += more
-            a.topology = placed
         return tuple((p.flavor, tas.usage_of(self.tas[p.flavor], p.request, p.assignment))
                      for p in placed if p.flavor in self.tas)
+
+    def _recorded(self, st: State, cq: ClusterQueue, a: assign.Assignment) -> list:
+        """A Workload admitted before the plan: its recorded topology assignments, and where
+        Kueue's placement puts the pod sets that have none."""
+        view = SimpleNamespace(cq=cq, flavors=self.store.cluster.flavors, tas=self.tas, tas_used=self._used)
+        reqs, _ = tasassign.requests(view, st.wl, a)
+        recorded = st.wl.preadmitted.topology if st.wl.preadmitted else ()
+
+        def has(i: int) -> bool:
+            return i < len(recorded) and recorded[i] is not None
+        placed = [tasassign.Placed(i, f, r, tas.Assignment(*recorded[i]))
+                  for f, items in reqs.items() for i, r in items if has(i)]
+        rest = {f: [(i, r) for i, r in items if not has(i)] for f, items in reqs.items()}
+        more, _ = tasassign.find(view, {f: x for f, x in rest.items() if x})
+        return placed + more
 
     def _used(self, flavor: str):
         usage = self.tas_usage.get(flavor, {})

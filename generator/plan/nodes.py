@@ -43,6 +43,13 @@ def read_node(obj: dict, bad: Callable[[str, str], None]) -> tas.NodeInfo | None
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     if spec.get("unschedulable") is True or not _ready(status):
         return None
+    alloc = _allocatable(status, bad)
+    taints = tuple(t for t in spec.get("taints") or () if isinstance(t, dict)) \
+        if isinstance(spec.get("taints"), list) else ()
+    return tas.NodeInfo(name, {str(k): str(v) for k, v in labels.items()}, alloc, taints)
+
+
+def _allocatable(status: dict, bad: Callable[[str, str], None]) -> dict[str, Decimal]:
     alloc: dict[str, Decimal] = {}
     raw = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
     for res, v in raw.items():
@@ -50,9 +57,7 @@ def read_node(obj: dict, bad: Callable[[str, str], None]) -> tas.NodeInfo | None
             alloc[str(res)] = quantity.parse(v)
         except (ValueError, ArithmeticError, TypeError):
             bad(f"status.allocatable.{res}", f"{v!r} is not a quantity")
-    taints = tuple(t for t in spec.get("taints") or () if isinstance(t, dict)) \
-        if isinstance(spec.get("taints"), list) else ()
-    return tas.NodeInfo(name, {str(k): str(v) for k, v in labels.items()}, alloc, taints)
+    return alloc
 
 
 def _ready(status: dict) -> bool:

@@ -934,10 +934,14 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
                for ps in podsets]
     counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
     topo = tuple(_recorded_topology((assigned.get(ps.name) or {}).get("topologyAssignment")) for ps in podsets)
-    ready = any(isinstance(c, dict) and c.get("type") == "PodsReady" and c.get("status") == "True"
-                for c in status.get("conditions") or [])
     return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)),
-                       ready, topo)
+                       _pods_ready(status), topo)
+
+
+def _pods_ready(status: dict) -> bool:
+    """The Workload's PodsReady condition is True."""
+    return any(isinstance(c, dict) and c.get("type") == "PodsReady" and c.get("status") == "True"
+               for c in status.get("conditions") or [])
 
 
 def _recorded_topology(ta: Any) -> tuple | None:

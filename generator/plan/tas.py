@@ -313,6 +313,12 @@ class FlavorSnapshot:
             return 0, [], self._not_fit(top.slice_state, slices, st)
         if level > 0 and not st.unconstrained:
             return self._find_level_with_fit_domains(level - 1, st)
+        return self._spread(level, ordered, slices, st)
+
+    def _spread(self, level: int, ordered: list[Domain], slices: int, st: _State) -> tuple[int, list[Domain], str]:
+        """findLevelWithFitDomains at the top (or unconstrained): as many domains as needed,
+        in order, BestFit for the last one."""
+        least_free = st.least_free
         results: list[Domain] = []
         remaining = slices
         for i, d in enumerate(ordered):
