@@ -274,3 +274,131 @@ def test_kueue_tas_case(case: TasCase):
 
 def test_at_least_20_tas_cases():
     assert len(TAS_CASES) + len(PREEMPTION_CASES) >= 20
+
+
+# ---------------------------------------------------------------- the placement itself
+# kubernetes-sigs/kueue@v0.17.4 pkg/cache/scheduler/tas_cache_test.go TestFindTopologyAssignments: a
+# flavor snapshot of the case's nodes (topology "default", flavor nodeLabels), each pod set placed in
+# turn (FindTopologyAssignmentsForFlavor); a pod set without a topology request is TAS implied.
+FTA = f"kubernetes-sigs/kueue@{REL} pkg/cache/scheduler/tas_cache_test.go TestFindTopologyAssignments"
+TBLOCK, TRACK = "cloud.com/topology-block", "cloud.com/topology-rack"
+THREE, TWO = (TBLOCK, TRACK, HOST), (TBLOCK, TRACK)
+
+
+def _n(name, block, rack, host, cpu, memory="1Gi", pods="10", ready=True, labels=None):
+    lab = {k: v for k, v in ((TBLOCK, block), (TRACK, rack), (HOST, host)) if v is not None}
+    obj = node(name, {**lab, **(labels or {})}, cpu, memory, pods, ready=ready)
+    obj["metadata"]["labels"].pop("tas-node")
+    return obj
+
+
+#      b1                   b2
+#   /      \             /      \
+#  r1       r2          r1       r2
+#  |      /  |  \       |         |
+#  x3    x5  x1  x6     x2       x4
+DEFAULT_NODES = [_n("b1-r1-x3", "b1", "r1", "x3", "1"), _n("b1-r2-x5", "b1", "r2", "x5", "1"),
+                 _n("b1-r2-x1", "b1", "r2", "x1", "1"), _n("b1-r2-x6", "b1", "r2", "x6", "1"),
+                 _n("b2-r2-x2", "b2", "r1", "x2", "1"), _n("b2-r2-x4", "b2", "r2", "x4", "2", "4Gi", "40")]
+SCATTERED = [_n("b1-r1-x3", "b1", "r1", "x3", "4"), _n("b1-r1-x5", "b1", "r1", "x5", "1"),
+             _n("b1-r1-x1", "b1", "r1", "x1", "1"), _n("b2-r1-x6", "b2", "r1", "x6", "2"),
+             _n("b2-r1-x2", "b2", "r1", "x2", "1")]
+BINARY = [_n(f"{b}-{r}-{x}", b, r, x, "1") for b, r, x in (
+    ("b1", "r1", "x3"), ("b1", "r1", "x5"), ("b1", "r2", "x1"), ("b1", "r2", "x6"),
+    ("b2", "r1", "x2"), ("b2", "r1", "x4"), ("b2", "r2", "x7"), ("b2", "r2", "x8"))]
+
+
+@dataclass
+class FindCase:
+    source: str
+    nodes: list[dict]
+    levels: tuple[str, ...]
+    podsets: list[tuple[dict | None, dict, int]]       # (topologyRequest, one pod's requests, count)
+    want: list                                           # per pod set: [(values, count)] or the failure reason
+    node_labels: dict = field(default_factory=dict)
+
+
+FIND_CASES = [
+    FindCase(f"{FTA} 'choose the node that can accommodate all Pods'",
+             [_n("b1-r1-x3", "b1", "r1", "x3", "2", None), _n("b1-r1-x5", "b1", "r1", "x5", "1", None),
+              _n("b1-r1-x1", "b1", "r1", "x1", "1", None)], THREE,
+             [(req(TBLOCK), {"cpu": "1"}, 2)], [[(("x3",), 2)]]),
+    FindCase(f"{FTA} 'no annotation; implied default to unconstrained; 6 pods fit into hosts scattered across the "
+             "whole datacenter even they could fit into single rack; BestFit'", SCATTERED, THREE,
+             [(None, {"cpu": "1"}, 6)],
+             [[(("x1",), 1), (("x3",), 1), (("x5",), 1), (("x2",), 1), (("x6",), 2)]]),
+    FindCase(f"{FTA} 'unconstrained; 6 pods fit into hosts scattered across the whole datacenter even they could "
+             "fit into single rack; BestFit'", SCATTERED, THREE,
+             [({"unconstrained": True}, {"cpu": "1"}, 6)],
+             [[(("x1",), 1), (("x3",), 1), (("x5",), 1), (("x2",), 1), (("x6",), 2)]]),
+    FindCase(f"{FTA} 'unconstrained; a single pod fits into each host; BestFit'", DEFAULT_NODES, THREE,
+             [({"unconstrained": True}, {"cpu": "1"}, 1)], [[(("x3",), 1)]]),
+    FindCase(f"{FTA} 'block required; 4 pods fit into one host each; BestFit'", BINARY, THREE,
+             [(req(TBLOCK), {"cpu": "1"}, 4)], [[(("x3",), 1), (("x5",), 1), (("x1",), 1), (("x6",), 1)]]),
+    FindCase(f"{FTA} 'host required; single Pod fits in the host; BestFit'", DEFAULT_NODES, THREE,
+             [(req(HOST), {"cpu": "1"}, 1)], [[(("x3",), 1)]]),
+    FindCase(f"{FTA} 'rack required; single Pod fits in a rack; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TRACK), {"cpu": "1"}, 1)], [[(("b1", "r1"), 1)]]),
+    FindCase(f"{FTA} 'rack required; multiple Pods fit in a rack; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TRACK), {"cpu": "1"}, 3)], [[(("b1", "r2"), 3)]]),
+    FindCase(f"{FTA} 'rack required; multiple Pods fit in some racks; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TRACK), {"cpu": "1"}, 2)], [[(("b2", "r2"), 2)]]),
+    FindCase(f"{FTA} 'rack required; too many pods to fit in any rack; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TRACK), {"cpu": "1"}, 4)], ['topology "default" allows to fit only 3 out of 4 pod(s)']),
+    FindCase(f"{FTA} 'block required; single Pod fits in a block and a single rack; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TBLOCK), {"cpu": "1"}, 1)], [[(("b2", "r1"), 1)]]),
+    FindCase(f"{FTA} 'block required; single Pod fits in a block spread across two racks; BestFit'", DEFAULT_NODES,
+             TWO, [(req(TBLOCK), {"cpu": "1"}, 4)], [[(("b1", "r1"), 1), (("b1", "r2"), 3)]]),
+    FindCase(f"{FTA} 'block required; single Pod which cannot be split; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TBLOCK), {"cpu": "4"}, 1)],
+             ['topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 4; excluded: resource "cpu": 4']),
+    FindCase(f"{FTA} 'block required; too many Pods to fit requested; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TBLOCK), {"cpu": "1"}, 5)], ['topology "default" allows to fit only 4 out of 5 pod(s)']),
+    FindCase(f"{FTA} 'rack required; single Pod requiring memory; BestFit'", DEFAULT_NODES, TWO,
+             [(req(TRACK), {"memory": "1024"}, 4)], [[(("b1", "r1"), 4)]]),
+    FindCase(f"{FTA} 'rack preferred; but only block can accommodate the workload; BestFit'", DEFAULT_NODES, TWO,
+             [(pref(TRACK), {"cpu": "1"}, 4)], [[(("b1", "r1"), 1), (("b1", "r2"), 3)]]),
+    FindCase(f"{FTA} 'rack preferred; but only multiple blocks can accommodate the workload; BestFit'",
+             DEFAULT_NODES, TWO, [(pref(TRACK), {"cpu": "1"}, 6)],
+             [[(("b1", "r1"), 1), (("b1", "r2"), 3), (("b2", "r2"), 2)]]),
+    FindCase(f"{FTA} 'block preferred; but only multiple blocks can accommodate the workload; BestFit'",
+             DEFAULT_NODES, TWO, [(pref(TBLOCK), {"cpu": "1"}, 6)],
+             [[(("b1", "r1"), 1), (("b1", "r2"), 3), (("b2", "r2"), 2)]]),
+    FindCase(f"{FTA} 'block preferred; but the workload cannot be accommodate in entire topology; BestFit'",
+             DEFAULT_NODES, TWO, [(pref(TBLOCK), {"cpu": "1"}, 10)],
+             ['topology "default" allows to fit only 7 out of 10 pod(s)']),
+    FindCase(f"{FTA} 'only nodes with matching labels are considered; no matching node; BestFit'",
+             [_n("b1-r1-x3", None, None, "x3", "1", ready=False, labels={"zone": "zone-a"})], (HOST,),
+             [(req(HOST), {"cpu": "1"}, 1)], ["no topology domains at level: kubernetes.io/hostname"],
+             {"zone": "zone-b"}),
+    FindCase(f"{FTA} 'only nodes with matching labels are considered; matching node is found; BestFit'",
+             [_n("b1-r1-x3", None, None, "x3", "1", labels={"zone": "zone-a"})], (HOST,),
+             [(req(HOST), {"cpu": "1"}, 1)], [[(("x3",), 1)]], {"zone": "zone-a"}),
+    FindCase(f"{FTA} 'only nodes with matching levels are considered; no host label on node; BestFit'",
+             [_n("b1-r1-x3", "b1", "r1", None, "1")], THREE,
+             [(req(TRACK), {"cpu": "1"}, 1)], ["no topology domains at level: cloud.com/topology-rack"]),
+]
+
+
+def _request_annotations(tr: dict | None) -> dict:
+    wl_obj = {"spec": {"podSets": [{"name": "main", **({"topologyRequest": tr} if tr else {})}]}}
+    ps = overlay.PodSet("main", 1, None, {}, {}, {}, 1)
+    return overlay._with_topology_requests(wl_obj, (ps,))[0].annotations
+
+
+@pytest.mark.parametrize("case", FIND_CASES, ids=lambda c: c.source.split("'")[1])
+def test_kueue_find_topology_assignments_case(case: FindCase):
+    from decimal import Decimal
+
+    from generator.plan import nodes, tas
+    infos = [n for n in (nodes.read_node(o, lambda p, m: None) for o in case.nodes) if n is not None]
+    mine = [n for n in infos if nodes.matches_flavor(n, case.node_labels, case.levels)]
+    snap = tas.FlavorSnapshot("tas", "default", case.levels, (), mine)
+    reqs = [tas.Request(f"ps{i}", count, {r: Decimal(str(v)) for r, v in one.items()}, _request_annotations(tr), {},
+                        implied=tr is None) for i, (tr, one, count) in enumerate(case.podsets)]
+    got, failure = snap.find(reqs, lambda leaf: {})
+    for i, want in enumerate(case.want):
+        if isinstance(want, str):
+            assert failure == (f"ps{i}", want)
+        else:
+            assert [(v, n) for v, n in got[f"ps{i}"].domains] == want
