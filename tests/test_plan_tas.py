@@ -205,3 +205,14 @@ def test_a_bad_node_is_one_line_exit_2(tmp_path):
                           "--nodes", str(bad)], capture_output=True, text=True, cwd=ROOT, check=False)
     assert out.returncode == 2
     assert "status.allocatable.cpu" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_kueue_v0_12_3_has_topology_aware_scheduling_off():
+    # pkg/features/kube_features.go at v0.12.3: TopologyAwareScheduling alpha, off by default (beta and
+    # on from v0.14): the same Node dump admits sweep by quota alone, and the header says why.
+    out = subprocess.run([sys.executable, "-m", "generator", "plan", str(FIX / "h200-overlay.yaml"),
+                          "--nodes", str(FIX / "h200-nodes.yaml"), "--kueue-version", "v0.12.3"],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "Kueue v0.12.3 has TopologyAwareScheduling off" in out.stdout
+    assert "research/sweep     Job   0         admitted" in out.stdout

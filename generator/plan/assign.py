@@ -87,12 +87,15 @@ class Assignment:
         return min(ps.mode() for ps in self.podsets)
 
     def flavors(self) -> dict[str, str]:
-        """resource -> flavor (the first pod set's choice when they differ)."""
-        out: dict[str, str] = {}
+        """resource -> flavor; when pod sets take different flavors for one resource, each of
+        them in pod-set order ("on-demand, spot")."""
+        seen: dict[str, list[str]] = {}
         for ps in self.podsets:
             for r, c in ps.flavors.items():
-                out.setdefault(r, c.flavor)
-        return out
+                names = seen.setdefault(r, [])
+                if c.flavor not in names:
+                    names.append(c.flavor)
+        return {r: ", ".join(names) for r, names in seen.items()}
 
     def flavor_names(self) -> list[str]:
         """Every flavor the assignment holds quota in (pod sets may differ for one resource)."""

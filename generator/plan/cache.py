@@ -28,14 +28,14 @@ class Cache:
         self.generation: dict[str, int] = {}             # ClusterQueue -> bumped when its quota or usage changes
         # Topology-aware flavors: their domain trees (tas_cache.go), shared by every ClusterQueue
         # using them, and the TAS usage per leaf of the Workloads holding quota.
-        self.tas = nodes.snapshots(store.cluster, store.cluster.nodes, store.notes)
+        self.tas = nodes.snapshots(store.cluster, store.cluster.nodes, store.notes, store.rules)
         self.tas_usage: dict[str, dict[str, dict]] = {}
 
     def rebuild(self) -> None:
         """After a change to queues, cohorts or quotas: the quota tree anew, with the quota
         Workloads hold."""
         self.tree = quota.Tree(self.store.cluster)
-        self.tas = nodes.snapshots(self.store.cluster, self.store.cluster.nodes, [])
+        self.tas = nodes.snapshots(self.store.cluster, self.store.cluster.nodes, [], self.store.rules)
         for st in self.store.states.values():
             if st.holds_quota and st.cluster_queue in self.tree.cqs:
                 quota.add(self.tree.cqs[st.cluster_queue], st.usage)

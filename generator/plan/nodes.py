@@ -73,13 +73,14 @@ def matches_flavor(node: tas.NodeInfo, flavor_labels: dict, levels: tuple[str, .
         all(level in node.labels for level in levels)
 
 
-def snapshots(cluster, nodes: list[tas.NodeInfo] | None, notes: Notes) -> dict[str, tas.FlavorSnapshot]:
+def snapshots(cluster, nodes: list[tas.NodeInfo] | None, notes: Notes, rules=None) -> dict[str, tas.FlavorSnapshot]:
     """The domain tree of every TAS flavor: from the Node objects when the input has any,
-    else from the platform's declared pools."""
+    else from the platform's declared pools. None when the release (plan/releases.py) or the
+    configuration's featureGates turn TopologyAwareScheduling off."""
     out: dict[str, tas.FlavorSnapshot] = {}
-    if not cluster.config.gate("TopologyAwareScheduling", True):
+    if not cluster.config.gate("TopologyAwareScheduling", rules.tas if rules else True):
         return out
-    mixed = cluster.config.gate("TASProfileMixed", True)
+    mixed = cluster.config.gate("TASProfileMixed", rules.tas_profile_mixed if rules else True)
     for name, rf in sorted(cluster.flavors.items()):
         if not rf.topology or rf.tpu_generation() is not None:
             continue                # TPU slices are placed by packer.py

@@ -110,7 +110,7 @@ class Scheduler:
         last = st.last_tried if fresh else None
         return assign.Context(cq, node, cluster.flavors, cfg.fair_sharing, snap.reservations,
                               oracle, last, self.cache.static, snap.tas, snap.tas_used,
-                              tas_enabled=cfg.gate("TopologyAwareScheduling", True))
+                              tas_enabled=cfg.gate("TopologyAwareScheduling", self.store.rules.tas))
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.store.cluster.config

@@ -64,6 +64,12 @@ class Simulator:
         if c.config.fair_sharing or any(q.cohort for q in c.cluster_queues.values()):
             self.store.notes.append(f"Kueue configuration: {c.config.source}")
         self.store.notes += config_notes(c.config)
+        topology_flavors = sorted(f.name for f in c.flavors.values() if f.topology and f.tpu_generation() is None)
+        if topology_flavors and not c.config.gate("TopologyAwareScheduling", self.store.rules.tas):
+            why = "the configuration's featureGates turn" if "TopologyAwareScheduling" in dict(c.config.feature_gates) \
+                else f"Kueue {self.store.rules.release} has"
+            self.store.notes.append(f"{why} TopologyAwareScheduling off, so {', '.join(topology_flavors)} "
+                                    "admit by quota alone (no placement on nodes)")
 
     # Steps that change queue objects (actions.py).
     set_quota = actions.set_quota
