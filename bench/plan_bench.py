@@ -115,8 +115,9 @@ def measure(run_timed, series_cls, work: Path, reps: int, sizes: tuple[int, ...]
         rows.append(f"| {n:,} | {ours.min:.2f} / {ours.median:.2f} | {ours.user + ours.sys:.2f} "
                     f"| {floor.min:.2f} / {floor.median:.2f} | {ours.median / floor.median:.1f}× |")
     lines = ["", "## plan as the number of Jobs grows", "",
-             "`generator plan` on N submitted one-pod Jobs (two ClusterQueues of a cohort, two flavors, quota for "
-             "about half of them, three priorities; bench/plan_bench.py) beside a floor that loads the same stream "
+             "`generator plan` on N submitted Jobs (two ClusterQueues of a cohort, two flavors, quota for "
+             "about half of them, three priorities; every tenth a GPU Job of a topology-aware ClusterQueue on 64 "
+             "nodes; bench/plan_bench.py) beside a floor that loads the same stream "
              "and builds the planner's model without scheduling (bench/plan_floor.py). Whole processes; wall "
              "seconds min / median, CPU seconds (user + sys) median:", "",
              "| Jobs | plan wall | plan CPU | floor wall | ÷ floor |", "|---:|---:|---:|---:|---:|", *rows]

@@ -33,14 +33,12 @@ Notes = list[str]
 def read_node(obj: dict, bad: Callable[[str, str], None]) -> tas.NodeInfo | None:
     """A Node object as TAS sees it; None when it is not Ready or is unschedulable (Kueue
     leaves such nodes out)."""
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = _map(obj.get("metadata"))
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         bad("metadata.name", "a Node needs a name")
         return None
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    labels, spec, status = _map(meta.get("labels")), _map(obj.get("spec")), _map(obj.get("status"))
     if spec.get("unschedulable") is True or not _ready(status):
         return None
     alloc = _allocatable(status, bad)
@@ -51,13 +49,16 @@ def read_node(obj: dict, bad: Callable[[str, str], None]) -> tas.NodeInfo | None
 
 def _allocatable(status: dict, bad: Callable[[str, str], None]) -> dict[str, Decimal]:
     alloc: dict[str, Decimal] = {}
-    raw = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
-    for res, v in raw.items():
+    for res, v in _map(status.get("allocatable")).items():
         try:
             alloc[str(res)] = quantity.parse(v)
         except (ValueError, ArithmeticError, TypeError):
             bad(f"status.allocatable.{res}", f"{v!r} is not a quantity")
     return alloc
+
+
+def _map(v) -> dict:
+    return v if isinstance(v, dict) else {}
 
 
 def _ready(status: dict) -> bool:
@@ -105,8 +106,7 @@ def running_pods(cluster) -> list[tuple[str, dict]]:
     (tas_non_tas_pod_cache.go). Pods Kueue manages are Workloads of the plan instead."""
     out = []
     for o in cluster.owners:
-        spec = o.obj.get("spec") if isinstance(o.obj.get("spec"), dict) else {}
-        status = o.obj.get("status") if isinstance(o.obj.get("status"), dict) else {}
+        spec, status = _map(o.obj.get("spec")), _map(o.obj.get("status"))
         node = spec.get("nodeName")
         if o.kind != "Pod" or not isinstance(node, str) or status.get("phase") in ("Succeeded", "Failed"):
             continue
