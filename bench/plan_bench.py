@@ -4,7 +4,8 @@ Jobs, as whole processes, beside a floor that loads the same inputs.
 The input (written here, deterministic): two ClusterQueues of one cohort with two flavors
 each, quota for about half of the Jobs, three priorities, and N one-pod Jobs alternating
 between the queues; every tenth Job instead a GPU Job of a third ClusterQueue on a
-topology-aware flavor of 64 nodes (Kueue's TAS placement, plan/tas.py). `plan` replays them (everything the overlay declares); the floor
+topology-aware flavor of 64 nodes (Kueue's TAS placement, plan/tas.py). `plan` replays
+them (everything the overlay declares); the floor
 (bench/plan_floor.py) reads and parses the same stream and builds the planner's model of it,
 without scheduling. The exponent is the slope of log(seconds) over log(Jobs)."""
 from __future__ import annotations
