@@ -402,3 +402,24 @@ def test_kueue_find_topology_assignments_case(case: FindCase):
             assert failure == (f"ps{i}", want)
         else:
             assert [(v, n) for v, n in got[f"ps{i}"].domains] == want
+
+
+HAS_LEVEL = f"kubernetes-sigs/kueue@{REL} pkg/cache/scheduler/tas_flavor_snapshot_test.go TestHasLevel"
+HAS_LEVEL_CASES = [
+    (f"{HAS_LEVEL} 'topology request nil'", None, False),
+    (f"{HAS_LEVEL} 'topology request empty'", {}, False),
+    (f"{HAS_LEVEL} 'required'", {"required": "level-1"}, True),
+    (f"{HAS_LEVEL} 'required – invalid level'", {"required": "invalid-level"}, False),
+    (f"{HAS_LEVEL} 'preferred'", {"preferred": "level-1"}, True),
+    (f"{HAS_LEVEL} 'preferred – invalid level'", {"preferred": "invalid-level"}, False),
+    (f"{HAS_LEVEL} 'unconstrained'", {"unconstrained": True}, True),
+    (f"{HAS_LEVEL} 'slice-only'", {"podSetSliceRequiredTopology": "level-1"}, True),
+    (f"{HAS_LEVEL} 'slice-only – invalid level'", {"podSetSliceRequiredTopology": "invalid-level"}, False),
+]
+
+
+@pytest.mark.parametrize(("source", "request_", "want"), HAS_LEVEL_CASES, ids=lambda x: str(x)[-30:])
+def test_kueue_has_level_case(source, request_, want):
+    from generator.plan import tas
+    snap = tas.FlavorSnapshot("tas", "dummy", ("level-1", "level-2"), (), [])
+    assert snap.has_level(_request_annotations(request_)) is want
