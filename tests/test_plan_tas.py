@@ -216,3 +216,10 @@ def test_kueue_v0_12_3_has_topology_aware_scheduling_off():
     assert out.returncode == 0, out.stderr
     assert "Kueue v0.12.3 has TopologyAwareScheduling off" in out.stdout
     assert "research/sweep     Job   0         admitted" in out.stdout
+
+
+def test_declared_nodes_are_bounded():
+    from generator.plan import nodes
+    plan = run([TOPOLOGY, tas_flavor(1_000_000, 8), *two_queues(), job("one", "a", 1, 8, HOSTNAME)])
+    assert final(plan) == {"one": "admitted"}
+    assert any(f"the first {nodes.MAX_DECLARED_NODES} only" in n for n in plan.notes)

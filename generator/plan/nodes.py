@@ -28,6 +28,9 @@ from ..model import nominal_quota, topology as spec_topology
 from . import tas
 
 Notes = list[str]
+# A flavor's declared nodes the plan builds at most (a bound on time and memory, like
+# simulate.MAX_WORKLOADS); more are left out, with a note.
+MAX_DECLARED_NODES = 5_000
 
 
 def read_node(obj: dict, bad: Callable[[str, str], None]) -> tas.NodeInfo | None:
@@ -132,6 +135,10 @@ def declared_nodes(cluster, rf, levels: tuple[str, ...], notes: Notes) -> list[t
     if rf.nodes is None:
         notes.append(f"TAS flavor {rf.name}: {count} {machine.name} node(s), counted from the nominal quota of "
                      "every ClusterQueue and Cohort using it (the overlay does not say; --nodes gives them)")
+    if count > MAX_DECLARED_NODES:
+        notes.append(f"TAS flavor {rf.name}: {count} nodes declared; the plan places on the first "
+                     f"{MAX_DECLARED_NODES} only")
+        count = MAX_DECLARED_NODES
     alloc = dict(nominal_quota.node_allocatable(machine, rf.boot_disk_gi or 100))
     alloc[tas.PODS] = Decimal(gke.MAX_PODS_PER_NODE)
     taints: tuple[dict, ...] = ()
