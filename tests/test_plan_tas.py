@@ -223,3 +223,29 @@ def test_declared_nodes_are_bounded():
     plan = run([TOPOLOGY, tas_flavor(1_000_000, 8), *two_queues(), job("one", "a", 1, 8, HOSTNAME)])
     assert final(plan) == {"one": "admitted"}
     assert any(f"the first {nodes.MAX_DECLARED_NODES} only" in n for n in plan.notes)
+
+
+def test_pods_of_a_workload_kueue_does_not_place_take_room_on_the_nodes():
+    # One 8-GPU node (a Node dump) behind two flavors: the TAS flavor of queue a and a plain flavor
+    # (same pool, no Topology) of queue b. b's 4-GPU pod lands there (the kube-scheduler's
+    # filters pass), so a's pod that needs the whole host waits; without b's job it is admitted.
+    dump = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {
+        "pool": "gpu", BLOCK: "b1", "cloud.google.com/gce-topology-subblock": "s1", HOST_LEVEL: "h1", HOSTNAME: "n1"}},
+        "spec": {"taints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}]},
+        "status": {"allocatable": {GPU: "8", "pods": "110"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+    tol = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
+    flavors = [{"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "tas"},
+                "spec": {"nodeLabels": {"pool": "gpu"}, "topologyName": "gke-default", "tolerations": tol}},
+               {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "plain"},
+                "spec": {"nodeLabels": {"pool": "gpu"}, "tolerations": tol}}]
+    cqs = [clusterqueue("a", [{"tas": {GPU: 8}}]), clusterqueue("b", [{"plain": {GPU: 8}}]),
+           localqueue("a", "ns", "a"), localqueue("b", "ns", "b")]
+    plain = job("plain", "b", 1, 4, created="2026-01-01T00:00:00Z")
+    whole = job("whole", "a", 1, 8, HOSTNAME, created="2026-01-01T00:00:01Z")
+    cluster = overlay.build("tas-test", [TOPOLOGY, dump, *flavors, *cqs, plain, whole])
+    steps = {"initial": [{"kind": "Job", "name": "plain", "namespace": "ns"}],
+             "steps": [{"title": "whole", "submit": {"kind": "Job", "name": "whole", "namespace": "ns"}}]}
+    plan = simulate.run(cluster, scenario.from_dict(steps, cluster, "case.yaml"))
+    assert final(plan) == {"plain": "admitted", "whole": "pending"}
+    plan = run([TOPOLOGY, dump, *flavors, *cqs, whole])
+    assert final(plan) == {"whole": "admitted"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from types import SimpleNamespace
 
+from ..kernel import supply
 from . import assign, nodes, preempt, quota, tas, tasassign, tpusetup
 from .overlay import ClusterQueue
 from .state import PENDING, RESERVED, State
@@ -128,7 +129,34 @@ class Cache:
             a.topology = self._recorded(st, cq, a)
         placed = a.topology
         return tuple((p.flavor, tas.usage_of(self.tas[p.flavor], p.request, p.assignment))
-                     for p in placed if p.flavor in self.tas)
+                     for p in placed if p.flavor in self.tas) + self._plain_usage(st, a)
+
+    def _plain_usage(self, st: State, a: assign.Assignment) -> tuple:
+        """Pods of pod sets Kueue does not place (no TAS flavor) that the kube-scheduler may put
+        on a TAS flavor's nodes: they take room there too (tas_non_tas_pod_cache.go)."""
+        if not self.tas:
+            return ()
+        placed = {p.index for p in a.topology}
+        out: list = []
+        for i, psa in enumerate(a.podsets):
+            names = sorted({c.flavor for c in psa.flavors.values()})
+            if i not in placed and psa.count and names and not any(n in self.tas for n in names):
+                out += self._plain_pod_set(st.wl.podsets[i], psa.count, names)
+        return tuple(out)
+
+    def _plain_pod_set(self, ps, count: int, names: list[str]) -> list:
+        """One such pod set: its flavors' node labels and tolerations, on each TAS flavor's nodes."""
+        rfs = [self.store.cluster.flavors[n] for n in names if n in self.store.cluster.flavors]
+        labels = {k: v for rf in rfs for k, v in rf.node_labels.items()}
+        tolerations = supply.tolerations(ps.spec) + tuple(t for rf in rfs for t in rf.tolerations)
+        single = {r: v for r, v in ps.requests.items() if r != tas.PODS}
+        out = []
+        for name, snap in sorted(self.tas.items()):
+            leaves = snap.plain_leaves(labels, tolerations, ps.spec)
+            got = snap.place_plain(leaves, single, count, self._used(name)) if leaves else {}
+            if got:
+                out.append((name, got))
+        return out
 
     def _recorded(self, st: State, cq: ClusterQueue, a: assign.Assignment) -> list:
         """A Workload admitted before the plan: its recorded topology assignments, and where

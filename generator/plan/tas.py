@@ -165,6 +165,42 @@ class FlavorSnapshot:
         dom.parent = parent
         parent.children.append(dom)
 
+    def plain_leaves(self, labels: dict, tolerations: tuple[dict, ...], spec: dict) -> list[Domain]:
+        """The nodes a pod Kueue does not place (no TAS) may land on: the kube-scheduler's
+        filters (its flavors' node labels, nodeSelector and required affinity, taints)."""
+        key = repr((sorted(labels.items()), tolerations, spec.get("nodeSelector"), spec.get("affinity")))
+        cache = self.__dict__.setdefault("_plain", {})
+        if key not in cache:
+            cache[key] = [leaf for _, leaf in sorted(self.leaves.items()) if self.lowest_is_node and
+                          all(leaf.nodes[0].labels.get(k) == str(v) for k, v in labels.items()) and
+                          labelmatch.untolerated_taint(leaf.nodes[0].taints, tolerations) is None and
+                          labelmatch.node_matches(spec, leaf.nodes[0].labels)]
+        return cache[key]
+
+    @staticmethod
+    def place_plain(leaves: list[Domain], single: Requests, count: int, used: Usage) -> dict[str, Requests]:
+        """Where the kube-scheduler puts pods Kueue does not place, approximated: each on the
+        node with room for the most such pods (the least allocated); pods no node holds stay
+        pending and take nothing."""
+        one = {**single, PODS: single.get(PODS, Decimal(0)) + 1}
+        free = {}
+        for leaf in leaves:
+            f = dict(leaf.capacity or {})
+            _sub(f, used(leaf))
+            free[leaf.id] = f
+        out: dict[str, Requests] = {}
+        for _ in range(count):
+            best, most = "", 0
+            for leaf in leaves:                     # in name order: the first of equals
+                n = _count_in(one, free[leaf.id])[0]
+                if n > most:
+                    best, most = leaf.id, n
+            if not most:
+                break
+            _sub(free[best], one)
+            _add(out.setdefault(best, {}), one)
+        return out
+
     def add_non_tas_usage(self, node: str, usage: Requests) -> None:
         """addNonTASUsage: a running pod Kueue's TAS did not place takes room on its node."""
         leaf = self.leaves.get(self.node_leaf.get(node, ""))
