@@ -249,3 +249,13 @@ def test_pods_of_a_workload_kueue_does_not_place_take_room_on_the_nodes():
     assert final(plan) == {"plain": "admitted", "whole": "pending"}
     plan = run([TOPOLOGY, dump, *flavors, *cqs, whole])
     assert final(plan) == {"whole": "admitted"}
+
+
+def test_feature_gate_off_admits_by_quota_alone():
+    # featureGates TopologyAwareScheduling: false (the configuration): no placement, so 2 pods that
+    # must share a 1-node block are admitted by quota (the negative half: test_blocks_of_one_node...).
+    cfg = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "metadata": {"name": "c"},
+           "featureGates": {"TopologyAwareScheduling": False}}
+    plan = run([TOPOLOGY, tas_flavor(2, 1), *two_queues(), job("big", "a", 2, 8, BLOCK), cfg])
+    assert final(plan) == {"big": "admitted"}
+    assert any("featureGates turn TopologyAwareScheduling off" in n for n in plan.notes)

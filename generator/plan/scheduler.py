@@ -296,7 +296,8 @@ class Scheduler:
         empty = {f: r.empty() for f, r in self.cache.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], cluster.flavors, False, empty,
                              lambda fr, v: (assign.NO_CANDIDATES, 0), None, static, self.cache.tas,
-                             lambda flavor: lambda leaf: {})
+                             lambda flavor: lambda leaf: {},
+                             tas_enabled=cluster.config.gate("TopologyAwareScheduling", self.store.rules.tas))
         counts = tuple(ps.min_count if ps.min_count is not None else ps.count for ps in st.wl.podsets)
         a = assign.assign(ctx, st.wl, counts if counts != tuple(ps.count for ps in st.wl.podsets) else None)
         if a.mode() != M_NOFIT:
