@@ -3,7 +3,9 @@ Jobs, as whole processes, beside a floor that loads the same inputs.
 
 The input (written here, deterministic): two ClusterQueues of one cohort with two flavors
 each, quota for about half of the Jobs, three priorities, and N one-pod Jobs alternating
-between the queues. `plan` replays them (everything the overlay declares); the floor
+between the queues; every tenth Job instead a GPU Job of a third ClusterQueue on a
+topology-aware flavor of 64 nodes (Kueue's TAS placement, plan/tas.py). `plan` replays
+them (everything the overlay declares); the floor
 (bench/plan_floor.py) reads and parses the same stream and builds the planner's model of it,
 without scheduling. The exponent is the slope of log(seconds) over log(Jobs)."""
 from __future__ import annotations
@@ -32,7 +34,11 @@ def objects(n: int) -> list[dict]:
                     "spec": {"clusterQueue": q}})
     for p, v in (("low", 10), ("mid", 100), ("high", 1000)):
         out.append({"apiVersion": API, "kind": "WorkloadPriorityClass", "metadata": {"name": p}, "value": v})
+    out += tas_objects()
     for i in range(n):
+        if i % TAS_EVERY == TAS_EVERY - 1:
+            out.append(tas_job(i))
+            continue
         q = ("team-a", "team-b")[i % 2]
         out.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
             "name": f"job-{i}", "namespace": q, "labels": {"kueue.x-k8s.io/queue-name": q,
@@ -40,6 +46,45 @@ def objects(n: int) -> list[dict]:
             "spec": {"parallelism": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [{
                 "name": "c", "image": "busybox:1.36", "resources": {"requests": {"cpu": str(1 + i % 2)}}}]}}}})
     return out
+
+
+# Topology-aware scheduling: a third ClusterQueue on a TAS flavor of a fixed GPU pool (a real
+# cluster's nodes do not grow with its queue), GKE's Topology levels, every TAS_EVERY-th Job a
+# GPU job that requires one host or prefers one block.
+TAS_EVERY = 10
+TAS_NODES, TAS_PER_BLOCK = 64, 8
+TAS_LEVELS = ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+              "cloud.google.com/gce-topology-host", "kubernetes.io/hostname")
+
+
+def tas_objects() -> list[dict]:
+    return [
+        {"apiVersion": API, "kind": "Topology", "metadata": {"name": "gke-default"},
+         "spec": {"levels": [{"nodeLabel": lv} for lv in TAS_LEVELS]}},
+        {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "b200", "annotations": {
+            "platform-generator/nodes": str(TAS_NODES), "platform-generator/nodes-per-block": str(TAS_PER_BLOCK)}},
+         "spec": {"nodeLabels": {"node.kubernetes.io/instance-type": "a4-highgpu-8g"}, "topologyName": "gke-default",
+                  "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}},
+        {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "team-tas"}, "spec": {
+            "namespaceSelector": {}, "preemption": {"withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                {"name": "b200", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": str(TAS_NODES * 8)}]}]}]}},
+        {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "team-tas", "namespace": "team-tas"},
+         "spec": {"clusterQueue": "team-tas"}},
+    ]
+
+
+def tas_job(i: int) -> dict:
+    pods, gpus = (1 + i % 4, (1, 2, 4, 8)[i % 4])
+    level = ("kueue.x-k8s.io/podset-required-topology", "cloud.google.com/gce-topology-host") if gpus < 8 else \
+        ("kueue.x-k8s.io/podset-preferred-topology", "cloud.google.com/gce-topology-block")
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": f"job-{i}", "namespace": "team-tas", "labels": {
+            "kueue.x-k8s.io/queue-name": "team-tas", "kueue.x-k8s.io/priority-class": ("low", "mid", "high")[i % 3]}},
+        "spec": {"parallelism": pods, "completions": pods, "template": {
+            "metadata": {"annotations": {level[0]: level[1]}},
+            "spec": {"restartPolicy": "Never", "containers": [{
+                "name": "c", "image": "busybox:1.36", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}]}}}}
 
 
 def write(n: int, dest: Path) -> Path:
@@ -71,8 +116,9 @@ def measure(run_timed, series_cls, work: Path, reps: int, sizes: tuple[int, ...]
         rows.append(f"| {n:,} | {ours.min:.2f} / {ours.median:.2f} | {ours.user + ours.sys:.2f} "
                     f"| {floor.min:.2f} / {floor.median:.2f} | {ours.median / floor.median:.1f}× |")
     lines = ["", "## plan as the number of Jobs grows", "",
-             "`generator plan` on N submitted one-pod Jobs (two ClusterQueues of a cohort, two flavors, quota for "
-             "about half of them, three priorities; bench/plan_bench.py) beside a floor that loads the same stream "
+             "`generator plan` on N submitted Jobs (two ClusterQueues of a cohort, two flavors, quota for "
+             "about half of them, three priorities; every tenth a GPU Job of a topology-aware ClusterQueue on 64 "
+             "nodes; bench/plan_bench.py) beside a floor that loads the same stream "
              "and builds the planner's model without scheduling (bench/plan_floor.py). Whole processes; wall "
              "seconds min / median, CPU seconds (user + sys) median:", "",
              "| Jobs | plan wall | plan CPU | floor wall | ÷ floor |", "|---:|---:|---:|---:|---:|", *rows]

@@ -278,6 +278,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="per scenario only the verdict, what needs attention (failed expectations, workloads "
                    "that can never be admitted) and the per-step counts (text and markdown)")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
+    p.add_argument("--nodes", metavar="FILE", action="append",
+                   help="Node objects to place topology-aware workloads on (kubectl get nodes -o yaml), instead of "
+                   "the nodes the platform declares; may be given more than once")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
     stamp.add_flag(p)
     p.add_argument("--kueue-version", choices=versions.known("kueue"),

@@ -197,7 +197,8 @@ def one_cycle(objs: list[dict]) -> tuple[simulate.Simulator, simulate.StepResult
 # test. `counts()` reads them from the test modules themselves, so the docs' table is generated.
 UPSTREAM = "kubernetes-sigs/kueue@"
 CASE_MODULES = ("tests.test_plan_kueue_cases", "tests.test_plan_kueue_fair", "tests.test_plan_kueue_schedule",
-                "tests.test_plan_multikueue", "tests.test_plan_semantics", "tests.test_plan_cohort_tutorial")
+                "tests.test_plan_multikueue", "tests.test_plan_semantics", "tests.test_plan_cohort_tutorial",
+                "tests.test_plan_kueue_tas", "tests.test_plan_kueue_config")
 COUNTS_BEGIN, COUNTS_END = "<!-- restated-cases:begin -->", "<!-- restated-cases:end -->"
 
 

@@ -116,7 +116,8 @@ def test_plan_admits_both_and_refuses_a_job_no_block_holds(built):
     alone = [o for o in objs if o["kind"] not in ("Job", "JobSet")]
     rows = _plan(alone, "b200-tas", [big])
     assert rows["research/too-big"].state == "never"
-    assert "must share one block" in rows["research/too-big"].detail
+    # Kueue's reason (tas_flavor_snapshot.go notFitMessage): the 8-node block holds 8 of the 10 pods.
+    assert 'topology "gke-default" allows to fit only 8 out of 10 pod(s)' in rows["research/too-big"].detail
     # Preferred instead of required: Kueue may spread it; quota admits it.
     pref = copy.deepcopy(big)
     notes = pref["spec"]["template"]["metadata"]["annotations"]
@@ -356,7 +357,9 @@ def test_plan_packs_blocks_and_a_required_job_waits_for_one(built):
                                     _gpu_job("c", 3, "required")])
     assert {w: r.state for w, r in rows.items()} == {
         "research/a": "admitted", "research/b": "admitted", "research/c": "pending"}
-    assert "no block of flavor b200 has 3 free node(s) now (free per block: 2, 1)" in rows["research/c"].detail
+    # Kueue's reason (notFitMessage, formatReasons): 2 free nodes in the fullest block; 9 nodes full.
+    assert ('topology "gke-default" allows to fit only 2 out of 3 pod(s). Total nodes: 12; excluded: '
+            'resource "nvidia.com/gpu": 9') in rows["research/c"].detail
     # Two nodes requiring a block fit the 2 left in the first block.
     rows = _plan(objs, "b200-tas", [_gpu_job("a", 6, "preferred"), _gpu_job("b", 3, "required"),
                                     _gpu_job("c", 2, "required")])

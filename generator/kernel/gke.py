@@ -12,6 +12,9 @@ MEMORY_EVICTION_MIB = 100
 # Boot disk: eviction threshold plus system reservation
 # min(50% of disk, 6GiB + 35% of disk, 100GiB).
 EPHEMERAL_EVICTION_FRACTION = 0.10
+# Pods a Standard node runs at most unless the cluster sets another maximum (docs: "Configure
+# maximum Pods per node": 110 by default); Kueue's TAS counts `pods` against it.
+MAX_PODS_PER_NODE = 110
 
 # Namespaces Kueue must never manage: GKE's and the controllers' own. The
 # pod integration would otherwise gate their pods (kueue#7649, #9482).

@@ -108,8 +108,9 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
             # TAS cannot see the GPU toleration GKE's webhook adds to pods: the flavor carries it
             # (Kueue's site/static/examples/tas/sample-gpu-queues.yaml).
             topology, tolerations = tas.TOPOLOGY_NAME, (*tolerations, L.GPU_TAINT.toleration())
+            annotations = ((tas.NODES_ANNOTATION, str(pool.nodes)), (tas.BOOT_DISK_ANNOTATION, str(pool.boot_disk_gi)))
             if pool.topology_aware.nodes_per_block:
-                annotations = ((tas.NODES_PER_BLOCK_ANNOTATION, str(pool.topology_aware.nodes_per_block)),)
+                annotations += ((tas.NODES_PER_BLOCK_ANNOTATION, str(pool.topology_aware.nodes_per_block)),)
         out.append(Flavor(flavor_name(spec, profile, pool), node_labels, quota, tolerations,
                           flex_start=pool.capacity == "flex-start", topology=topology, pool=pool,
                           annotations=annotations, capacity=pool_capacity(pool)))

@@ -27,9 +27,17 @@ LEVELS = (BLOCK_LABEL, SUBBLOCK_LABEL, HOST_LABEL, node_labels.HOSTNAME_LABEL)
 # Kueue's podset annotations (apis/kueue/v1beta2/topology_types.go at v0.17.4).
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
 # Written by the generator on a topology-aware flavor so that `plan` knows the block size
 # (Kueue does not read it; nodes are counted from the spec's topologyAware.nodesPerBlock).
 NODES_PER_BLOCK_ANNOTATION = "platform-generator/nodes-per-block"
+# Also written on a topology-aware flavor: the pool's node count and boot disk, so that `plan`
+# builds the flavor's nodes (plan/nodes.py) whatever share of them each ClusterQueue's quota holds.
+NODES_ANNOTATION = "platform-generator/nodes"
+BOOT_DISK_ANNOTATION = "platform-generator/boot-disk-gi"
 
 
 @dataclass(frozen=True)

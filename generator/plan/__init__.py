@@ -94,6 +94,14 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _check_group_args(args) -> None:
+    from ..kernel.errors import Problem, SpecError
+    if getattr(args, "nodes", None) and args.group:
+        raise SpecError("--nodes", [Problem("", "not with --group: put each cluster's Node objects in its overlay")])
+    if args.group and args.cubes is not None:
+        raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
+
+
 def _check_args(args) -> None:
     from ..kernel.errors import Problem, SpecError
     many = not args.overlay
@@ -105,8 +113,7 @@ def _check_args(args) -> None:
         raise SpecError("--manager-config", [Problem("", "only a group plan (--group) reads a manager's configuration")])
     if args.group and not args.overlay:
         raise SpecError("--group", [Problem("", "give the manager's overlay, then each worker's")])
-    if args.group and args.cubes is not None:
-        raise SpecError("--cubes", [Problem("", "not with --group: give TPU cubes in each overlay's quota")])
+    _check_group_args(args)
     if args.update_expectations and args.overlay and not args.scenario:
         raise SpecError("--update-expectations", [Problem("", "there are expectations to update only in a scenario: "
                                                           "give --scenario FILE, or no overlay to update them all")])
@@ -205,7 +212,8 @@ def release_for(overlay: str, given: str | None) -> tuple[str, str]:
 def _replay(args, overlay: list[str], scenario_file: str | None, release: str) -> simulate.Plan:
     if args.group:
         return plan_group(overlay, scenario_file, release, args.manager_config)
-    return plan(overlay, scenario_file, args.cubes, release)
+    # --nodes: Node objects (kubectl get nodes -o yaml) read after the overlay, as part of its stream.
+    return plan(overlay + list(getattr(args, "nodes", None) or []), scenario_file, args.cubes, release)
 
 
 def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str | None,

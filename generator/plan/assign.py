@@ -29,7 +29,7 @@ from decimal import Decimal
 from ..kernel import supply
 from ..kernel.catalog import TpuShape
 from ..kernel.quantity import show as fmt
-from . import overlay, packer, quota, tas
+from . import overlay, packer, quota, tasassign
 from .quota import FR, ZERO
 
 # Granular modes, worst to best (flavorassigner.go preemptionMode).
@@ -78,6 +78,8 @@ class Assignment:
     last_tried: list[dict[str, int]] = field(default_factory=list)
     counts: tuple[int, ...] | None = None  # partial admission: reduced pod counts
     shapes: dict[str, list[TpuShape]] = field(default_factory=dict)   # TPU flavor -> slices
+    topology: list = field(default_factory=list)       # tasassign.Placed: each TAS pod set's domains
+    tas_requests: dict = field(default_factory=dict)   # TAS flavor -> (pod set, tas.Request) when preempting
 
     def mode(self) -> int:
         if not self.podsets:
@@ -85,12 +87,15 @@ class Assignment:
         return min(ps.mode() for ps in self.podsets)
 
     def flavors(self) -> dict[str, str]:
-        """resource -> flavor (the first pod set's choice when they differ)."""
-        out: dict[str, str] = {}
+        """resource -> flavor; when pod sets take different flavors for one resource, each of
+        them in pod-set order ("on-demand, spot")."""
+        seen: dict[str, list[str]] = {}
         for ps in self.podsets:
             for r, c in ps.flavors.items():
-                out.setdefault(r, c.flavor)
-        return out
+                names = seen.setdefault(r, [])
+                if c.flavor not in names:
+                    names.append(c.flavor)
+        return {r: ", ".join(names) for r, names in seen.items()}
 
     def flavor_names(self) -> list[str]:
         """Every flavor the assignment holds quota in (pod sets may differ for one resource)."""
@@ -123,9 +128,10 @@ class Context:
     oracle: Callable[[FR, Decimal], tuple[int, int]]
     last_tried: list[dict[str, int]] | None = None
     static: dict[str, packer.StaticPool] = field(default_factory=dict)
-    # Workloads holding quota, with their flavors, in admission order: the GKE blocks they
-    # occupy (plan/tas.py). None: an empty cluster.
-    tas_held: list[tuple[overlay.Workload, dict[str, str]]] | None = None
+    # TAS flavors' domain trees (plan/tas.py) and, per flavor, what is used on each leaf now.
+    tas: dict = field(default_factory=dict)
+    tas_used: Callable | None = None
+    tas_enabled: bool = True               # feature gate TopologyAwareScheduling (beta, on since v0.14)
 
 
 def assign(ctx: Context, wl: overlay.Workload, counts: tuple[int, ...] | None = None) -> Assignment:
@@ -145,7 +151,7 @@ def assign(ctx: Context, wl: overlay.Workload, counts: tuple[int, ...] | None = 
             return a
     if a.mode() != M_NOFIT:
         _check_slices(ctx, wl, a)
-        tas.check(ctx, wl, a)   # GPU pod sets that must share one GKE block or host
+        tasassign.place(ctx, wl, a)   # topology-aware pod sets on their flavor's nodes
     return a
 
 
@@ -213,7 +219,7 @@ def _scan(ctx: Context, group, start: int, ps: overlay.PodSet, requests: dict[st
     for idx in range(start, len(group.flavors)):
         attempted = idx
         fq = group.flavors[idx]
-        mismatch = _check_flavor(ctx, fq.flavor, ps, label_keys)
+        mismatch = _check_flavor(ctx, fq.flavor, ps, label_keys, group.covered)
         if mismatch:
             reasons.append(mismatch)
             continue
@@ -266,10 +272,13 @@ def _try_next(rep: tuple[int, int], fung: overlay.Fungibility) -> bool:
     return rep[1] != 0 and fung.when_can_borrow == "TryNextFlavor"
 
 
-def _check_flavor(ctx: Context, name: str, ps: overlay.PodSet, label_keys: set[str]) -> str | None:
+def _check_flavor(ctx: Context, name: str, ps: overlay.PodSet, label_keys: set[str], covered) -> str | None:
     rf = ctx.flavors.get(name)
     if rf is None:
         return f"flavor {name} not found"
+    tas_rule = tasassign.flavor_rule(ctx, ps, rf, set(covered))     # checkPodSetAndFlavorMatchForTAS first
+    if tas_rule:
+        return tas_rule
     return supply.flavor_mismatch(rf, ps.spec, label_keys)   # the one reading of taints and node labels
 
 

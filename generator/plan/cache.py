@@ -9,8 +9,10 @@ without rebuilding them."""
 from __future__ import annotations
 
 import bisect
+from types import SimpleNamespace
 
-from . import assign, preempt, quota, tpusetup
+from ..kernel import supply
+from . import assign, nodes, preempt, quota, tas, tasassign, tpusetup
 from .overlay import ClusterQueue
 from .state import PENDING, RESERVED, State
 from .store import Store
@@ -25,11 +27,16 @@ class Cache:
         self.infos: dict[str, dict[str, preempt.Info]] = {}
         self.ranked: dict[tuple, list[tuple]] = {}       # (cq, flavor, resource) -> preempt.rank of its admitted, sorted
         self.generation: dict[str, int] = {}             # ClusterQueue -> bumped when its quota or usage changes
+        # Topology-aware flavors: their domain trees (tas_cache.go), shared by every ClusterQueue
+        # using them, and the TAS usage per leaf of the Workloads holding quota.
+        self.tas = nodes.snapshots(store.cluster, store.cluster.nodes, store.notes, store.rules)
+        self.tas_usage: dict[str, dict[str, dict]] = {}
 
     def rebuild(self) -> None:
         """After a change to queues, cohorts or quotas: the quota tree anew, with the quota
         Workloads hold."""
         self.tree = quota.Tree(self.store.cluster)
+        self.tas = nodes.snapshots(self.store.cluster, self.store.cluster.nodes, [], self.store.rules)
         for st in self.store.states.values():
             if st.holds_quota and st.cluster_queue in self.tree.cqs:
                 quota.add(self.tree.cqs[st.cluster_queue], st.usage)
@@ -40,6 +47,10 @@ class Cache:
         """The Workload reserves its assignment's quota (cache.AssumeWorkload)."""
         st.assignment, st.usage = a, dict(a.usage)
         st.placements = placements
+        st.tas = self._tas_usage(st, cq, a)
+        # waitForPodsReady: the pods of a Workload admitted now start during the step
+        st.pods_ready = not self.store.cluster.config.wait_for_pods_ready
+        self._tas_change(st.tas, 1)
         quota.add(self.tree.cqs[cq.name], st.usage)
         st.admitted_at = self.store.tick()
         st.cluster_queue = cq.name
@@ -56,6 +67,8 @@ class Cache:
             self.generation[st.cluster_queue] = self.generation.get(st.cluster_queue, 0) + 1
         for res in self.reservations.values():
             res.release(st.key)
+        self._tas_change(st.tas, -1)
+        st.tas = ()
         st.usage, st.placements, st.admitted_at, st.assignment = {}, [], None, None
         st.status = PENDING
 
@@ -80,7 +93,7 @@ class Cache:
         frs = frozenset((c.flavor, r) for ps in (st.assignment.podsets if st.assignment else ())
                         for r, c in ps.flavors.items())
         return preempt.Info(st.key, st.cluster_queue or "", st.priority, st.created, st.admitted_at or 0,
-                            dict(st.usage), frs, False)
+                            dict(st.usage), frs, False, st.tas)
 
     def snapshot(self) -> preempt.Snapshot:
         """One cycle's view (cache.Snapshot): its own usage and slices, the live admitted indexes."""
@@ -105,7 +118,72 @@ class Cache:
         snap = preempt.Snapshot(tree, workloads, policies, tas_fits)
         snap.ranked = self.ranked
         snap.reservations = reservations
+        snap.tas, snap.tas_base = self.tas, self.tas_usage
         return snap
+
+    def _tas_usage(self, st: State, cq: ClusterQueue, a: assign.Assignment) -> tuple:
+        """(flavor, {leaf: requests}) of each TAS pod set: its topology assignment, or, for a
+        Workload admitted before the plan (its recorded flavors, no domains), where Kueue's
+        placement puts it now."""
+        if not a.topology and self.tas:
+            a.topology = self._recorded(st, cq, a)
+        placed = a.topology
+        return tuple((p.flavor, tas.usage_of(self.tas[p.flavor], p.request, p.assignment))
+                     for p in placed if p.flavor in self.tas) + self._plain_usage(st, a)
+
+    def _plain_usage(self, st: State, a: assign.Assignment) -> tuple:
+        """Pods of pod sets Kueue does not place (no TAS flavor) that the kube-scheduler may put
+        on a TAS flavor's nodes: they take room there too (tas_non_tas_pod_cache.go)."""
+        if not self.tas:
+            return ()
+        placed = {p.index for p in a.topology}
+        out: list = []
+        for i, psa in enumerate(a.podsets):
+            names = sorted({c.flavor for c in psa.flavors.values()})
+            if i not in placed and psa.count and names and not any(n in self.tas for n in names):
+                out += self._plain_pod_set(st.wl.podsets[i], psa.count, names)
+        return tuple(out)
+
+    def _plain_pod_set(self, ps, count: int, names: list[str]) -> list:
+        """One such pod set: its flavors' node labels and tolerations, on each TAS flavor's nodes."""
+        rfs = [self.store.cluster.flavors[n] for n in names if n in self.store.cluster.flavors]
+        labels = {k: v for rf in rfs for k, v in rf.node_labels.items()}
+        tolerations = supply.tolerations(ps.spec) + tuple(t for rf in rfs for t in rf.tolerations)
+        single = {r: v for r, v in ps.requests.items() if r != tas.PODS}
+        out = []
+        for name, snap in sorted(self.tas.items()):
+            leaves = snap.plain_leaves(labels, tolerations, ps.spec)
+            got = snap.place_plain(leaves, single, count, self._used(name)) if leaves else {}
+            if got:
+                out.append((name, got))
+        return out
+
+    def _recorded(self, st: State, cq: ClusterQueue, a: assign.Assignment) -> list:
+        """A Workload admitted before the plan: its recorded topology assignments, and where
+        Kueue's placement puts the pod sets that have none."""
+        view = SimpleNamespace(cq=cq, flavors=self.store.cluster.flavors, tas=self.tas, tas_used=self._used)
+        reqs, _ = tasassign.requests(view, st.wl, a)
+        recorded = st.wl.preadmitted.topology if st.wl.preadmitted else ()
+
+        def has(i: int) -> bool:
+            return i < len(recorded) and recorded[i] is not None
+        placed = [tasassign.Placed(i, f, r, tas.Assignment(*recorded[i]))
+                  for f, items in reqs.items() for i, r in items if has(i)]
+        rest = {f: [(i, r) for i, r in items if not has(i)] for f, items in reqs.items()}
+        more, _ = tasassign.find(view, {f: x for f, x in rest.items() if x})
+        return placed + more
+
+    def _used(self, flavor: str):
+        usage = self.tas_usage.get(flavor, {})
+        return lambda leaf: usage.get(leaf.id, {})
+
+    def _tas_change(self, usage: tuple, sign: int) -> None:
+        for flavor, leaves in usage:
+            per_leaf = self.tas_usage.setdefault(flavor, {})
+            for leaf, req in leaves.items():
+                d = per_leaf.setdefault(leaf, {})
+                for r, v in req.items():
+                    d[r] = d.get(r, 0) + sign * v
 
     def restore(self, snap: preempt.Snapshot) -> None:
         """The snapshot shares the per-queue dicts of admitted Workloads: put back any a trial

@@ -26,7 +26,7 @@ import math
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -37,7 +37,7 @@ from ..kernel.errors import MAX_PLACE, Problem, SpecError, clean, format_path, h
 from ..kernel.quantity import MAX_QUANTITY, brief as _show, too_large
 from ..kernel.supply import Group, Quota  # one quota shape and one reading of it: the supply model's
 from ..model import topology as tas
-from . import packer
+from . import nodes, packer
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 # A quota this large is the codelab's way of saying "no limit": the number of
@@ -152,7 +152,9 @@ class ResourceFlavor:
     node_taints: tuple[dict, ...] = ()
     tolerations: tuple[dict, ...] = ()
     topology: str | None = None
-    nodes_per_block: int | None = None    # the generator's annotation on topology-aware GPU flavors (plan/tas.py)
+    nodes_per_block: int | None = None    # the generator's annotations on topology-aware GPU flavors (plan/nodes.py)
+    nodes: int | None = None
+    boot_disk_gi: int | None = None
 
     def tpu_generation(self) -> catalog.TpuGeneration | None:
         """The TPU generation whose accelerator label the flavor selects (the catalog's)."""
@@ -183,6 +185,14 @@ class Config:
     # integrations.frameworks as written (None: left out); `read` once a configuration was seen
     frameworks: tuple[str, ...] | None = None
     read: bool = False
+    # waitForPodsReady (config v1beta2: on when the block is there; v1beta1: `enable`)
+    wait_for_pods_ready: bool = False
+    block_admission: bool = False
+    pods_ready_timeout: str | None = None
+    feature_gates: tuple[tuple[str, bool], ...] = ()     # featureGates, as given
+
+    def gate(self, name: str, default: bool) -> bool:
+        return dict(self.feature_gates).get(name, default)
 
 
 # ---------------------------------------------------------------- workloads
@@ -222,6 +232,10 @@ class Preadmitted:
     flavors: tuple[dict[str, str], ...]   # per pod set: resource -> flavor
     counts: tuple[int, ...]
     reserved_at: float | None = None      # the QuotaReserved condition's time (epoch seconds)
+    pods_ready: bool = True               # its PodsReady condition is True (waitForPodsReady)
+    # per pod set: its recorded topologyAssignment (levels, ((values...), pods) per domain), v1beta1's
+    # `domains` form; None when it has none
+    topology: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -338,6 +352,7 @@ class Cluster:
     owner_refs: set[tuple] = field(default_factory=set)                # their refs (replacing one is rare)
     notes: list[str] = field(default_factory=list)
     config: Config = field(default_factory=Config)
+    nodes: list = field(default_factory=list)                         # Node objects (tas.NodeInfo), ready ones
 
 
 # ---------------------------------------------------------------- loading
@@ -591,14 +606,23 @@ def _read_flavor(x: _Obj) -> None:
     tols = r.list(spec, "tolerations", "spec.tolerations")
     topo = r.str(spec, "topologyName", "spec.topologyName")
     x.c.flavors[x.name] = ResourceFlavor(x.name, dict(labels), tuple(t for t in taints if isinstance(t, dict)),
-                                         tuple(t for t in tols if isinstance(t, dict)), topo, _nodes_per_block(x.o))
+                                         tuple(t for t in tols if isinstance(t, dict)), topo,
+                                         _count(x.o, tas.NODES_PER_BLOCK_ANNOTATION),
+                                         _count(x.o, tas.NODES_ANNOTATION), _count(x.o, tas.BOOT_DISK_ANNOTATION))
 
 
-def _nodes_per_block(obj: dict) -> int | None:
+def _count(obj: dict, annotation: str) -> int | None:
+    """A positive whole number the generator wrote as an annotation (None when absent or not one)."""
     meta = obj.get("metadata")
     notes = meta.get("annotations") if isinstance(meta, dict) else None
-    value = notes.get(tas.NODES_PER_BLOCK_ANNOTATION) if isinstance(notes, dict) else None
-    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else None
+    value = notes.get(annotation) if isinstance(notes, dict) else None
+    return int(value) if isinstance(value, str) and value.isdigit() and 0 < int(value) <= 1_000_000 else None
+
+
+def _read_node(x: _Obj) -> None:
+    node = nodes.read_node(x.o, x.r.bad)
+    if node is not None:
+        x.c.nodes.append(node)
 
 
 def _read_topology(x: _Obj) -> None:
@@ -674,7 +698,7 @@ _KUEUE_READERS = {
     "ResourceFlavor": _read_flavor, "Topology": _read_topology, "AdmissionCheck": _read_admission_check,
     "WorkloadPriorityClass": _read_workload_priority_class,
 }
-_CORE_READERS = {"PriorityClass": _read_priority_class, "Namespace": _read_namespace}
+_CORE_READERS = {"PriorityClass": _read_priority_class, "Namespace": _read_namespace, "Node": _read_node}
 
 
 def demand_path(ps: demand.PodSet) -> str:
@@ -775,22 +799,46 @@ def _config_map(o: dict, r: Reader) -> Config | None:
 
 
 def _configuration(doc: dict, api: str, r: Reader, source: str) -> Config:
+    extra = _pods_ready_and_gates(doc, api, r)
     integrations = doc.get("integrations")
     listed = integrations.get("frameworks") if isinstance(integrations, dict) else None
-    frameworks = tuple(f for f in listed if isinstance(f, str)) if isinstance(listed, list) else None
+    extra["frameworks"] = tuple(f for f in listed if isinstance(f, str)) if isinstance(listed, list) else None
+    extra["read"] = True
     fs = doc.get("fairSharing")
     if fs is None:
-        return Config(False, source=f"{source}: fair sharing off", frameworks=frameworks, read=True)
+        return Config(False, source=f"{source}: fair sharing off", **extra)
     if not isinstance(fs, dict):
         r.bad("fairSharing", "is not a mapping")
-        return Config(source=source, frameworks=frameworks, read=True)
+        return Config(source=source, **extra)
     # config v1beta1 (Kueue v0.12) switches it with `enable`; in v1beta2 the block's presence does
     # (Kueue v0.17.4 pkg/scheduler/preemption/fairsharing/strategy.go Enabled: pfs != nil).
     enabled = fs.get("enable") is True if api.endswith("/v1beta1") else True
     strategies = tuple(s for s in fs.get("preemptionStrategies") or () if s in
                        ("LessThanOrEqualToFinalShare", "LessThanInitialShare"))
     return Config(enabled, strategies or Config.strategies,
-                  f"{source}: fair sharing {'on' if enabled else 'off'}", frameworks, True)
+                  f"{source}: fair sharing {'on' if enabled else 'off'}", **extra)
+
+
+def _pods_ready_and_gates(doc: dict, api: str, r: Reader) -> dict:
+    """waitForPodsReady and featureGates (apis/config/v1beta2/configuration_types.go at v0.17.4:
+    WaitForPodsReady is on when present; v1beta1 has `enable`)."""
+    out: dict = {}
+    wfpr = doc.get("waitForPodsReady")
+    if isinstance(wfpr, dict):
+        on = wfpr.get("enable") is True if api.endswith("/v1beta1") else True
+        out.update(wait_for_pods_ready=on, block_admission=on and wfpr.get("blockAdmission") is True,
+                   pods_ready_timeout=str(wfpr["timeout"]) if on and wfpr.get("timeout") is not None else None)
+    elif wfpr is not None:
+        r.bad("waitForPodsReady", "is not a mapping")
+    gates = doc.get("featureGates")
+    if isinstance(gates, dict):
+        out["feature_gates"] = tuple(sorted((str(k), v) for k, v in gates.items() if isinstance(v, bool)))
+        for k, v in gates.items():
+            if not isinstance(v, bool):
+                r.bad(f"featureGates.{k}", f"{_show(v)} is not true or false")
+    elif gates is not None:
+        r.bad("featureGates", "is not a mapping")
+    return out
 
 
 # ---------------------------------------------------------------- owners -> workloads
@@ -806,15 +854,34 @@ def workloads_of(cluster: Cluster, owner: Owner, index: int | None) -> Workload:
     if owner.kind == "Deployment" and labels.get(demand.PRIORITY_LABEL) and not d.workload_priority_class:
         notes.append(f"{demand.PRIORITY_LABEL} on the Deployment is not copied to its pods; Kueue ignores it")
     podsets = tuple(_podset(ps, d.podsets) for ps in d.podsets)
+    if owner.kind == "Workload":
+        podsets = _with_topology_requests(o, podsets)
     if d.priority is not None:
         priority, prio_problem = Priority(d.priority, "spec.priority"), None
     else:
         priority, prio_problem = _priority(cluster, d.workload_priority_class, d.priority_class_name)
     problems = [prio_problem] if prio_problem else []
+    if not cluster.config.gate("PartialAdmission", True):
+        # featureGates PartialAdmission: false: the Workload webhook's Default drops minCount, and
+        # jobframework sets none (pkg/webhooks/workload_webhook.go Default at v0.17.4).
+        podsets = tuple(replace(ps, min_count=None) for ps in podsets)
+    elif owner.kind == "Workload":
+        problems += _webhook_problems(o)
     pre = _preadmitted(o, podsets) if owner.kind == "Workload" else None
     checks = _check_states(o) if owner.kind == "Workload" else {}
     return Workload(key, owner.ref, owner.namespace, d.queue, priority, podsets, tuple(problems), tuple(notes), pre,
                     timestamp(o["metadata"].get("creationTimestamp")), checks)
+
+
+def _webhook_problems(o: dict) -> list[str]:
+    """Kueue's Workload webhook (pkg/webhooks/workload_webhook.go ValidateWorkload at v0.17.4):
+    the API server refuses the Workload, so it is never admitted."""
+    raw = [p for p in _mapping(o.get("spec")).get("podSets") or [] if isinstance(p, dict)]
+    n = sum(1 for p in raw if p.get("minCount") is not None)
+    if n > 1:
+        return [f"Kueue's Workload webhook refuses it: spec.podSets: Invalid value: {n}: "
+                "at most one podSet can use minCount"]
+    return []
 
 
 def _mapping(v: Any) -> dict:
@@ -845,6 +912,25 @@ def _podset(ps: demand.PodSet, siblings: tuple[demand.PodSet, ...]) -> PodSet:
     )
 
 
+# A Workload's spec.podSets[].topologyRequest (apis/kueue/v1beta2/workload_types.go
+# PodSetTopologyRequest) as the pod template annotations jobframework derives it from.
+_TOPOLOGY_REQUEST = {"required": tas.REQUIRED, "preferred": tas.PREFERRED, "unconstrained": tas.UNCONSTRAINED,
+                     "podSetSliceRequiredTopology": tas.SLICE_REQUIRED, "podSetSliceSize": tas.SLICE_SIZE,
+                     "podSetGroupName": tas.GROUP_NAME}
+
+
+def _with_topology_requests(o: dict, podsets: tuple[PodSet, ...]) -> tuple[PodSet, ...]:
+    raw = {p.get("name"): p.get("topologyRequest") for p in _mapping(o.get("spec")).get("podSets") or []
+           if isinstance(p, dict)}
+    out = []
+    for ps in podsets:
+        tr = raw.get(ps.name)
+        extra = {ann: str(tr[k]).lower() if isinstance(tr[k], bool) else str(tr[k])
+                 for k, ann in _TOPOLOGY_REQUEST.items() if isinstance(tr, dict) and tr.get(k) is not None}
+        out.append(replace(ps, annotations={**ps.annotations, **extra}) if extra else ps)
+    return tuple(out)
+
+
 def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     status = _mapping(o.get("status"))
     adm = status.get("admission")
@@ -854,7 +940,25 @@ def _preadmitted(o: dict, podsets: tuple[PodSet, ...]) -> Preadmitted | None:
     flavors = [{str(k): str(v) for k, v in _mapping((assigned.get(ps.name) or {}).get("flavors")).items()}
                for ps in podsets]
     counts = [_recorded_count((assigned.get(ps.name) or {}).get("count"), ps.count) for ps in podsets]
-    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)))
+    topo = tuple(_recorded_topology((assigned.get(ps.name) or {}).get("topologyAssignment")) for ps in podsets)
+    return Preadmitted(adm["clusterQueue"], tuple(flavors), tuple(counts), timestamp(_reserved_at(status)),
+                       _pods_ready(status), topo)
+
+
+def _pods_ready(status: dict) -> bool:
+    """The Workload's PodsReady condition is True."""
+    return any(isinstance(c, dict) and c.get("type") == "PodsReady" and c.get("status") == "True"
+               for c in status.get("conditions") or [])
+
+
+def _recorded_topology(ta: Any) -> tuple | None:
+    """A recorded topologyAssignment in the v1beta1 form (levels; domains of values and count)."""
+    if not isinstance(ta, dict) or not isinstance(ta.get("levels"), list) or not isinstance(ta.get("domains"), list):
+        return None
+    levels = tuple(str(x) for x in ta["levels"])
+    domains = tuple((tuple(str(v) for v in d.get("values") or []), d["count"]) for d in ta["domains"]
+                    if isinstance(d, dict) and isinstance(d.get("count"), int) and not isinstance(d.get("count"), bool))
+    return levels, domains
 
 
 def _reserved_at(status: dict) -> Any:

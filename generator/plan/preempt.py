@@ -27,7 +27,7 @@ import itertools
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from . import packer, quota
+from . import packer, quota, tasassign
 from .quota import FR, ZERO, Node
 
 WITHIN_CQ = "InClusterQueue"
@@ -50,6 +50,7 @@ class Info:
     usage: dict[FR, Decimal]
     frs: frozenset                        # (flavor, resource) of its assignment
     evicted: bool = False
+    tas: tuple = ()                       # (TAS flavor, {leaf: requests}) of the nodes its pods use
 
 
 @dataclass
@@ -67,6 +68,7 @@ class Preemptor:
     usage: dict[FR, Decimal]
     frs_need: set[FR]
     shapes: dict = field(default_factory=dict)      # TPU flavor -> slices
+    tas: dict = field(default_factory=dict)         # TAS flavor -> [(pod set, tas.Request)]
 
 
 class Snapshot:
@@ -85,6 +87,35 @@ class Snapshot:
         # resource, in candidate order (lowest priority, newest admission); kept by the simulator
         # as Workloads are admitted and released; read, never changed, here. None: sort here.
         self.ranked: dict[tuple, list[tuple]] | None = None
+        # TAS flavors (tas.FlavorSnapshot), the usage per leaf the cache holds (read only) and
+        # what this cycle changed: admissions added, trial removals taken away.
+        self.tas: dict = {}
+        self.tas_base: dict[str, dict[str, dict]] = {}
+        self.tas_delta: dict[str, dict[str, dict]] = {}
+
+    def tas_used(self, flavor: str):
+        """What is used on each leaf of a TAS flavor, as this snapshot sees it."""
+        base = self.tas_base.get(flavor, {})
+        delta = self.tas_delta.get(flavor, {})
+
+        def used(leaf) -> dict:
+            got = base.get(leaf.id)
+            more = delta.get(leaf.id)
+            if more is None:
+                return got or {}
+            out = dict(got or {})
+            for r, v in more.items():
+                out[r] = out.get(r, ZERO) + v
+            return out
+        return used
+
+    def tas_change(self, usage: tuple, sign: int) -> None:
+        for flavor, leaves in usage:
+            delta = self.tas_delta.setdefault(flavor, {})
+            for leaf, req in leaves.items():
+                d = delta.setdefault(leaf, {})
+                for r, v in req.items():
+                    d[r] = d.get(r, ZERO) + sign * v
 
     def ordered(self, cq: str, frs):
         """The admitted Workloads of a ClusterQueue that use one of `frs`, in candidate order
@@ -106,11 +137,15 @@ class Snapshot:
 
     def remove(self, info: Info) -> None:
         quota.remove(self.node(info.cq), info.usage)
+        if info.tas:
+            self.tas_change(info.tas, -1)
         self.workloads[info.cq].pop(info.key, None)
         self.removed.add(info.key)
 
     def add(self, info: Info) -> None:
         quota.add(self.node(info.cq), info.usage)
+        if info.tas:
+            self.tas_change(info.tas, 1)
         self.workloads.setdefault(info.cq, {})[info.key] = info
         self.removed.discard(info.key)
 
@@ -142,6 +177,8 @@ def _fits(snap: Snapshot, p: Preemptor, allow_borrowing: bool) -> bool:
             return False
     if p.shapes and snap.tas_fits is not None:
         return snap.tas_fits(p.shapes, snap.removed)
+    if p.tas:
+        return tasassign.fits_now(snap, p.tas)     # workloadFits: the pod sets fit the nodes too
     return True
 
 

@@ -20,11 +20,15 @@ class Rules:
     # ClusterQueue generation that advanced since (scheduler.go markSkipped, lastAssignmentOutdated).
     # Before: skipping clears LastAssignment (setSkipped), and any newer generation does.
     preserve_scan_progress: bool
+    # TopologyAwareScheduling (alpha, off at v0.12; beta, on from v0.14) and TASProfileMixed
+    # (LeastFreeCapacity for unconstrained pod sets: off at v0.12, beta and on from v0.15).
+    tas: bool = True
+    tas_profile_mixed: bool = True
 
 
 _FAIR = frozenset({"FairSharingPreemptWithinNominal", "FairSharingPrioritizeNonBorrowing"})   # beta from v0.17
 RULES = {
-    "v0.12.3": Rules("v0.12.3", frozenset(), False),
+    "v0.12.3": Rules("v0.12.3", frozenset(), False, tas=False, tas_profile_mixed=False),
     "v0.17.4": Rules("v0.17.4", _FAIR, False),
     "v0.19.2": Rules("v0.19.2", _FAIR | {"FlavorFungibilityPreserveScanProgress"}, True),
 }

@@ -297,6 +297,7 @@ def as_json(plan: Plan) -> str:
                 "workload": r.workload, "kind": r.kind, "clusterQueue": r.cluster_queue,
                 "priority": r.priority, "prioritySource": r.priority_source, "state": r.state,
                 "detail": r.detail, "demand": r.demand, "flavors": r.flavors,
+                **({"topology": r.topology} if r.topology else {}),
                 **({"submittedTo": r.home, "runsOn": r.cluster, "copies": dict(r.copies)} if plan.clusters else {}),
             } for r in s.rows],
             "usage": [{

@@ -2,12 +2,12 @@
 the snapshot of a simulator that makes them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from ..kernel.quantity import show as fmt
-from . import packer, quota
+from . import packer, quota, tasassign
 from .quota import FR, ZERO
 from .state import ADMITTED, FINISHED, NEVER, PENDING, RESERVED, UNMANAGED, State
 
@@ -31,6 +31,8 @@ class Row:
     cluster: str | None = None
     home: str | None = None
     copies: tuple[tuple[str, str], ...] = ()
+    # Topology-aware pod sets: pod set -> {flavor, levels, domains: [[values..., pods]]} (plan/tas.py).
+    topology: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,8 @@ def _row(st: State) -> Row:
     if notes:
         detail += " (" + "; ".join(notes) + ")"
     return Row(wl.key, wl.owner[0], st.cluster_queue, wl.priority.value, wl.priority.source, state, detail,
-               {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items())))
+               {r: str(fmt(r, v)) for r, v in sorted(wl.demand.items())}, dict(sorted(st.flavors.items())),
+               topology=tasassign.as_json(st.assignment.topology) if st.assignment and st.holds_quota else {})
 
 
 def _holding(st: State) -> str:
@@ -110,6 +113,8 @@ def _holding(st: State) -> str:
             f"{ps.name} {c} of {ps.count} pods" for ps, c in zip(st.wl.podsets, st.assignment.counts, strict=True)) + ")"
     if st.placements:
         detail += ": " + _placements(st.placements)
+    if st.assignment and st.assignment.topology:
+        detail += "; " + tasassign.describe(st.assignment.topology)
     if st.preempted_by:
         return f"preempted by {', '.join(st.preempted_by)}, then re-admitted; {detail}"
     return "re-admitted; " + detail if st.readmitted else detail

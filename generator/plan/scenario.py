@@ -198,6 +198,8 @@ class Step:
         a = self.args
         if self.kind in ("delete", "finish", "evict"):
             return f"{self.kind} {_ref(a['ref'])}"
+        if self.kind == "podsReady":
+            return f"pods of {_ref(a['ref'])} ready"
         if self.kind in ("workerLost", "workerReconnected"):
             return f"worker {a['worker']} " + ("unreachable" if self.kind == "workerLost" else "reachable again")
         describe = _DESCRIBE.get(self.kind)
@@ -214,6 +216,8 @@ class Step:
             sim.delete(a["ref"])
         elif self.kind == "finish":
             sim.finish(a["ref"])
+        elif self.kind == "podsReady":
+            sim.pods_ready(a["ref"])
         elif self.kind == "quota":
             sim.set_quota(a["owner"], a["flavor"], a["resource"], a.get("nominal"), a.get("borrowing", "keep"),
                           a.get("lending", "keep"), cohort=a["cohort"])
@@ -308,7 +312,7 @@ def load(path: str, cluster: overlay.Cluster, workers: dict[str, overlay.Cluster
 
 
 STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "namespaceLabels", "apply", "remove",
-              "admissionCheck", "evict", "workerLost", "workerReconnected")
+              "admissionCheck", "evict", "podsReady", "workerLost", "workerReconnected")
 GROUP_KINDS = ("workerLost", "workerReconnected")
 
 
@@ -554,6 +558,7 @@ def _args_admission_check(body, x: _Ctx) -> dict | None:
 
 _STEP_READERS = {
     "scale": _args_scale, "delete": _args_delete, "finish": _args_finish, "evict": _args_evict,
+    "podsReady": _args_evict,             # the same reference: an object that is running
     "submit": _args_submit,
     "quota": lambda body, x: _quota(body, x.path, x.problems, x.work), "stopPolicy": _args_stop_policy,
     "namespaceLabels": _args_namespace_labels, "apply": _args_apply, "remove": _args_remove,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..kernel import supply
-from . import assign, fairorder, preempt, quota
+from . import assign, fairorder, preempt, quota, tas, tasassign
 from .assign import M_FIT, M_NOFIT, M_PREEMPT
 from .cache import Cache
 from .overlay import ClusterQueue
@@ -32,7 +32,7 @@ MAX_CYCLES = 50_000
 class Scheduler:
     def __init__(self, store: Store, cache: Cache, queues: QueueManager, workloads: WorkloadController):
         self.store, self.cache, self.queues, self.workloads = store, cache, queues, workloads
-        self.gates = set(store.rules.gates)
+        self.gates = gates(store)
         self.cycle_no = 0
 
     def settle(self) -> None:
@@ -76,7 +76,7 @@ class Scheduler:
         issued: list[Entry] = []
         outcome: dict[str, str] = {}            # key -> how the entry ended (for requeueing)
         for e in ordered:
-            how, placements = self._process(snap, e, preempted)
+            how, placements = self._process(snap, e, preempted, [a.st.key for a, _ in admitted])
             outcome[e.st.key] = how
             if how == "preempting":
                 issued.append(e)
@@ -108,18 +108,14 @@ class Scheduler:
         fresh = st.last_generation == self.cache.generation.get(cq.name, 0) or \
             (self.store.rules.preserve_scan_progress and self.cycle_no - st.last_cycle <= 1)
         last = st.last_tried if fresh else None
-        held = None
-        if any(rf.nodes_per_block for rf in cluster.flavors.values()):   # GKE blocks (plan/tas.py)
-            held = [(s.wl, s.flavors) for s in sorted((s for s in self.store.states.values()
-                                                       if s.holds_quota and s.key != st.key),
-                                                      key=lambda s: (s.admitted_at or 0, s.key))]
         return assign.Context(cq, node, cluster.flavors, cfg.fair_sharing, snap.reservations,
-                              oracle, last, self.cache.static, held)
+                              oracle, last, self.cache.static, snap.tas, snap.tas_used,
+                              tas_enabled=cfg.gate("TopologyAwareScheduling", self.store.rules.tas))
 
     def _targets(self, snap, st: State, cq: ClusterQueue, a: assign.Assignment) -> list[preempt.Target]:
         cfg = self.store.cluster.config
         p = preempt.Preemptor(st.key, cq.name, st.priority, st.created, dict(a.usage), a.frs_need_preemption(),
-                              dict(a.shapes))
+                              dict(a.shapes), dict(a.tas_requests))
         return preempt.targets(snap, p, cfg.fair_sharing, cfg.strategies,
                                "FairSharingPreemptWithinNominal" in self.gates)
 
@@ -129,6 +125,7 @@ class Scheduler:
         targets: list[preempt.Target] = []
         if a.mode() == M_PREEMPT:
             targets = self._targets(snap, st, cq, a)
+            tasassign.after_targets(ctx, a, targets, snap)
         if a.mode() != M_FIT and not targets and any(ps.min_count is not None for ps in st.wl.podsets):
             found: dict = {}
 
@@ -151,7 +148,8 @@ class Scheduler:
         return Entry(st, cq, a, targets, a.message())
 
     # ------------------------------------------------------------ process: admit or preempt
-    def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target]) -> tuple[str, list]:
+    def _process(self, snap: preempt.Snapshot, e: Entry, preempted: dict[str, preempt.Target],
+                 admitted_now: list[str]) -> tuple[str, list]:
         """Admit (or issue the preemptions of) one entry against the cycle's snapshot:
         (nofit | notargets | skipped | preempting | admitted, TPU placements)."""
         mode = e.a.mode()
@@ -161,6 +159,7 @@ class Scheduler:
         if mode == M_PREEMPT and not e.targets:
             if e.cq.preemption.reclaim != "Any":
                 quota.add(node, _to_reserve(e, node))
+                snap.tas_change(_tas_usage(snap, e.a), 1)      # resourcesToReserve: netUsage's TAS part
             return "notargets", []
         if any(t.info.key in preempted for t in e.targets):
             e.message = "its preemption targets overlap another workload's in this cycle"
@@ -169,10 +168,25 @@ class Scheduler:
         if not ok:
             e.message = "no longer fits after another workload was admitted in the same cycle"
             return "skipped", []
+        waiting = self._pods_not_ready(admitted_now) if mode == M_FIT else []
+        if waiting:
+            # waitForPodsReady.blockAdmission (scheduler.go: PodsReadyForAllAdmittedWorkloads, then
+            # the Workload is set Waiting until they are)
+            e.message = f"waiting for all admitted workloads to be in PodsReady condition ({', '.join(waiting)})"
+            return "skipped", []
         for t in e.targets:
             preempted[t.info.key] = t
         quota.add(node, e.a.usage)
+        snap.tas_change(_tas_usage(snap, e.a), 1)       # cq.AddUsage: the TAS part
         return ("preempting" if mode == M_PREEMPT else "admitted"), placements
+
+    def _pods_not_ready(self, admitted_now: list[str]) -> list[str]:
+        """With waitForPodsReady.blockAdmission: the admitted Workloads whose pods are not ready
+        yet (admitted in this step, in this cycle, or before the plan without PodsReady)."""
+        if not self.store.cluster.config.block_admission:
+            return []
+        return sorted([st.key for st in self.store.states.values() if st.holds_quota and not st.pods_ready]
+                      + admitted_now)
 
     @staticmethod
     def _still_fits(snap: preempt.Snapshot, e: Entry, gone: list[preempt.Target]) -> tuple[bool, list]:
@@ -183,6 +197,7 @@ class Scheduler:
         for t in gone:
             snap.remove(t.info)
         ok = all(quota.available(node, fr) >= v for fr, v in e.a.usage.items())
+        ok = ok and _tas_fits(snap, e.a)
         if ok and e.a.shapes and mode == M_PREEMPT:
             ok = snap.tas_fits(e.a.shapes, snap.removed)
         for t in gone:
@@ -304,7 +319,9 @@ class Scheduler:
             return "can never be admitted: " + verdict.message + slices
         empty = {f: r.empty() for f, r in self.cache.reservations.items()}
         ctx = assign.Context(cq, tree.cqs[cq.name], cluster.flavors, False, empty,
-                             lambda fr, v: (assign.NO_CANDIDATES, 0), None, static)
+                             lambda fr, v: (assign.NO_CANDIDATES, 0), None, static, self.cache.tas,
+                             lambda flavor: lambda leaf: {},
+                             tas_enabled=cluster.config.gate("TopologyAwareScheduling", self.store.rules.tas))
         counts = tuple(ps.min_count if ps.min_count is not None else ps.count for ps in st.wl.podsets)
         a = assign.assign(ctx, st.wl, counts if counts != tuple(ps.count for ps in st.wl.podsets) else None)
         if a.mode() != M_NOFIT:
@@ -325,6 +342,42 @@ def _to_reserve(e: Entry, node: quota.Node) -> dict[FR, Decimal]:
         else:
             out[fr] = max(ZERO, min(v, nominal - used))
     return {fr: v for fr, v in out.items() if v > 0}
+
+
+# Feature gates the planner follows (beyond the release's defaults in releases.py).
+MODELLED_GATES = ("PartialAdmission", "TopologyAwareScheduling", "TASProfileMixed", "FairSharingPreemptWithinNominal",
+                  "FairSharingPrioritizeNonBorrowing")
+
+
+def gates(store: Store) -> set[str]:
+    """The release's default-on gates the scheduler reads, with the configuration's featureGates."""
+    out = set(store.rules.gates)
+    for name, on in store.cluster.config.feature_gates:
+        (out.add if on else out.discard)(name)
+    return out
+
+
+def _tas_usage(snap: preempt.Snapshot, a: assign.Assignment) -> tuple:
+    """(flavor, {leaf: requests}) of the assignment's TAS pod sets."""
+    return tuple((p.flavor, tas.usage_of(snap.tas[p.flavor], p.request, p.assignment))
+                 for p in a.topology if p.flavor in snap.tas)
+
+
+def _tas_fits(snap: preempt.Snapshot, a: assign.Assignment) -> bool:
+    """TASFlavorSnapshot.Fits: each leaf the assignment uses still has room for its pods."""
+    for flavor, leaves in _tas_usage(snap, a):
+        fs = snap.tas[flavor]
+        used = snap.tas_used(flavor)
+        for leaf_id, req in leaves.items():
+            leaf = fs.leaves.get(leaf_id)
+            if leaf is None:
+                return False
+            free = dict(leaf.capacity or {})
+            for r, v in used(leaf).items():
+                free[r] = free.get(r, ZERO) - v
+            if any(free.get(r, ZERO) < v for r, v in req.items()):
+                return False
+    return True
 
 
 def _counts(e: Entry) -> str:

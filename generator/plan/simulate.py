@@ -20,13 +20,32 @@ from .cache import Cache
 from .overlay import Owner
 from .queue_manager import QueueManager
 from .results import STATES, Cubes, Plan, Row, StepResult, Usage, snapshot, usage_rows  # noqa: F401 (re-exported)
-from .scheduler import MAX_CYCLES, Scheduler  # noqa: F401 (re-exported)
+from .scheduler import MAX_CYCLES, MODELLED_GATES, Scheduler  # noqa: F401 (re-exported)
 from .state import ADMITTED, FINISHED, NEVER, PENDING, RESERVED, UNMANAGED, Entry, State  # noqa: F401 (re-exported)
 from .store import Store
 from .tpusetup import MAX_CUBES  # noqa: F401 (re-exported)
 from .workload_controller import WorkloadController
 
 MAX_WORKLOADS = 10_000      # Workloads simulated in one plan; more are left out, with a note
+
+
+def config_notes(config: overlay.Config) -> list[str]:
+    """What the Kueue configuration asks for that the plan follows only in part, said up front."""
+    out = []
+    if config.wait_for_pods_ready:
+        out.append("Kueue configuration: waitForPodsReady on (blockAdmission: "
+                   f"{'true' if config.block_admission else 'false'}): the pods of a Workload the plan admits are "
+                   "ready after a scenario step `podsReady` names it (a Workload admitted before the plan: when "
+                   "its PodsReady condition is True)"
+                   + ("; until then Kueue admits nothing else" if config.block_admission else "")
+                   + "; the timeout" + (f" ({config.pods_ready_timeout})" if config.pods_ready_timeout else "")
+                   + ", its eviction and requeuing with backoff are not replayed (the plan has no clock; "
+                   "a step `evict` shows one)")
+    unmodelled = [n for n, _ in config.feature_gates if n not in MODELLED_GATES]
+    if unmodelled:
+        out.append("Kueue configuration: featureGates not modelled by the plan (taken at the release's default): "
+                   + ", ".join(unmodelled))
+    return out
 
 
 class Simulator:
@@ -44,6 +63,13 @@ class Simulator:
         c = self.cluster
         if c.config.fair_sharing or any(q.cohort for q in c.cluster_queues.values()):
             self.store.notes.append(f"Kueue configuration: {c.config.source}")
+        self.store.notes += config_notes(c.config)
+        topology_flavors = sorted(f.name for f in c.flavors.values() if f.topology and f.tpu_generation() is None)
+        if topology_flavors and not c.config.gate("TopologyAwareScheduling", self.store.rules.tas):
+            why = "the configuration's featureGates turn" if "TopologyAwareScheduling" in dict(c.config.feature_gates) \
+                else f"Kueue {self.store.rules.release} has"
+            self.store.notes.append(f"{why} TopologyAwareScheduling off, so {', '.join(topology_flavors)} "
+                                    "admit by quota alone (no placement on nodes)")
 
     # Steps that change queue objects (actions.py).
     set_quota = actions.set_quota
@@ -74,6 +100,13 @@ class Simulator:
 
     def evict(self, ref: tuple, why: str = "evicted by the scenario") -> None:
         self.workloads.evict(ref, why)
+
+    def pods_ready(self, ref: tuple) -> None:
+        """The scenario's `podsReady`: the object's admitted Workloads have their pods ready."""
+        for st in self.store.units(ref):
+            if st.holds_quota and not st.pods_ready:
+                st.pods_ready = True
+                self.store.events.append(f"{st.key} pods ready (PodsReady)")
 
     # Steps and cycles (scheduler.py).
     def begin_step(self) -> None:

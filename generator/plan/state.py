@@ -23,6 +23,8 @@ class State:
     usage: dict[FR, Decimal] = field(default_factory=dict)
     admitted_at: float | None = None                            # quota reservation time
     placements: list[packer.Placement] = field(default_factory=list)
+    tas: tuple = ()                                             # (TAS flavor, {leaf: requests}) it holds
+    pods_ready: bool = True                                     # PodsReady (waitForPodsReady)
     cluster_queue: str | None = None
     preempted_by: list[str] = field(default_factory=list)       # during the current step
     evicted: bool = False                                       # preempted and not yet back

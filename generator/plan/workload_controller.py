@@ -162,6 +162,8 @@ class WorkloadController:
         a = _recorded_assignment(st.wl, cq)
         st.cluster_queue = cq.name
         self.hold(st, cq, a, [])
+        # waitForPodsReady: admitted before the plan, its pods are ready when its PodsReady says so
+        st.pods_ready = st.pods_ready or pre.pods_ready
         if pre.reserved_at is not None:
             st.admitted_at = recorded(pre.reserved_at)
             if st.holds_quota:
