@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import cdk8s
 import constructs
 
 _META_KEYS = ("name", "namespace", "labels", "annotations")
+T = TypeVar("T")
 
 
 class _Pending:
@@ -106,3 +108,38 @@ def manifests(c: cdk8s.Chart) -> list[dict]:
     """The chart's objects as cdk8s renders them, in the order they were added."""
     flush()
     return list(c.to_json())
+
+
+def scope(parent: constructs.Construct, id_: str) -> constructs.Construct:
+    """A plain construct grouping objects of one owner (a workload, the profile's queues)."""
+    return constructs.Construct(parent, id_)
+
+
+def rendered_with_owners(c: cdk8s.Chart, owners: Mapping[int, T | None], exact: bool) -> list[tuple[dict, T | None]]:
+    """The chart's objects as cdk8s renders them, each with its owner: the value `owners` gives
+    the nearest scope (by id() of the construct) above it in the construct tree, or None.
+    Scopes are recognised in the tree's pre-order walk (one call to Node), so every scope of the
+    chart must be in `owners`, None for those that own nothing.
+
+    Without dependencies between objects cdk8s renders them in that same pre-order. `exact`
+    (a user's constructs may add dependencies): each object's kind, namespace and name are read
+    from Node instead and matched with the rendered objects."""
+    objects = manifests(c)
+    placed: list[tuple[cdk8s.ApiObject, T | None]] = []
+    owner: T | None = None
+    for node in c.node.find_all():
+        if id(node) in owners:
+            owner = owners[id(node)]
+        elif isinstance(node, cdk8s.ApiObject):
+            placed.append((node, owner))
+    if not exact:
+        if len(placed) != len(objects):
+            raise AssertionError(f"chart {c.node.id}: {len(placed)} objects in the tree, {len(objects)} rendered")
+        return [(obj, who) for obj, (_, who) in zip(objects, placed, strict=True)]
+    by_key = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): i for i, o in enumerate(objects)}
+    found: dict[int, T | None] = {}
+    for node, who in placed:
+        i = by_key.get((node.kind, node.metadata.namespace, node.name))
+        if i is not None:   # else in a chart nested in this one: rendered there
+            found[i] = who
+    return [(obj, found.get(i)) for i, obj in enumerate(objects)]

@@ -1,6 +1,6 @@
 """What every generated pod gets, applied once to the emitted objects of an
-overlay (the pod templates are found by the demand module, so every kind is
-covered the same way):
+overlay, each with the workload that emitted it (generator/builders/tree.py; the pod
+templates are found by the demand module, so every kind is covered the same way):
 
 - hardening: seccomp RuntimeDefault for the pod; no privilege escalation and
   all capabilities dropped for every container; the project's own images run
@@ -160,7 +160,9 @@ def _extend_container(c: dict, extras: PodExtras, where: str) -> list[Problem]:
 
 
 def _sorted(value: Any) -> Any:
-    """Keys in order, as cdk8s writes the typed pod templates this module edits."""
+    """Keys in order, as cdk8s writes the typed pod templates this module edits: the edits
+    come after cdk8s rendered them (they depend on every pod template of the overlay, the
+    embedded ones included), and the written output keeps cdk8s' order."""
     if isinstance(value, dict):
         return {k: _sorted(value[k]) for k in sorted(value)}
     if isinstance(value, list):
@@ -168,34 +170,27 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
-    """Harden every pod template in `objs` and add each workload's extras to its queued
-    objects (in place). A clash with what the generator sets is a SpecError."""
-    owner: dict[tuple[str, str, str], tuple[int, Workload]] = {}
-    companion: dict[tuple[str, str, str], tuple[str, Security, int | None]] = {}
-    for w in platform.workloads_for(ctx.profile.name):
-        i = platform.index_of(w)
-        for o in w.demand_objects(ctx):
-            owner[(o["kind"], w.namespace, o["metadata"]["name"])] = (i, w)
-        for (kind, name), (field, security, uid) in w.companions().items():
-            companion[(kind, w.namespace, name)] = (f"workloads[{i}].{field}", security, uid)
+def apply(pairs: list[tuple[dict, tuple[int, Workload] | None]], platform: Platform, ctx: CheckContext) -> None:
+    """Harden every pod template of an overlay's objects and add each workload's extras to its
+    queued objects (in place). `pairs`: each emitted object with the workload that emitted it
+    (its index in the spec, and the workload), None for objects of no workload. A clash with
+    what the generator sets is a SpecError."""
     problems: list[Problem] = []
-    for obj in objs:
+    for obj, owner in pairs:
         meta = obj.get("metadata", {})
-        key: tuple[Any, Any, Any] = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-        found = owner.get(key)
         for ps in demand.podsets(obj):
             template = _at(obj, ps.path) if ps.path else obj
-            if found:
-                i, w = found
+            if owner is None:   # every generated pod belongs to a workload
+                raise AssertionError(f"pod template of {obj.get('kind')}/{meta.get('name')} has no owner in the spec")
+            i, w = owner
+            companion = w.companions().get((str(obj.get("kind")), str(meta.get("name"))))
+            if companion is None:
                 problems += extend(template, w, f"workloads[{i}]")
                 where, security, non_root = f"workloads[{i}].security", w.security, \
                     harden(template, w.security, w.image_contract)
-            elif key in companion:
-                where, security, uid = companion[key]
-                non_root = harden(template, security, None, uid)
-            else:   # every generated pod belongs to a workload or is one of its companions
-                raise AssertionError(f"pod template of {key} has no owner in the spec")
+            else:
+                field, security, uid = companion
+                where, non_root = f"workloads[{i}].{field}", harden(template, security, None, uid)
             if not non_root and not security.run_as_root:
                 problems.append(Problem(where, "these pods would run as root: say so with `runAsRoot: true` "
                                                "(the image needs it), or give a runAsUser"))

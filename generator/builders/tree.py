@@ -5,10 +5,16 @@ overlays/<profile>/: base plus the profile's Kueue objects and workloads.
 controllers/<profile>/<controller>/: the controller installs (see controllers.py)."""
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import apiscope, paths, yamlio
-from ..model import Platform, Profile
+import cdk8s
+
+from ..kernel import apiscope, demand, paths, yamlio
+from ..kernel.errors import Problem, SpecError
+from ..model import Platform, Profile, fit
+from ..model.kinds import Workload
 from ..model.multikueue import DISPATCHERS
 from . import cdk, controllers, core, gitops, k8s, kueue_objects, podpolicy
 from .workloads import BUILDERS
@@ -39,6 +45,43 @@ def build(spec: Platform) -> dict[str, str]:
     return render(spec)[0]
 
 
+Owner = tuple[int, Workload]   # the workload's index in the spec, and the workload
+
+
+@dataclass
+class Overlay:
+    """One profile's overlay chart, with a scope per owner: the profile's queue objects (no
+    owner), each workload's objects, the companions copied from a MultiKueue manager."""
+    profile: Profile
+    chart: cdk8s.Chart
+    owners: dict[int, Owner | None] = field(default_factory=dict)   # id(scope) -> its owner
+    scopes: list = field(default_factory=list)                      # keeps the scopes alive
+    rendered: list[tuple[dict, Owner | None]] | None = None
+
+    def scope(self, id_: str, owner: Owner | None):
+        s = cdk.scope(self.chart, id_)
+        self.owners[id(s)] = owner
+        self.scopes.append(s)
+        self.rendered = None
+        return s
+
+    def render(self, exact: bool) -> list[tuple[dict, Owner | None]]:
+        rendered = self.rendered
+        if rendered is None:
+            rendered = self.rendered = cdk.rendered_with_owners(self.chart, self.owners, exact)
+        return rendered
+
+
+def _build_overlay(app, spec: Platform, name: str, profile: Profile) -> Overlay:
+    ov = Overlay(profile, cdk.chart(app, f"overlays/{name}"))
+    kueue_objects.queue_objects(BuildContext(spec, profile, ov.scope("queues", None)))
+    for w in spec.workloads_for(name):
+        i = spec.index_of(w)
+        BUILDERS[w.kind](BuildContext(spec, profile, ov.scope(f"workloads[{i}]", (i, w))), w)
+    ov.scope("end", None)   # what comes after (a user's constructs) belongs to no workload
+    return ov
+
+
 def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     """Every output file, and the objects of base/ and each overlay as emitted (so that
     checks on them need not parse the YAML again)."""
@@ -51,40 +94,51 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     emitted: dict[str, list[dict]] = {}
     base = cdk.chart(app, "base")
     build_base(spec, base)
+    overlays = {name: _build_overlay(app, spec, name, profile) for name, profile in spec.profiles.items()}
+    exact = False
     emitted["base"] = gitops.annotate(cdk.manifests(base))
     _emit(tree, "base", emitted["base"], header, extra_resources=[])
 
-    for name, profile in spec.profiles.items():
-        overlay = cdk.chart(app, f"overlays/{name}")
-        ctx = BuildContext(spec, profile, overlay)
-        kueue_objects.queue_objects(ctx)
-        workloads = spec.workloads_for(name)
-        for w in workloads:
-            BUILDERS[w.kind](ctx, w)
-        _dispatched_companions(app, spec, ctx)
-        objs = cdk.manifests(overlay)
-        podpolicy.apply(objs, spec, ctx.checks)
+    _dispatched_companions(spec, overlays, exact)
+    problems: list[Problem] = []
+    for name, ov in overlays.items():
+        pairs = ov.render(exact)
+        objs = [o for o, _ in pairs]
+        ctx = BuildContext(spec, ov.profile, ov.chart)
+        podpolicy.apply(pairs, spec, ctx.checks)
+        problems += fit.problems(spec, ov.profile, [(o[0], o[1], obj) for obj, o in pairs if o is not None])
         emitted[f"overlays/{name}"] = gitops.annotate(objs)
         _emit(tree, f"overlays/{name}", emitted[f"overlays/{name}"], header,
               extra_resources=["../../base"])
-        _controllers(app, tree, spec, profile, workloads, header)
+        _controllers(app, tree, spec, ov.profile, spec.workloads_for(name), header)
+    if problems:
+        raise SpecError(spec.source, problems)
     gitops.build(app, spec, tree, header, _emit, emitted)   # argocd/, from the tree above
     return tree, emitted
 
 
-def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
+def _queued(obj: dict) -> bool:
+    """An object Kueue admits (it reads a queue name from it): MultiKueue copies it to a worker."""
+    return demand.is_workload(obj) and demand.of(obj).queue is not None
+
+
+def _dispatched_companions(spec: Platform, overlays: dict[str, Overlay], exact: bool) -> None:
     """On a MultiKueue worker: what the workloads submitted to its managers need beside the
     job MultiKueue copies over (a fine-tuning Job's headless Service, which gives rank 0 its
-    DNS name): built as on the manager, every object but the queued ones."""
-    for group in spec.worker_groups(ctx.profile.name):
-        manager = spec.profiles[group.manager]
-        for w in spec.workloads_for(group.manager):
-            scratch = BuildContext(spec, manager, cdk.chart(app, f"companions/{ctx.profile.name}/{w.name}"))
-            BUILDERS[w.kind](scratch, w)
-            queued = {(o["kind"], o["metadata"]["name"]) for o in w.demand_objects(scratch.checks)}
-            for obj in cdk.manifests(scratch.chart):
-                if (obj["kind"], obj["metadata"]["name"]) not in queued:
-                    ctx.add_custom(obj)
+    DNS name): the objects the manager's overlay holds for each of them, but the queued ones."""
+    for name, ov in overlays.items():
+        for group in spec.worker_groups(name):
+            manager = overlays[group.manager]
+            by_owner: dict[int, list[dict]] = {}
+            for obj, owner in manager.render(exact):
+                if owner is not None and not _queued(obj):
+                    by_owner.setdefault(owner[0], []).append(copy.deepcopy(obj))
+            for w in spec.workloads_for(group.manager):
+                i = spec.index_of(w)
+                scope = ov.scope(f"companions.{group.manager}.{i}", (i, w))
+                for obj in by_owner.get(i, []):
+                    cdk.custom(scope, obj)
+            ov.scope(f"end.{group.manager}", None)
 
 
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:

@@ -110,12 +110,6 @@ class WorkloadBase(SpecModel):
                                                                   f"(declared: {', '.join(volumes) or 'none'})"))
         return out
 
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        """Skeletons of the queued objects the builder emits (kinds, counts, pod
-        requests): what generator/kernel/demand.py counts for the fit checks, without cdk8s.
-        tests/test_demand_skeletons.py holds them equal to the built objects' demand."""
-        return []
-
     def names_of_objects(self) -> list[tuple[str, str]]:
         """(kind, name) of the namespaced objects it creates, for duplicate detection."""
         return []
@@ -131,16 +125,3 @@ def autopilot_requests(resources: Resources | None, ctx: CheckContext, where: st
         return [Problem(where, f"Autopilot profiles need explicit requests for {', '.join(missing)} "
                                "(Autopilot would inject defaults that Kueue's quota does not account for)")]
     return []
-
-
-def container(requests: dict[str, Any], accelerators: dict[str, int] | None = None) -> dict:
-    """A skeleton container with requests = limits (what the demand module counts)."""
-    req = {**{r: str(v) for r, v in requests.items()}, **{r: str(n) for r, n in (accelerators or {}).items() if n}}
-    return {"name": "c", "resources": {"requests": req}}
-
-
-def pod_template(*containers: dict, init: tuple[dict, ...] = ()) -> dict:
-    spec: dict = {"containers": list(containers)}
-    if init:
-        spec["initContainers"] = list(init)
-    return {"spec": spec}
