@@ -79,14 +79,17 @@ def _node_fit(where: str, what: str, d: demand.Demand, pools) -> list[Problem]:
     resources = {*NODE_RESOURCES, *(a.resource for a in catalog.ACCELERATORS.values() if a.resource)}
     for ps in d.podsets:
         selector = ps.spec.get("nodeSelector") or {}
-        allowed = [(m, node) for m, labels, node in pools
-                   if all(labels.get(k, v) == v for k, v in selector.items())]
+        allowed = [(m, node) for m, labels, node in pools if all(labels.get(k, v) == v for k, v in selector.items())]
         asked = {r: v for r, v in ps.requests.items() if r in resources and v > 0}
-        short = [[(m, r, node.get(r, Decimal(0))) for r in sorted(asked) if node.get(r, Decimal(0)) < asked[r]]
-                 for m, node in allowed]
+        short = [_short(asked, node) for _, node in allowed]
         if short and all(short):   # some pool may hold it, and none does
-            m, r, has = short[0][0]
+            r, has = short[0][0]
             out.append(Problem(where, f"one pod of {what} (pod set {ps.name}) requests "
-                                      f"{supply.show(r, asked[r])} {r}, but one {m} node holds "
+                                      f"{supply.show(r, asked[r])} {r}, but one {allowed[0][0]} node holds "
                                       f"{supply.show(r, has)}: it can never be scheduled"))
     return out
+
+
+def _short(asked: dict[str, Decimal], node: dict[str, Decimal]) -> list[tuple[str, Decimal]]:
+    """(resource, what one node holds) for each resource one node holds too little of."""
+    return [(r, node.get(r, Decimal(0))) for r in sorted(asked) if node.get(r, Decimal(0)) < asked[r]]
