@@ -63,8 +63,12 @@ def _summary(spec: Path) -> str:
     return text if end < 0 else text[:end + 1]
 
 
-def files(example: str) -> dict[str, str]:
-    """The new repository's files, relative path -> text."""
+CONSTRUCTS = "constructs/example.py"
+
+
+def files(example: str, constructs: bool = False) -> dict[str, str]:
+    """The new repository's files, relative path -> text; with `constructs`, an example
+    constructs file named in the spec (docs/constructs.md)."""
     known = examples()
     if example not in known:
         raise InitError(f"no example {example!r}; the examples are: {', '.join(known)} (init --list-examples)")
@@ -79,16 +83,20 @@ def files(example: str) -> dict[str, str]:
     out[WORKFLOW] = (TEMPLATE / "ci.yaml").read_text()
     out[".gitignore"] = (TEMPLATE / "gitignore").read_text()
     out["README.md"] = (TEMPLATE / "README.md").read_text()   # formatted with the folder's name in create()
+    if constructs:
+        out[CONSTRUCTS] = (TEMPLATE / "constructs.py").read_text()
+        out[paths.SPEC_NAME] = (out[paths.SPEC_NAME].rstrip("\n") + "\n\n# Your own cdk8s constructs, added to "
+                                f"the generator's app (docs/constructs.md).\nconstructs: [{CONSTRUCTS}]\n")
     return out
 
 
-def create(target: Path, example: str, git: bool = True) -> list[str]:
+def create(target: Path, example: str, git: bool = True, constructs: bool = False) -> list[str]:
     """Write the repository into `target` (new, or an empty folder); nothing half-written on failure."""
     target = target.absolute()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         what = "is not a folder" if not target.is_dir() else f"is not empty (it has {next(iter(sorted(os.listdir(target))))})"
         raise InitError(f"{target} {what}; init writes a new platform repository into a new or empty folder only")
-    content = files(example)
+    content = files(example, constructs)
     content["README.md"] = content["README.md"].format(name=target.name, version=__version__, example=example)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.parent))
@@ -129,6 +137,8 @@ def register(sub) -> None:
                    help=f"example spec to start from (default: {DEFAULT_EXAMPLE}; --list-examples shows them)")
     p.add_argument("--list-examples", action="store_true", help="list the examples and exit")
     p.add_argument("--no-git", action="store_true", help="do not run `git init` in the new folder")
+    p.add_argument("--constructs", action="store_true",
+                   help=f"also write {CONSTRUCTS}, your own cdk8s constructs, and name it in the spec")
     p.set_defaults(func=command)
 
 
@@ -139,7 +149,7 @@ def command(args) -> int:
             print(f"{name}{default}: {_summary(spec)}")
         return 0
     try:
-        written = create(Path(args.dir), args.example, git=not args.no_git)
+        written = create(Path(args.dir), args.example, git=not args.no_git, constructs=args.constructs)
     except InitError as e:
         print(f"init: {e}", file=sys.stderr)
         return 2

@@ -115,7 +115,7 @@ def scope(parent: constructs.Construct, id_: str) -> constructs.Construct:
     return constructs.Construct(parent, id_)
 
 
-def rendered_with_owners(c: cdk8s.Chart, owners: Mapping[int, T | None], exact: bool) -> list[tuple[dict, T | None]]:
+def rendered_with_owners(c: cdk8s.Chart, owners: Mapping[int, T], exact: bool) -> list[tuple[dict, T | None]]:
     """The chart's objects as cdk8s renders them, each with its owner: the value `owners` gives
     the nearest scope (by id() of the construct) above it in the construct tree, or None.
     Scopes are recognised in the tree's pre-order walk (one call to Node), so every scope of the

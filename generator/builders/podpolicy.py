@@ -16,7 +16,6 @@ from typing import Any
 from ..kernel import demand
 from ..kernel.errors import Problem, SpecError
 from ..model import Platform
-from ..model.check_context import CheckContext
 from ..model.kinds import Workload
 from ..model.kinds.base import ImageContract
 from ..model.pod import PodExtras, Security
@@ -170,11 +169,13 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def apply(pairs: list[tuple[dict, tuple[int, Workload] | None]], platform: Platform, ctx: CheckContext) -> None:
-    """Harden every pod template of an overlay's objects and add each workload's extras to its
-    queued objects (in place). `pairs`: each emitted object with the workload that emitted it
-    (its index in the spec, and the workload), None for objects of no workload. A clash with
-    what the generator sets is a SpecError."""
+def apply(pairs: list[tuple[dict, tuple[int, Workload] | str | None]], platform: Platform) -> None:
+    """Harden every pod template of a folder's objects and add each workload's extras to its
+    queued objects (in place). `pairs`: each emitted object with what emitted it: a workload
+    (its index in the spec, and the workload), a string for a user's constructs (their pods
+    are hardened and must say themselves that they run as non-root), None for the generator's
+    objects of no workload (which have no pods). A clash with what the generator sets is a
+    SpecError."""
     problems: list[Problem] = []
     for obj, owner in pairs:
         meta = obj.get("metadata", {})
@@ -182,18 +183,30 @@ def apply(pairs: list[tuple[dict, tuple[int, Workload] | None]], platform: Platf
             template = _at(obj, ps.path) if ps.path else obj
             if owner is None:   # every generated pod belongs to a workload
                 raise AssertionError(f"pod template of {obj.get('kind')}/{meta.get('name')} has no owner in the spec")
-            i, w = owner
-            companion = w.companions().get((str(obj.get("kind")), str(meta.get("name"))))
-            if companion is None:
-                problems += extend(template, w, f"workloads[{i}]")
-                where, security, non_root = f"workloads[{i}].security", w.security, \
-                    harden(template, w.security, w.image_contract)
-            else:
-                field, security, uid = companion
-                where, non_root = f"workloads[{i}].{field}", harden(template, security, None, uid)
-            if not non_root and not security.run_as_root:
-                problems.append(Problem(where, "these pods would run as root: say so with `runAsRoot: true` "
-                                               "(the image needs it), or give a runAsUser"))
+            problems += _apply_one(template, obj, owner)
             template.update(_sorted(dict(template)))
     if problems:
         raise SpecError(platform.source, problems)
+
+
+def _apply_one(template: dict, obj: dict, owner: tuple[int, Workload] | str) -> list[Problem]:
+    meta = obj.get("metadata", {})
+    if isinstance(owner, str):
+        if harden(template, None):
+            return []
+        return [Problem(owner, f"the pods of {obj.get('kind')} {meta.get('name')} would run as root: give them "
+                               "runAsNonRoot: true and a runAsUser in the pod's securityContext")]
+    i, w = owner
+    companion = w.companions().get((str(obj.get("kind")), str(meta.get("name"))))
+    out: list[Problem] = []
+    if companion is None:
+        out += extend(template, w, f"workloads[{i}]")
+        where, security, non_root = f"workloads[{i}].security", w.security, \
+            harden(template, w.security, w.image_contract)
+    else:
+        field, security, uid = companion
+        where, non_root = f"workloads[{i}].{field}", harden(template, security, None, uid)
+    if not non_root and not security.run_as_root:
+        out.append(Problem(where, "these pods would run as root: say so with `runAsRoot: true` "
+                                  "(the image needs it), or give a runAsUser"))
+    return out

@@ -16,7 +16,7 @@ from ..kernel.errors import Problem, SpecError
 from ..model import Platform, Profile, fit
 from ..model.kinds import Workload
 from ..model.multikueue import DISPATCHERS
-from . import cdk, controllers, core, gitops, k8s, kueue_objects, podpolicy
+from . import cdk, controllers, core, gitops, k8s, kueue_objects, podpolicy, user
 from .workloads import BUILDERS
 from .workloads.common import BuildContext
 
@@ -46,39 +46,47 @@ def build(spec: Platform) -> dict[str, str]:
 
 
 Owner = tuple[int, Workload]   # the workload's index in the spec, and the workload
+USER = "constructs"            # the owner of what a user's constructs add (generator/builders/user.py)
 
 
 @dataclass
-class Overlay:
-    """One profile's overlay chart, with a scope per owner: the profile's queue objects (no
-    owner), each workload's objects, the companions copied from a MultiKueue manager."""
-    profile: Profile
+class Folder:
+    """The chart of one output folder (base/, an overlay), with a scope per owner: the
+    generator's objects of no workload (owner None), each workload's objects, the companions
+    copied from a MultiKueue manager; what comes after the "end" scope is a user's (USER)."""
     chart: cdk8s.Chart
-    owners: dict[int, Owner | None] = field(default_factory=dict)   # id(scope) -> its owner
-    scopes: list = field(default_factory=list)                      # keeps the scopes alive
-    rendered: list[tuple[dict, Owner | None]] | None = None
+    profile: Profile | None = None
+    owners: dict[int, Owner | str | None] = field(default_factory=dict)   # id(scope) -> its owner
+    scopes: list = field(default_factory=list)                            # keeps the scopes alive
+    rendered: list[tuple[dict, Owner | str | None]] | None = None
 
-    def scope(self, id_: str, owner: Owner | None):
+    def scope(self, id_: str, owner: Owner | str | None):
         s = cdk.scope(self.chart, id_)
         self.owners[id(s)] = owner
         self.scopes.append(s)
         self.rendered = None
         return s
 
-    def render(self, exact: bool) -> list[tuple[dict, Owner | None]]:
-        rendered = self.rendered
-        if rendered is None:
-            rendered = self.rendered = cdk.rendered_with_owners(self.chart, self.owners, exact)
-        return rendered
+    def render(self, exact: bool) -> list[tuple[dict, Owner | str | None]]:
+        if self.rendered is None:
+            self.rendered = cdk.rendered_with_owners(self.chart, self.owners, exact)
+        return self.rendered
 
 
-def _build_overlay(app, spec: Platform, name: str, profile: Profile) -> Overlay:
-    ov = Overlay(profile, cdk.chart(app, f"overlays/{name}"))
+def _build_base(app, spec: Platform) -> Folder:
+    base = Folder(cdk.chart(app, "base"))
+    build_base(spec, base.scope("platform", None))
+    base.scope("end", USER)
+    return base
+
+
+def _build_overlay(app, spec: Platform, name: str, profile: Profile) -> Folder:
+    ov = Folder(cdk.chart(app, f"overlays/{name}"), profile)
     kueue_objects.queue_objects(BuildContext(spec, profile, ov.scope("queues", None)))
     for w in spec.workloads_for(name):
         i = spec.index_of(w)
         BUILDERS[w.kind](BuildContext(spec, profile, ov.scope(f"workloads[{i}]", (i, w))), w)
-    ov.scope("end", None)   # what comes after (a user's constructs) belongs to no workload
+    ov.scope("end", USER)
     return ov
 
 
@@ -89,32 +97,38 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     header = HEADER.format(source=_source_name(spec))
     tree: dict[str, str] = {}
 
+    base = _build_base(app, spec)
+    overlays = {name: _build_overlay(app, spec, name, profile) for name, profile in spec.profiles.items()}
+    cdk.flush()   # the custom resources' bodies first: a user's JSON patches apply after them
+    user.run(spec, app, {"base": base.chart, **{f"overlays/{n}": ov.chart for n, ov in overlays.items()}})
+    exact = bool(spec.constructs)   # a user's constructs may add dependencies, which reorder cdk8s' output
+    _dispatched_companions(spec, overlays, exact)
+
     # The objects of base/ and each overlay, as emitted: Argo CD's projects and
     # ignore rules are derived from them (re-parsing the YAML cost seconds at scale).
     emitted: dict[str, list[dict]] = {}
-    base = cdk.chart(app, "base")
-    build_base(spec, base)
-    overlays = {name: _build_overlay(app, spec, name, profile) for name, profile in spec.profiles.items()}
-    exact = False
-    emitted["base"] = gitops.annotate(cdk.manifests(base))
-    _emit(tree, "base", emitted["base"], header, extra_resources=[])
-
-    _dispatched_companions(spec, overlays, exact)
     problems: list[Problem] = []
-    for name, ov in overlays.items():
-        pairs = ov.render(exact)
-        objs = [o for o, _ in pairs]
-        ctx = BuildContext(spec, ov.profile, ov.chart)
-        podpolicy.apply(pairs, spec, ctx.checks)
-        problems += fit.problems(spec, ov.profile, [(o[0], o[1], obj) for obj, o in pairs if o is not None])
-        emitted[f"overlays/{name}"] = gitops.annotate(objs)
-        _emit(tree, f"overlays/{name}", emitted[f"overlays/{name}"], header,
-              extra_resources=["../../base"])
-        _controllers(app, tree, spec, ov.profile, spec.workloads_for(name), header)
+    for folder, f in {"base": base, **{f"overlays/{n}": ov for n, ov in overlays.items()}}.items():
+        pairs = f.render(exact)
+        podpolicy.apply(pairs, spec)
+        if f.profile is not None:
+            problems += fit.problems(spec, f.profile, [_owned(obj, o) for obj, o in pairs if o is not None])
+        emitted[folder] = gitops.annotate([obj for obj, _ in pairs])
+        _emit(tree, folder, emitted[folder], header, extra_resources=["../../base"] if f.profile else [])
+        if f.profile is not None:
+            _controllers(app, tree, spec, f.profile, spec.workloads_for(f.profile.name), header)
     if problems:
         raise SpecError(spec.source, problems)
     gitops.build(app, spec, tree, header, _emit, emitted)   # argocd/, from the tree above
     return tree, emitted
+
+
+def _owned(obj: dict, owner: Owner | str) -> tuple[str, str, Workload | None, dict]:
+    """(where a problem is reported, who made the object, its workload) for the fit checks."""
+    if isinstance(owner, tuple):
+        i, w = owner
+        return f"workloads[{i}]", repr(w.name), w, obj
+    return "constructs", "your constructs", None, obj
 
 
 def _queued(obj: dict) -> bool:
@@ -122,7 +136,7 @@ def _queued(obj: dict) -> bool:
     return demand.is_workload(obj) and demand.of(obj).queue is not None
 
 
-def _dispatched_companions(spec: Platform, overlays: dict[str, Overlay], exact: bool) -> None:
+def _dispatched_companions(spec: Platform, overlays: dict[str, Folder], exact: bool) -> None:
     """On a MultiKueue worker: what the workloads submitted to its managers need beside the
     job MultiKueue copies over (a fine-tuning Job's headless Service, which gives rank 0 its
     DNS name): the objects the manager's overlay holds for each of them, but the queued ones."""
@@ -131,14 +145,14 @@ def _dispatched_companions(spec: Platform, overlays: dict[str, Overlay], exact: 
             manager = overlays[group.manager]
             by_owner: dict[int, list[dict]] = {}
             for obj, owner in manager.render(exact):
-                if owner is not None and not _queued(obj):
+                if isinstance(owner, tuple) and not _queued(obj):
                     by_owner.setdefault(owner[0], []).append(copy.deepcopy(obj))
             for w in spec.workloads_for(group.manager):
                 i = spec.index_of(w)
                 scope = ov.scope(f"companions.{group.manager}.{i}", (i, w))
                 for obj in by_owner.get(i, []):
                     cdk.custom(scope, obj)
-            ov.scope(f"end.{group.manager}", None)
+            ov.scope(f"end.{group.manager}", USER)
 
 
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:

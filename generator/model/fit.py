@@ -25,27 +25,28 @@ from .spec import Platform, Profile
 NODE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 
-def problems(p: Platform, prof: Profile, owned: list[tuple[int, Workload, dict]]) -> list[Problem]:
-    """`owned`: (index in the spec's workloads, workload, emitted object) per object a workload owns."""
+def problems(p: Platform, prof: Profile, owned: list[tuple[str, str, Workload | None, dict]]) -> list[Problem]:
+    """`owned`: per emitted object of a workload or of a user's constructs: (the field path a
+    problem is reported at, who made it as a message names it, the workload or None, the object)."""
     if prof.tpu is not None or checks._unknown_machines(prof):
         return []
     ctx = CheckContext(p, prof)
     tree = checks._supply(p, prof)
     pools = _pools(p, prof)
     out: list[Problem] = []
-    for i, w, obj in owned:
+    for where, who, w, obj in owned:
         d = demand.of(obj)
-        if d.queue is None or not d.podsets or hardware.accelerator_problems(w, ctx):
+        if d.queue is None or not d.podsets or (w is not None and hardware.accelerator_problems(w, ctx)):
             continue
-        where, what = f"workloads[{i}]", f"{d.kind} {d.name} of {w.name!r} on profile {prof.name!r}"
+        what = f"{d.kind} {d.name} of {who} on profile {prof.name!r}"
         if prof.autopilot:
             out += _explicit_requests(where, what, d)
         out += _node_fit(where, what, d, pools)
-        cq = checks._cluster_queue_of(p, prof.name, w.namespace, w.queue)
+        cq = checks._cluster_queue_of(p, prof.name, d.namespace, d.queue)
         if tree is not None and cq in tree.cqs:
             verdict = supply.never(tree, cq, list(d.podsets))
             if verdict is not None and verdict.most is not None:
-                out.append(Problem(where, f"one {obj['kind']} Workload of {w.name!r} on profile {prof.name!r} "
+                out.append(Problem(where, f"one {obj['kind']} Workload of {who} on profile {prof.name!r} "
                                           f"can never be admitted: {verdict.message}"))
     return out
 
