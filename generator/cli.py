@@ -234,9 +234,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-# Commands that, once done, hold no Node process, no thread, no file open for writing: when
-# one is the whole process, it ends without Python's teardown (freeing every object, one last
-# collection over all of them), a tenth of a passing `check`'s time (docs/performance.md).
+# Commands that, once done, hold no thread and no file open for writing (check's Node process is
+# stopped by jsii's own atexit hook, which runs): when one is the whole process, it ends without
+# Python's teardown (freeing every object, one last collection over all of them), a tenth of a
+# passing `check`'s time (docs/performance.md).
 _QUICK_EXIT = frozenset({"check", "validate"})
 
 

@@ -1,7 +1,7 @@
 """What every workload kind shares: its common fields, what it needs from the
 platform (priority kind, Kueue integrations, controllers, the device family it
-runs on), and the hooks each kind fills in (checks next to its fields, and the
-skeleton objects the demand module counts for the fit checks)."""
+runs on), and the hooks each kind fills in (checks next to its fields). What a kind's
+objects ask of Kueue is counted on the objects its builder emits (model/fit.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
