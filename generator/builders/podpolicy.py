@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel import demand
-from ..kernel.errors import Problem, SpecError
-from ..model import Platform
+from ..kernel.errors import Problem
 from ..model.kinds import Workload
 from ..model.kinds.base import ImageContract
 from ..model.pod import PodExtras, Security
@@ -169,7 +168,7 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def apply(pairs: list[tuple[dict, tuple[int, Workload] | str | None]], platform: Platform) -> None:
+def apply(pairs: list[tuple[dict, tuple[int, Workload] | str | None]]) -> list[Problem]:
     """Harden every pod template of a folder's objects and add each workload's extras to its
     queued objects (in place). `pairs`: each emitted object with what emitted it: a workload
     (its index in the spec, and the workload), a string for a user's constructs (their pods
@@ -185,8 +184,7 @@ def apply(pairs: list[tuple[dict, tuple[int, Workload] | str | None]], platform:
                 raise AssertionError(f"pod template of {obj.get('kind')}/{meta.get('name')} has no owner in the spec")
             problems += _apply_one(template, obj, owner)
             template.update(_sorted(dict(template)))
-    if problems:
-        raise SpecError(platform.source, problems)
+    return problems
 
 
 def _apply_one(template: dict, obj: dict, owner: tuple[int, Workload] | str) -> list[Problem]:

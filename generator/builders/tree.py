@@ -110,7 +110,7 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     problems: list[Problem] = []
     for folder, f in {"base": base, **{f"overlays/{n}": ov for n, ov in overlays.items()}}.items():
         pairs = f.render(exact)
-        podpolicy.apply(pairs, spec)
+        problems += podpolicy.apply(pairs)
         if f.profile is not None:
             problems += fit.problems(spec, f.profile, [_owned(obj, o) for obj, o in pairs if o is not None])
         emitted[folder] = gitops.annotate([obj for obj, _ in pairs])
