@@ -147,3 +147,16 @@ def test_init_writes_an_example_constructs_file_that_synth_runs(tmp_path, capsys
     assert made and len(made) == len(list((repo / "overlays").iterdir()))
     info = _object(repo, str(made[0].relative_to(repo)))
     assert info["data"]["profile"] == made[0].parent.name
+
+
+def test_a_credential_in_a_constructs_object_is_refused(tmp_path, capsys):
+    # A GitHub personal access token's shape (ghp_ and 36 characters), split so that no scanner flags this file.
+    token = "ghp" + "_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    code = EXAMPLE.group(1) + (
+        "\n\ndef _extra(chart):\n    cdk8s.ApiObject(chart, 'cm', api_version='v1', kind='ConfigMap',\n"
+        "                    metadata=cdk8s.ApiObjectMetadata(name='cm', namespace='llm'))"
+        f".add_json_patch(cdk8s.JsonPatch.add('/data', {{'token': '{token}'}}))\n\n\n"
+        "_build = build\n\n\ndef build(app, charts, spec):\n    _build(app, charts, spec)\n"
+        "    _extra(charts['overlays/l4-standard'])\n")
+    err = _refused(capsys, tmp_path, _repo(tmp_path, code))
+    assert "constructs: ConfigMap/cm: data.token: " in err and token not in err, err

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import cdk8s
 
-from ..kernel import apiscope, demand, paths, yamlio
-from ..kernel.errors import Problem, SpecError
+from ..kernel import apiscope, credentials, demand, paths, yamlio
+from ..kernel.errors import Problem, SpecError, format_path
 from ..model import Platform, Profile, fit
 from ..model.kinds import Workload
 from ..model.multikueue import DISPATCHERS
@@ -110,7 +110,7 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     problems: list[Problem] = []
     for folder, f in {"base": base, **{f"overlays/{n}": ov for n, ov in overlays.items()}}.items():
         pairs = f.render(exact)
-        problems += podpolicy.apply(pairs)
+        problems += podpolicy.apply(pairs) + _user_credentials(pairs)
         if f.profile is not None:
             problems += fit.problems(spec, f.profile, [_owned(obj, o) for obj, o in pairs if o is not None])
         emitted[folder] = gitops.annotate([obj for obj, _ in pairs])
@@ -121,6 +121,17 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
         raise SpecError(spec.source, problems)
     gitops.build(app, spec, tree, header, _emit, emitted)   # argocd/, from the tree above
     return tree, emitted
+
+
+def _user_credentials(pairs: list[tuple[dict, Owner | str | None]]) -> list[Problem]:
+    """What a user's constructs add goes through the credential check the spec and its manifest files get."""
+    out = []
+    for obj, owner in pairs:
+        if owner == USER:
+            where = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+            out += [Problem(USER, f"{where}: {format_path(list(path)) or '<root>'}: {what}")
+                    for path, what in credentials.scan(obj)]
+    return out
 
 
 def _owned(obj: dict, owner: Owner | str) -> tuple[str, str, Workload | None, dict]:
