@@ -1,8 +1,14 @@
-"""From a validated Spec to the output tree: path -> file text.
+"""From a validated Spec to the output tree: path -> file text, through one cdk8s app.
 
 base/: what every cluster shares (namespaces, PriorityClasses).
 overlays/<profile>/: base plus the profile's Kueue objects and workloads.
-controllers/<profile>/<controller>/: the controller installs (see controllers.py)."""
+controllers/<profile>/<controller>/: the controller installs (see controllers.py).
+
+The charts of base/ and the overlays are built first, each workload's objects under a scope
+of their own, then a repository's own constructs run (user.py), then each chart is rendered
+by cdk8s with the owner of every object. Pod hardening, the workloads' `pod:` additions, the
+MultiKueue companions and the fit checks (model/fit.py) read those emitted objects; any
+problem is raised before anything is returned, so nothing is written."""
 from __future__ import annotations
 
 import copy
