@@ -118,3 +118,12 @@ def test_check_refuses_an_object_not_rendered_by_cdk8s(tmp_path, capsys):
     code, _, err = helpers.run_cli(capsys, "check", "--spec", helpers.FIXTURE_SPEC, "--out", tmp_path)
     assert code == 1
     assert f"differs: {name}" in err
+
+
+def test_an_embedded_template_read_before_rendering_fails_loudly():
+    cdk.new_app()
+    template = embed.pod_template(k8s.PodTemplateSpec(spec=k8s.PodSpec(containers=[k8s.Container(name="c")])))
+    with pytest.raises(RuntimeError, match="filled in when the charts render"):
+        template["spec"]
+    cdk.flush()
+    assert template["spec"] == {"containers": [{"name": "c"}]}

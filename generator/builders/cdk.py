@@ -25,13 +25,61 @@ _META_KEYS = ("name", "namespace", "labels", "annotations")
 T = TypeVar("T")
 
 
+class Embedded(dict):
+    """The JSON of an embedded object, filled in when the app renders (`embedded`). Reading it
+    before then fails loudly: an empty dict read by a builder would be a silent mistake."""
+
+    filled = False
+
+    def _check(self) -> None:
+        if not self.filled:
+            raise RuntimeError("an embedded object (generator/builders/embed.py) is filled in when the charts "
+                               "render: put it into a custom resource's body as it is, do not read or edit it")
+
+    def __getitem__(self, key):
+        self._check()
+        return super().__getitem__(key)
+
+    def __contains__(self, key) -> bool:
+        self._check()
+        return super().__contains__(key)
+
+    def __iter__(self):
+        self._check()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._check()
+        return super().__len__()
+
+    def get(self, key, default=None):
+        self._check()
+        return super().get(key, default)
+
+    def keys(self):
+        self._check()
+        return super().keys()
+
+    def items(self):
+        self._check()
+        return super().items()
+
+    def values(self):
+        self._check()
+        return super().values()
+
+    def setdefault(self, key, default=None):
+        self._check()
+        return super().setdefault(key, default)
+
+
 class _Pending:
     """What waits for the next render: embedded objects in a scratch chart, with the dict
     each one's JSON goes into, and the custom resources whose bodies hold those dicts."""
 
     def __init__(self) -> None:
         self.scratch: cdk8s.Chart | None = None
-        self.holes: list[tuple[dict, Callable[[dict, dict], None]]] = []
+        self.holes: list[tuple[Embedded, Callable[[dict, dict], None]]] = []
         self.customs: list[tuple[cdk8s.ApiObject, dict]] = []
 
 
@@ -51,13 +99,14 @@ def embedded(make: Callable[[constructs.Construct, str], object], fill: Callable
     """A typed object's JSON, for the body of a custom resource: `make(scope, id)` creates the
     object in a scratch chart now; the dict returned is empty until the next render, when one
     `to_json()` of the scratch chart renders every such object and `fill(dict, object_json)`
-    fills each in. Builders put the dict into a body and never read it."""
+    fills each in. Builders put the dict into a body and never read it (reading it before then
+    raises)."""
     p = _pending
     if p.scratch is None:   # its own app: the real app's charts never validate it
         p.scratch = cdk8s.Chart(cdk8s.App(outdir=os.devnull), f"embedded{next(_scratch_ids)}",
                                 disable_resource_name_hashes=True)
     make(p.scratch, f"t{len(p.holes)}")
-    hole: dict = {}
+    hole = Embedded()
     p.holes.append((hole, fill))
     return hole
 
@@ -95,6 +144,7 @@ def flush() -> None:
     p = _pending
     if p.scratch is not None:
         for (hole, fill), rendered in zip(p.holes, p.scratch.to_json(), strict=True):
+            hole.filled = True
             fill(hole, rendered)
         p.scratch, p.holes = None, []
     for obj, body in p.customs:
