@@ -1,10 +1,10 @@
-"""Where synth's time goes, in one process: imports, spec load, rendering the
-objects (generator/builders/render.py: in Python, no Node), YAML writing, other Python,
-and writing the files. Prints one JSON object.
+"""Where synth's time goes, in one process: imports (Node and the cdk8s assemblies
+among them), spec load, jsii round trips to Node (cdk8s building and rendering the
+objects), YAML writing, other Python, and writing the files. Prints one JSON object.
 
     python -m bench.timesplit SPEC OUT_DIR [--cprofile N]
 
-Timers wrap generator.builders.render (the objects' JSON), generator.kernel.yamlio.dump and the
+Timers wrap jsii's requests to Node (counted by kind and method), generator.kernel.yamlio.dump and the
 phases of `python -m generator synth`; with
 --cprofile, the N functions with the most own time in the build are added."""
 from __future__ import annotations
@@ -18,6 +18,9 @@ import collections  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 
+# jsii kernel requests, each a round trip to Node.
+JSII_REQUESTS = ("create", "invoke", "sinvoke", "get", "sget", "set", "complete", "delete")
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -27,26 +30,33 @@ def main() -> None:
     args = ap.parse_args()
     marks = {"start": T_START}
 
-    import generator  # noqa: F401
-    marks["python + generator package"] = time.perf_counter()
+    import generator  # noqa: F401  (sets JSII_NODE, so it must come before jsii)
+    # isort: split
+    import jsii  # noqa: F401
+    marks["python + jsii runtime"] = time.perf_counter()
+    import cdk8s  # noqa: F401  (starts Node, loads the constructs and cdk8s assemblies)
+    marks["Node start + cdk8s"] = time.perf_counter()
+    import cdk8s_plus_33.k8s  # noqa: F401
+    marks["cdk8s-plus-33 (typed k8s)"] = time.perf_counter()
     from generator import model as spec
-    from generator.builders import render, tree as platform
+    from generator.builders import tree as platform
     from generator.kernel import paths, writer, yamlio
     marks["generator modules"] = time.perf_counter()
 
-    # Synth starts no Node process any more (generator/builders/cdk.py); were jsii loaded, its
-    # requests would be counted here.
     calls: collections.Counter = collections.Counter()
     secs: collections.defaultdict[str, float] = collections.defaultdict(float)
-    render_s = [0.0]
-    for name in ("typed_object", "custom_object"):
-        def timed_render(*a, _orig=getattr(render, name)):  # noqa: B008  binds this iteration's function, on purpose
+    provider = sys.modules["jsii._runtime"].kernel.provider
+    for name in JSII_REQUESTS:
+        def timed(req, _orig=getattr(provider, name), _name=name):  # noqa: B008  binds this iteration's method, on purpose
             t = time.perf_counter()
             try:
-                return _orig(*a)
+                return _orig(req)
             finally:
-                render_s[0] += time.perf_counter() - t
-        setattr(render, name, timed_render)
+                what = getattr(req, "method", None) or getattr(req, "fqn", "") or ""
+                key = f"{_name} {what.rsplit('.', 1)[-1]}"
+                calls[key] += 1
+                secs[key] += time.perf_counter() - t
+        setattr(provider, name, timed)
 
     dump_s = [0.0]
     plain_dump = yamlio.dump
@@ -92,11 +102,10 @@ def main() -> None:
     phases += [
         ("spec load (YAML, JSON Schema, cross-checks)", t1 - t0),
         ("build: jsii round trips to Node", jsii_s),
-        ("build: objects to cdk8s JSON, in Python (generator/builders/render.py)", render_s[0]),
         ("build: YAML dump (PyYAML C emitter)", dump_s[0]),
         ("build: YAML re-parse of emitted files", parse_s[0]),
         ("build: other Python (builders, pod policy, Argo CD, checks)",
-         build_s - jsii_s - render_s[0] - dump_s[0] - parse_s[0]),
+         build_s - jsii_s - dump_s[0] - parse_s[0]),
         ("write files (staging + swap)", t3 - t2),
     ]
     result = {

@@ -16,3 +16,7 @@ if not os.environ.get("JSII_NODE"):
     except ImportError:  # fall back to the node on PATH
         pass
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+# cdk8s writes keys sorted unless CDK8S_DISABLE_SORT is set; the generated output is the
+# sorted form (`check` compares with it), so the switch is taken out before Node starts
+# (docs/design.md, "Rendering through cdk8s").
+os.environ.pop("CDK8S_DISABLE_SORT", None)

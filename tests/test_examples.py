@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator import model as spec
+from generator.builders import tree
 from generator.kernel import paths, yamlio
 from generator.kernel.errors import SpecError
 from generator.plan import overlay, scenario, simulate
@@ -189,8 +190,9 @@ def test_vllm_scale_up_to_the_hpa_maximum_preempts_fine_tuning(built):
 # ---------------------------------------------------------------- what the spec refuses on these clusters
 
 def _problems(raw: dict) -> list[str]:
+    """What the spec checks refuse, or else what synth refuses on the objects it built."""
     with pytest.raises(SpecError) as e:
-        spec.from_dict(raw, "example.yaml")
+        tree.render(spec.from_dict(raw, "example.yaml"))
     return [f"{p.path}: {p.message}" for p in e.value.problems]
 
 

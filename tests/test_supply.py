@@ -21,13 +21,12 @@ from pathlib import Path
 import pytest
 
 from generator import model as spec_package
+from generator.builders import tree
 from generator.diff.capacity import never_admitted, picture
 from generator.diff.objects import units
-from generator.kernel import demand, kueue_api, supply, yamlio
+from generator.kernel import demand, supply, yamlio
 from generator.kernel.errors import SpecError
-from generator.model import checks, flavors, spec as spec_model
-from generator.model.check_context import CheckContext
-from generator.model.cluster_queues import cluster_queues
+from generator.model import fit
 from generator.plan import overlay
 from tests.test_plan_model import detail, run as plan_run, states
 from tests.test_validate_corpus import run as validate_run
@@ -182,6 +181,7 @@ def _team_spec(gpus: int) -> dict:
     raw["teams"][0]["profiles"]["shared"]["quotas"]["on-demand"] = {"nvidia.com/gpu": {"nominal": 4, "borrowingLimit": 1}}
     raw["teams"][1]["profiles"]["shared"]["quotas"]["on-demand"] = {"nvidia.com/gpu": 4}
     raw["images"]["finetune"] = {"repository": "registry.example/finetune", "tag": "1.0.0"}
+    raw["profiles"]["shared"].setdefault("values", {}).update(modelBucket="models", hfTokenSecret="hf-token")
     raw["workloads"] = [{
         "name": "train", "kind": "finetune", "profiles": ["shared"], "namespace": "team-a", "queue": "lq-team-a",
         "priority": "default", "image": "finetune", "model": "google/gemma-2-2b", "dataset": "b-mc2/sql-create-context",
@@ -190,27 +190,23 @@ def _team_spec(gpus: int) -> dict:
     return raw
 
 
-def _spec_world(raw: dict) -> tuple[list[str], list[dict]]:
-    """(the spec check's problems, the overlay's queues and the Job as the builders describe them)."""
-    p = spec_model.Platform.model_validate(raw)
-    prof = p.profiles["shared"]
-    fs = flavors.flavors(p, prof)
-    objs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}]
-    objs += [kueue_api.resource_flavor(prof.kueue, f.name, node_labels=f.node_labels, topology=f.topology,
-                                            tolerations=list(f.tolerations)) for f in fs]
-    objs += cluster_queues(p, prof, fs, ())
-    objs.append(kueue_api.local_queue(prof.kueue, "team-a", "lq-team-a", p.teams[0].cq_name))
-    w = p.workloads[0]
-    (skeleton,) = w.demand_objects(CheckContext(p, prof))
-    skeleton["metadata"].update(namespace="team-a", labels={demand.QUEUE_LABEL: "lq-team-a"})
-    skeleton["spec"]["template"]["spec"]["nodeSelector"] = checks.emitted_selector(w, prof, p)
-    objs.append(skeleton)
-    return [f"{x.path}: {x.message}" for x in checks.fits_quota(p)], objs
+def _spec_world(raw: dict, monkeypatch) -> tuple[list[str], list[dict]]:
+    """(synth's fit problems, the overlay's objects as the builders emitted them)."""
+    p = spec_package.from_dict(copy.deepcopy(raw), "spec.yaml")
+    found: list = []
+    real = fit.problems
+
+    def record(*args):
+        found.extend(real(*args))
+        return []
+    monkeypatch.setattr(fit, "problems", record)
+    _, emitted = tree.render(p)
+    return [f"{x.path}: {x.message}" for x in found], emitted["base"] + emitted["overlays/shared"]
 
 
 @pytest.mark.parametrize("gpus, never", [(6, True), (5, False)])
-def test_the_spec_check_gives_the_same_verdict_and_message(gpus, never, tmp_path):
-    problems, objs = _spec_world(_team_spec(gpus))
+def test_synth_gives_the_same_verdict_and_message(gpus, never, tmp_path, monkeypatch):
+    problems, objs = _spec_world(_team_spec(gpus), monkeypatch)
     others = one_verdict(objs, tmp_path)
     if not never:
         assert problems == [] and others == {}

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from generator import model as spec
+from generator.builders import tree
 from generator.kernel import paths, yamlio
 from generator.kernel.errors import SpecError
 from generator.plan import overlay, scenario, simulate
@@ -283,8 +284,8 @@ def test_manifest_demand_is_checked_against_the_queue(tmp_path):
     raw, source = _team(tmp_path, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\n"
                                   "spec: {parallelism: 13, completions: 13, template: {spec: {containers: "
                                   "[{name: c, image: i:1, resources: {requests: {nvidia.com/gpu: '8'}}}]}}}\n")
-    with pytest.raises(SpecError) as e:
-        spec.from_dict(raw, source)
+    with pytest.raises(SpecError) as e:   # synth's fit check, on the objects the manifest workload emits
+        tree.render(spec.from_dict(raw, source))
     assert ("needs 104 nvidia.com/gpu for pod set main (13 pods × 8), but ClusterQueue team-a can ever get at most 96 "
             "in flavor b200") in str(e.value)
 

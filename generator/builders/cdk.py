@@ -1,117 +1,196 @@
-"""The app's charts: one Chart per output directory, typed objects for core
-kinds (generator/builders/k8s.py, the cdk8s-plus-33 names; see core.py), and custom
-resources whose bodies come from the project's own builders (kernel/kueue_api.py, ...).
+"""The cdk8s app synth builds: one `cdk8s.App`, one `cdk8s.Chart` per output folder,
+cdk8s-plus-33's typed `Kube*` objects for core kinds (generator/builders/k8s.py) and
+`cdk8s.ApiObject`s for custom resources. What is written is cdk8s' own JSON
+(`Chart.to_json()`), through the project's all-or-nothing writer.
 
-Objects are rendered to cdk8s' JSON in Python (generator/builders/render.py): creating
-each one in Node through jsii cost over half of a large synth. The same charts
-can still be rendered by cdk8s itself (`CDK8S_RENDER`, or `rendering("cdk8s")`):
-tests/test_render.py holds the two to the same output.
+Charts never get a namespace (cdk8s would stamp it on cluster-scoped objects) and every
+object carries an explicit metadata.name, so no name hashes are added.
 
-Charts never get a namespace: cdk8s would stamp it on cluster-scoped objects.
-Every object carries an explicit metadata.name, so no hashes are added."""
+Speed (measured, docs/design.md "Rendering through cdk8s"): each jsii call is a round trip
+to Node, so a typed object is one constructor call with all its props; a custom resource
+is its constructor, one `JsonPatch.add` per top-level body key (mostly just `spec`) and one
+`addJsonPatch`; embedded templates wait in a scratch chart and are rendered together
+(`embedded`, `flush`); a chart is rendered with one `to_json()` once its objects are all there."""
 from __future__ import annotations
 
-import contextlib
+import itertools
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
-from . import render
-from .kube import ApiObject
-
-if TYPE_CHECKING:   # the builders pass charts where cdk8s-plus-33's signatures take a construct scope
-    from cdk8s import Chart as _Scope
-else:
-    _Scope = object
+import cdk8s
+import constructs
 
 _META_KEYS = ("name", "namespace", "labels", "annotations")
-
-# "cdk8s": render through cdk8s-plus-33 in Node, the reference for generator/builders/render.py.
-_backend = {"name": "cdk8s" if os.environ.get("CDK8S_RENDER") == "1" else "python"}
+T = TypeVar("T")
 
 
-@contextlib.contextmanager
-def rendering(backend: str) -> Iterator[None]:
-    """Render through `backend` ("python" or "cdk8s") inside the block."""
-    before = _backend["name"]
-    _backend["name"] = backend
-    try:
-        yield
-    finally:
-        _backend["name"] = before
+class Embedded(dict):
+    """The JSON of an embedded object, filled in when the app renders (`embedded`). Reading it
+    before then fails loudly: an empty dict read by a builder would be a silent mistake."""
+
+    filled = False
+
+    def _check(self) -> None:
+        if not self.filled:
+            raise RuntimeError("an embedded object (generator/builders/embed.py) is filled in when the charts "
+                               "render: put it into a custom resource's body as it is, do not read or edit it")
+
+    def __getitem__(self, key):
+        self._check()
+        return super().__getitem__(key)
+
+    def __contains__(self, key) -> bool:
+        self._check()
+        return super().__contains__(key)
+
+    def __iter__(self):
+        self._check()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._check()
+        return super().__len__()
+
+    def get(self, key, default=None):
+        self._check()
+        return super().get(key, default)
+
+    def keys(self):
+        self._check()
+        return super().keys()
+
+    def items(self):
+        self._check()
+        return super().items()
+
+    def values(self):
+        self._check()
+        return super().values()
+
+    def setdefault(self, key, default=None):
+        self._check()
+        return super().setdefault(key, default)
 
 
-class Custom:
-    """A custom resource from a plain body built by a typed builder."""
-    __slots__ = ("id", "body")
+class _Pending:
+    """What waits for the next render: embedded objects in a scratch chart, with the dict
+    each one's JSON goes into, and the custom resources whose bodies hold those dicts."""
 
-    def __init__(self, id: str, body: dict) -> None:   # noqa: A002  cdk8s' name
-        self.id = id
-        self.body = body
-
-
-class App:
     def __init__(self) -> None:
-        self.charts: set[str] = set()
+        self.scratch: cdk8s.Chart | None = None
+        self.holes: list[tuple[Embedded, Callable[[dict, dict], None]]] = []
+        self.customs: list[tuple[cdk8s.ApiObject, dict]] = []
 
 
-class Chart(_Scope):
-    """The objects of one output directory, in the order they were added (cdk8s'
-    order too: no object depends on another)."""
-
-    def __init__(self, app: App, name: str) -> None:
-        if name in app.charts:
-            raise ValueError(f"There is already a Construct with name '{name}' in App")
-        app.charts.add(name)
-        self.name = name
-        self.objects: list[ApiObject | Custom] = []
-        self._ids: set[str] = set()
-
-    def add(self, obj: ApiObject | Custom) -> None:
-        if obj.id in self._ids:
-            raise ValueError(f"There is already a Construct with name '{obj.id}' in Chart [{self.name}]")
-        self._ids.add(obj.id)
-        self.objects.append(obj)
+_pending = _Pending()
+_scratch_ids = itertools.count()
 
 
-def new_app() -> App:
-    return App()
+def new_app() -> cdk8s.App:
+    """The app; never synthesized to a folder (charts are rendered with to_json()). What a
+    render that failed left pending is dropped."""
+    global _pending
+    _pending = _Pending()
+    return cdk8s.App(outdir=os.devnull)
 
 
-def chart(app: App, name: str) -> Chart:
-    return Chart(app, name.replace("/", "--"))
+def embedded(make: Callable[[constructs.Construct, str], object], fill: Callable[[dict, dict], None]) -> dict:
+    """A typed object's JSON, for the body of a custom resource: `make(scope, id)` creates the
+    object in a scratch chart now; the dict returned is empty until the next render, when one
+    `to_json()` of the scratch chart renders every such object and `fill(dict, object_json)`
+    fills each in. Builders put the dict into a body and never read it (reading it before then
+    raises)."""
+    p = _pending
+    if p.scratch is None:   # its own app: the real app's charts never validate it
+        p.scratch = cdk8s.Chart(cdk8s.App(outdir=os.devnull), f"embedded{next(_scratch_ids)}",
+                                disable_resource_name_hashes=True)
+    make(p.scratch, f"t{len(p.holes)}")
+    hole = Embedded()
+    p.holes.append((hole, fill))
+    return hole
+
+
+def chart(app: constructs.Construct, name: str) -> cdk8s.Chart:
+    """The chart of one output folder (`overlays/dev` gets the construct id `overlays--dev`)."""
+    return cdk8s.Chart(app, chart_id(name), disable_resource_name_hashes=True)
+
+
+def chart_id(folder: str) -> str:
+    return folder.replace("/", "--")
 
 
 def object_id(kind: str, name: str, namespace: str | None) -> str:
     return f"{kind}.{namespace or '_'}.{name}"
 
 
-def custom(scope: Chart, body: dict) -> Custom:
+def custom(scope: constructs.Construct, body: dict) -> cdk8s.ApiObject:
+    """A custom resource: an ApiObject whose body (everything but apiVersion, kind and metadata)
+    is one JSON patch, so that it keeps the builder's key order (cdk8s sorts props, and applies
+    patches after sorting)."""
     meta = body["metadata"]
     unknown = set(meta) - set(_META_KEYS)
     if unknown:
         raise ValueError(f"unsupported metadata fields {sorted(unknown)} on {body['kind']}/{meta['name']}")
-    obj = Custom(object_id(body["kind"], meta["name"], meta.get("namespace")), body)
-    scope.add(obj)
+    obj = cdk8s.ApiObject(scope, object_id(body["kind"], meta["name"], meta.get("namespace")),
+                          api_version=body["apiVersion"], kind=body["kind"],
+                          metadata=cdk8s.ApiObjectMetadata(**{k: meta[k] for k in _META_KEYS if k in meta}))
+    _pending.customs.append((obj, body))   # the body may hold embedded objects not rendered yet
     return obj
 
 
-def manifests(c: Chart) -> list[dict]:
-    if _backend["name"] == "cdk8s":
-        from . import cdk8s_render
-        return cdk8s_render.manifests(c.objects)
-    return [_render(o) for o in c.objects]
+def flush() -> None:
+    """Render the pending embedded objects (one call) and give each pending custom resource its body."""
+    p = _pending
+    if p.scratch is not None:
+        for (hole, fill), rendered in zip(p.holes, p.scratch.to_json(), strict=True):
+            hole.filled = True
+            fill(hole, rendered)
+        p.scratch, p.holes = None, []
+    for obj, body in p.customs:
+        patches = [cdk8s.JsonPatch.add(f"/{key}", value) for key, value in body.items()
+                   if key not in ("apiVersion", "kind", "metadata") and value is not None]
+        if patches:
+            obj.add_json_patch(*patches)
+    p.customs = []
 
 
-def render_one(obj: ApiObject) -> dict:
-    """One typed object's JSON (what `to_json()` of a cdk8s object returns)."""
-    if _backend["name"] == "cdk8s":
-        from . import cdk8s_render
-        return cdk8s_render.manifests([obj])[0]
-    return render.typed_object(obj)
+def manifests(c: cdk8s.Chart) -> list[dict]:
+    """The chart's objects as cdk8s renders them, in the order they were added."""
+    flush()
+    return list(c.to_json())
 
 
-def _render(obj: Any) -> dict:
-    if isinstance(obj, Custom):
-        return render.custom_object(obj.body, _META_KEYS)
-    return render.typed_object(obj)
+def scope(parent: constructs.Construct, id_: str) -> constructs.Construct:
+    """A plain construct grouping objects of one owner (a workload, the profile's queues)."""
+    return constructs.Construct(parent, id_)
+
+
+def rendered_with_owners(c: cdk8s.Chart, owners: Mapping[int, T], exact: bool) -> list[tuple[dict, T | None]]:
+    """The chart's objects as cdk8s renders them, each with its owner: the value `owners` gives
+    the nearest scope (by id() of the construct) above it in the construct tree, or None.
+    Scopes are recognised in the tree's pre-order walk (one call to Node), so every scope of the
+    chart must be in `owners`, None for those that own nothing.
+
+    Without dependencies between objects cdk8s renders them in that same pre-order. `exact`
+    (a user's constructs may add dependencies): each object's kind, namespace and name are read
+    from Node instead and matched with the rendered objects."""
+    objects = manifests(c)
+    placed: list[tuple[cdk8s.ApiObject, T | None]] = []
+    owner: T | None = None
+    for node in c.node.find_all():
+        if id(node) in owners:
+            owner = owners[id(node)]
+        elif isinstance(node, cdk8s.ApiObject):
+            placed.append((node, owner))
+    if not exact:
+        if len(placed) != len(objects):
+            raise AssertionError(f"chart {c.node.id}: {len(placed)} objects in the tree, {len(objects)} rendered")
+        return [(obj, who) for obj, (_, who) in zip(objects, placed, strict=True)]
+    by_key = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): i for i, o in enumerate(objects)}
+    found: dict[int, T | None] = {}
+    for node, who in placed:
+        i = by_key.get((node.kind, node.metadata.namespace, node.name))
+        if i is not None:   # else in a chart nested in this one: rendered there
+            found[i] = who
+    return [(obj, found.get(i)) for i, obj in enumerate(objects)]

@@ -3,6 +3,8 @@ through generator/builders/k8s.py). Only typed structs go into core kinds' props
 dict inside a typed prop would keep snake_case or unknown keys silently."""
 from __future__ import annotations
 
+import functools
+
 from ..kernel import catalog
 from ..model import Profile
 from . import k8s
@@ -15,9 +17,22 @@ def meta(name: str, namespace: str | None = None, labels: dict | None = None,
 
 
 def qty(value) -> k8s.Quantity:
+    """A Quantity, one per distinct value for the whole run: each new one is a call to Node."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return k8s.Quantity.from_number(value)
-    return k8s.Quantity.from_string(str(value))
+        return _quantity_number(value)
+    return _quantity_string(str(value))
+
+
+def int_or_string(value: int | str) -> k8s.IntOrString:
+    """An IntOrString (a port by number or by name), one per distinct value, as qty."""
+    return _ios_number(value) if isinstance(value, int) else _ios_string(value)
+
+
+# Keyed by type too: 2 and 2.0 would be one cache entry, and cdk8s writes them alike anyway.
+_quantity_number = functools.lru_cache(maxsize=None, typed=True)(k8s.Quantity.from_number)
+_quantity_string = functools.lru_cache(maxsize=None)(k8s.Quantity.from_string)
+_ios_number = functools.lru_cache(maxsize=None)(k8s.IntOrString.from_number)
+_ios_string = functools.lru_cache(maxsize=None)(k8s.IntOrString.from_string)
 
 
 def env(name: str, value) -> k8s.EnvVar:

@@ -1,28 +1,32 @@
-"""Typed core structs (generator/builders/k8s.py, the cdk8s-plus-33 names) rendered to the JSON cdk8s writes,
-for embedding in custom resources (a JobSet's Job template, an LWS's pod
-templates): the typed classes do the camelCasing (generator/builders/render.py, held to
-cdk8s by tests/test_render.py), so no hand-written dict ever reaches a typed
-field, and no typed field is lost (field notes, cdk8s)."""
-from __future__ import annotations
+"""Typed core structs (generator/builders/k8s.py, cdk8s-plus-33's classes) rendered by cdk8s
+for embedding in custom resources (a JobSet's Job template, an LWS's pod templates):
+cdk8s-plus-33 does the camelCasing and key order, so no hand-written dict ever reaches a
+typed field, and no typed field is lost (field notes, cdk8s).
 
-import itertools
+Each template is one object in a scratch chart, and all of them are rendered together
+when the app renders (generator/builders/cdk.py, `embedded`): a chart and a to_json() per
+template cost two more calls to Node each and a validation of the whole app
+(docs/design.md). The dict returned is filled in then; put it in a body, do not read it."""
+from __future__ import annotations
 
 from . import cdk, k8s
 
-_scratch = cdk.new_app()   # never written: only to_json() is used
-_ids = itertools.count()
+_META = k8s.ObjectMeta(name="t")
 
 
-def _chart() -> cdk.Chart:
-    return cdk.chart(_scratch, f"embed{next(_ids)}")
+def _template(hole: dict, rendered: dict) -> None:
+    hole.update(rendered["template"])
+
+
+def _job(hole: dict, rendered: dict) -> None:
+    hole["spec"] = rendered["spec"]
 
 
 def pod_template(template: k8s.PodTemplateSpec) -> dict:
-    obj = k8s.KubePodTemplate(_chart(), "t", metadata=k8s.ObjectMeta(name="t"), template=template)
-    return obj.to_json()["template"]
+    return cdk.embedded(lambda scope, id_: k8s.KubePodTemplate(scope, id_, metadata=_META, template=template),
+                        _template)
 
 
 def job_template(spec: k8s.JobSpec) -> dict:
     """A JobTemplateSpec body ({"spec": ...}) for JobSet replicatedJobs."""
-    obj = k8s.KubeJob(_chart(), "t", metadata=k8s.ObjectMeta(name="t"), spec=spec)
-    return {"spec": obj.to_json()["spec"]}
+    return cdk.embedded(lambda scope, id_: k8s.KubeJob(scope, id_, metadata=_META, spec=spec), _job)

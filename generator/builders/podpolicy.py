@@ -1,6 +1,6 @@
 """What every generated pod gets, applied once to the emitted objects of an
-overlay (the pod templates are found by the demand module, so every kind is
-covered the same way):
+overlay, each with the workload that emitted it (generator/builders/tree.py; the pod
+templates are found by the demand module, so every kind is covered the same way):
 
 - hardening: seccomp RuntimeDefault for the pod; no privilege escalation and
   all capabilities dropped for every container; the project's own images run
@@ -11,12 +11,12 @@ covered the same way):
   tolerations and volumes on the pod."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..kernel import demand
-from ..kernel.errors import Problem, SpecError
-from ..model import Platform, flavors as flavors_mod
-from ..model.check_context import CheckContext
+from ..kernel.errors import Problem
+from ..model import Platform, Profile, flavors as flavors_mod
 from ..model.kinds import Workload
 from ..model.kinds.base import ImageContract
 from ..model.pod import PodExtras, Security
@@ -159,9 +159,9 @@ def _extend_container(c: dict, extras: PodExtras, where: str) -> list[Problem]:
     return out
 
 
-def capacity(platform: Platform, ctx: CheckContext, w: Workload) -> list[dict]:
+def capacity(platform: Platform, profile: Profile, w: Workload) -> list[dict]:
     """The node selector requirements that keep w's pods off the capacity it may not use."""
-    requirements, _ = flavors_mod.capacity_affinity(flavors_mod.flavors(platform, ctx.profile), platform.capacity_of(w))
+    requirements, _ = flavors_mod.capacity_affinity(flavors_mod.flavors(platform, profile), platform.capacity_of(w))
     return requirements
 
 
@@ -182,7 +182,9 @@ def keep_off(template: dict, requirements: list[dict]) -> None:
 
 
 def _sorted(value: Any) -> Any:
-    """Keys in order, as cdk8s writes the typed pod templates this module edits."""
+    """Keys in order, as cdk8s writes the typed pod templates this module edits: the edits
+    come after cdk8s rendered them (they depend on every pod template of the overlay, the
+    embedded ones included), and the written output keeps cdk8s' order."""
     if isinstance(value, dict):
         return {k: _sorted(value[k]) for k in sorted(value)}
     if isinstance(value, list):
@@ -190,38 +192,48 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def apply(objs: list[dict], platform: Platform, ctx: CheckContext) -> None:
-    """Harden every pod template in `objs` and add each workload's extras to its queued
-    objects (in place). A clash with what the generator sets is a SpecError."""
-    owner: dict[tuple[str, str, str], tuple[int, Workload]] = {}
-    companion: dict[tuple[str, str, str], tuple[str, Security, int | None]] = {}
-    for w in platform.workloads_for(ctx.profile.name):
-        i = platform.index_of(w)
-        for o in w.demand_objects(ctx):
-            owner[(o["kind"], w.namespace, o["metadata"]["name"])] = (i, w)
-        for (kind, name), (field, security, uid) in w.companions().items():
-            companion[(kind, w.namespace, name)] = (f"workloads[{i}].{field}", security, uid)
+def apply(pairs: list[tuple[dict, tuple[int, Workload] | str | None]],
+          keep_off_for: Callable[[Workload], list[dict]] | None = None) -> list[Problem]:
+    """Harden every pod template of a folder's objects and add each workload's extras to its
+    queued objects (in place). `pairs`: each emitted object with what emitted it: a workload
+    (its index in the spec, and the workload), a string for a user's constructs (their pods
+    are hardened and must say themselves that they run as non-root), None for the generator's
+    objects of no workload (which have no pods). A clash with what the generator sets is a
+    SpecError. `keep_off_for`: a workload's node selector requirements that keep its pods off
+    the capacity it may not use (an overlay's; base/ has no pods)."""
     problems: list[Problem] = []
-    for obj in objs:
+    for obj, owner in pairs:
         meta = obj.get("metadata", {})
-        key: tuple[Any, Any, Any] = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-        found = owner.get(key)
         for ps in demand.podsets(obj):
             template = _at(obj, ps.path) if ps.path else obj
-            if found:
-                i, w = found
-                problems += extend(template, w, f"workloads[{i}]")
-                keep_off(template, capacity(platform, ctx, w))
-                where, security, non_root = f"workloads[{i}].security", w.security, \
-                    harden(template, w.security, w.image_contract)
-            elif key in companion:
-                where, security, uid = companion[key]
-                non_root = harden(template, security, None, uid)
-            else:   # every generated pod belongs to a workload or is one of its companions
-                raise AssertionError(f"pod template of {key} has no owner in the spec")
-            if not non_root and not security.run_as_root:
-                problems.append(Problem(where, "these pods would run as root: say so with `runAsRoot: true` "
-                                               "(the image needs it), or give a runAsUser"))
+            if owner is None:   # every generated pod belongs to a workload
+                raise AssertionError(f"pod template of {obj.get('kind')}/{meta.get('name')} has no owner in the spec")
+            problems += _apply_one(template, obj, owner, keep_off_for)
             template.update(_sorted(dict(template)))
-    if problems:
-        raise SpecError(platform.source, problems)
+    return problems
+
+
+def _apply_one(template: dict, obj: dict, owner: tuple[int, Workload] | str,
+               keep_off_for: Callable[[Workload], list[dict]] | None) -> list[Problem]:
+    meta = obj.get("metadata", {})
+    if isinstance(owner, str):
+        if harden(template, None):
+            return []
+        return [Problem(owner, f"the pods of {obj.get('kind')} {meta.get('name')} would run as root: give them "
+                               "runAsNonRoot: true and a runAsUser in the pod's securityContext")]
+    i, w = owner
+    companion = w.companions().get((str(obj.get("kind")), str(meta.get("name"))))
+    out: list[Problem] = []
+    if companion is None:
+        out += extend(template, w, f"workloads[{i}]")
+        if keep_off_for is not None:
+            keep_off(template, keep_off_for(w))
+        where, security, non_root = f"workloads[{i}].security", w.security, \
+            harden(template, w.security, w.image_contract)
+    else:
+        field, security, uid = companion
+        where, non_root = f"workloads[{i}].{field}", harden(template, security, None, uid)
+    if not non_root and not security.run_as_root:
+        out.append(Problem(where, "these pods would run as root: say so with `runAsRoot: true` "
+                                  "(the image needs it), or give a runAsUser"))
+    return out

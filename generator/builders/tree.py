@@ -1,16 +1,28 @@
-"""From a validated Spec to the output tree: path -> file text.
+"""From a validated Spec to the output tree: path -> file text, through one cdk8s app.
 
 base/: what every cluster shares (namespaces, PriorityClasses).
 overlays/<profile>/: base plus the profile's Kueue objects and workloads.
-controllers/<profile>/<controller>/: the controller installs (see controllers.py)."""
+controllers/<profile>/<controller>/: the controller installs (see controllers.py).
+
+The charts of base/ and the overlays are built first, each workload's objects under a scope
+of their own, then a repository's own constructs run (user.py), then each chart is rendered
+by cdk8s with the owner of every object. Pod hardening, the workloads' `pod:` additions, the
+MultiKueue companions and the fit checks (model/fit.py) read those emitted objects; any
+problem is raised before anything is returned, so nothing is written."""
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..kernel import apiscope, paths, writer, yamlio
-from ..model import Platform, Profile
+import cdk8s
+
+from ..kernel import apiscope, credentials, demand, paths, writer, yamlio
+from ..kernel.errors import Problem, SpecError, format_path
+from ..model import Platform, Profile, fit
+from ..model.kinds import Workload
 from ..model.multikueue import DISPATCHERS
-from . import cdk, controllers, core, gitops, k8s, kueue_objects, podpolicy
+from . import cdk, controllers, core, gitops, k8s, kueue_objects, podpolicy, user
 from .workloads import BUILDERS
 from .workloads.common import BuildContext
 
@@ -39,6 +51,51 @@ def build(spec: Platform) -> dict[str, str]:
     return render(spec)[0]
 
 
+Owner = tuple[int, Workload]   # the workload's index in the spec, and the workload
+USER = "constructs"            # the owner of what a user's constructs add (generator/builders/user.py)
+
+
+@dataclass
+class Folder:
+    """The chart of one output folder (base/, an overlay), with a scope per owner: the
+    generator's objects of no workload (owner None), each workload's objects, the companions
+    copied from a MultiKueue manager; what comes after the "end" scope is a user's (USER)."""
+    chart: cdk8s.Chart
+    profile: Profile | None = None
+    owners: dict[int, Owner | str | None] = field(default_factory=dict)   # id(scope) -> its owner
+    scopes: list = field(default_factory=list)                            # keeps the scopes alive
+    rendered: list[tuple[dict, Owner | str | None]] | None = None
+
+    def scope(self, id_: str, owner: Owner | str | None):
+        s = cdk.scope(self.chart, id_)
+        self.owners[id(s)] = owner
+        self.scopes.append(s)
+        self.rendered = None
+        return s
+
+    def render(self, exact: bool) -> list[tuple[dict, Owner | str | None]]:
+        if self.rendered is None:
+            self.rendered = cdk.rendered_with_owners(self.chart, self.owners, exact)
+        return self.rendered
+
+
+def _build_base(app, spec: Platform) -> Folder:
+    base = Folder(cdk.chart(app, "base"))
+    build_base(spec, base.scope("platform", None))
+    base.scope("end", USER)
+    return base
+
+
+def _build_overlay(app, spec: Platform, name: str, profile: Profile) -> Folder:
+    ov = Folder(cdk.chart(app, f"overlays/{name}"), profile)
+    kueue_objects.queue_objects(BuildContext(spec, profile, ov.scope("queues", None)))
+    for w in spec.workloads_for(name):
+        i = spec.index_of(w)
+        BUILDERS[w.kind](BuildContext(spec, profile, ov.scope(f"workloads[{i}]", (i, w))), w)
+    ov.scope("end", USER)
+    return ov
+
+
 def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     """Every output file, and the objects of base/ and each overlay as emitted (so that
     checks on them need not parse the YAML again)."""
@@ -46,45 +103,74 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     header = HEADER.format(source=_source_name(spec))
     tree: dict[str, str] = {}
 
+    base = _build_base(app, spec)
+    overlays = {name: _build_overlay(app, spec, name, profile) for name, profile in spec.profiles.items()}
+    cdk.flush()   # the custom resources' bodies first: a user's JSON patches apply after them
+    user.run(spec, app, {"base": base.chart, **{f"overlays/{n}": ov.chart for n, ov in overlays.items()}})
+    exact = bool(spec.constructs)   # a user's constructs may add dependencies, which reorder cdk8s' output
+    _dispatched_companions(spec, overlays, exact)
+
     # The objects of base/ and each overlay, as emitted: Argo CD's projects and
     # ignore rules are derived from them (re-parsing the YAML cost seconds at scale).
     emitted: dict[str, list[dict]] = {}
-    base = cdk.chart(app, "base")
-    build_base(spec, base)
-    emitted["base"] = gitops.annotate(cdk.manifests(base))
-    _emit(tree, "base", emitted["base"], header, extra_resources=[])
-
-    for name, profile in spec.profiles.items():
-        overlay = cdk.chart(app, f"overlays/{name}")
-        ctx = BuildContext(spec, profile, overlay)
-        kueue_objects.queue_objects(ctx)
-        workloads = spec.workloads_for(name)
-        for w in workloads:
-            BUILDERS[w.kind](ctx, w)
-        _dispatched_companions(app, spec, ctx)
-        objs = cdk.manifests(overlay)
-        podpolicy.apply(objs, spec, ctx.checks)
-        emitted[f"overlays/{name}"] = gitops.annotate(objs)
-        _emit(tree, f"overlays/{name}", emitted[f"overlays/{name}"], header,
-              extra_resources=["../../base"])
-        _controllers(app, tree, spec, profile, workloads, header)
+    problems: list[Problem] = []
+    for folder, f in {"base": base, **{f"overlays/{n}": ov for n, ov in overlays.items()}}.items():
+        pairs = f.render(exact)
+        keep_off = (lambda w, prof=f.profile: podpolicy.capacity(spec, prof, w)) if f.profile else None
+        problems += podpolicy.apply(pairs, keep_off) + _user_credentials(pairs)
+        if f.profile is not None:
+            problems += fit.problems(spec, f.profile, [_owned(obj, o) for obj, o in pairs if o is not None])
+        emitted[folder] = gitops.annotate([obj for obj, _ in pairs])
+        _emit(tree, folder, emitted[folder], header, extra_resources=["../../base"] if f.profile else [])
+        if f.profile is not None:
+            _controllers(app, tree, spec, f.profile, spec.workloads_for(f.profile.name), header)
+    if problems:
+        raise SpecError(spec.source, problems)
     gitops.build(app, spec, tree, header, _emit, emitted)   # argocd/, from the tree above
     return tree, emitted
 
 
-def _dispatched_companions(app, spec: Platform, ctx: BuildContext) -> None:
+def _user_credentials(pairs: list[tuple[dict, Owner | str | None]]) -> list[Problem]:
+    """What a user's constructs add goes through the credential check the spec and its manifest files get."""
+    out = []
+    for obj, owner in pairs:
+        if owner == USER:
+            where = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+            out += [Problem(USER, f"{where}: {format_path(list(path)) or '<root>'}: {what}")
+                    for path, what in credentials.scan(obj)]
+    return out
+
+
+def _owned(obj: dict, owner: Owner | str) -> tuple[str, str, Workload | None, dict]:
+    """(where a problem is reported, who made the object, its workload) for the fit checks."""
+    if isinstance(owner, tuple):
+        i, w = owner
+        return f"workloads[{i}]", repr(w.name), w, obj
+    return "constructs", "your constructs", None, obj
+
+
+def _queued(obj: dict) -> bool:
+    """An object Kueue admits (it reads a queue name from it): MultiKueue copies it to a worker."""
+    return demand.is_workload(obj) and demand.of(obj).queue is not None
+
+
+def _dispatched_companions(spec: Platform, overlays: dict[str, Folder], exact: bool) -> None:
     """On a MultiKueue worker: what the workloads submitted to its managers need beside the
     job MultiKueue copies over (a fine-tuning Job's headless Service, which gives rank 0 its
-    DNS name): built as on the manager, every object but the queued ones."""
-    for group in spec.worker_groups(ctx.profile.name):
-        manager = spec.profiles[group.manager]
-        for w in spec.workloads_for(group.manager):
-            scratch = BuildContext(spec, manager, cdk.chart(app, f"companions/{ctx.profile.name}/{w.name}"))
-            BUILDERS[w.kind](scratch, w)
-            queued = {(o["kind"], o["metadata"]["name"]) for o in w.demand_objects(scratch.checks)}
-            for obj in cdk.manifests(scratch.chart):
-                if (obj["kind"], obj["metadata"]["name"]) not in queued:
-                    ctx.add_custom(obj)
+    DNS name): the objects the manager's overlay holds for each of them, but the queued ones."""
+    for name, ov in overlays.items():
+        for group in spec.worker_groups(name):
+            manager = overlays[group.manager]
+            by_owner: dict[int, list[dict]] = {}
+            for obj, owner in manager.render(exact):
+                if isinstance(owner, tuple) and not _queued(obj):
+                    by_owner.setdefault(owner[0], []).append(copy.deepcopy(obj))
+            for w in spec.workloads_for(group.manager):
+                i = spec.index_of(w)
+                scope = ov.scope(f"companions.{group.manager}.{i}", (i, w))
+                for obj in by_owner.get(i, []):
+                    cdk.custom(scope, obj)
+            ov.scope(f"end.{group.manager}", USER)
 
 
 def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:

@@ -1,18 +1,18 @@
 """Spec checks that need more than one field: references between sections
 (a workload's profile, queue, tier, image), what a profile must have for its
-platform and accelerator, what can never run (a pod no node holds, a workload
-no quota admits), and objects two workloads would both create. Every problem
+platform and accelerator, what can never run as the spec states it, and objects two
+workloads would both create. What the emitted objects can never run (a pod no node
+holds, a Workload no quota admits) is checked on the objects themselves (model/fit.py). Every problem
 is collected, so the user sees them all at once.
 
 Each kind's own checks live with its fields (model/kinds/); this module calls
 them per profile and puts the workload's path in front."""
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-from ..kernel import catalog, credentials, demand, errors, quantity, supply, tpu_slices, versions
+from ..kernel import catalog, credentials, errors, quantity, supply, tpu_slices, versions
 from ..kernel.catalog import node_labels as L
 from ..kernel.errors import Problem, format_path
 from . import flavors, hardware, teams as teams_mod
@@ -478,53 +478,6 @@ def guides(p: Platform) -> list[Problem]:
 
 # ---------------------------------------------------------------- what can never run
 
-def fits_quota(p: Platform) -> list[Problem]:
-    """One Workload its ClusterQueue can never give enough is never admitted, whatever it
-    preempts: the supply model's verdict (generator/kernel/supply.py) on the ClusterQueues and Cohort
-    the profile's overlay holds (model/cluster_queues.py: the bodies the builders write), for the
-    demand of the objects the kinds describe (a test holds them equal to the built ones)."""
-    out = []
-    trees: dict[str, supply.Tree | None] = {}
-    for i, w in _workloads(p):
-        for prof_name in w.profiles:
-            prof = p.profiles.get(prof_name)
-            if prof is None or prof.tpu is not None:
-                continue
-            ctx = CheckContext(p, prof)
-            if hardware.accelerator_problems(w, ctx) or _unknown_machines(prof):
-                continue
-            if prof_name not in trees:
-                trees[prof_name] = _supply(p, prof)
-            tree, cq = trees[prof_name], _cluster_queue_of(p, prof_name, w.namespace, w.queue)
-            if tree is None or cq not in tree.cqs:
-                continue
-            selector = emitted_selector(w, prof, p)
-            for obj in w.demand_objects(ctx):
-                verdict = supply.never(tree, cq, [_selecting(ps, selector) for ps in demand.of(obj).podsets])
-                if verdict is not None and verdict.most is not None:
-                    out.append(Problem(f"workloads[{i}]", f"one {obj['kind']} Workload of {w.name!r} on profile "
-                                                          f"{prof_name!r} can never be admitted: {verdict.message}"))
-    return out
-
-
-def emitted_selector(w: Workload, prof: Profile, p: Platform) -> dict[str, str]:
-    """The nodeSelector the builders put on the workload's pods: the accelerator's node labels
-    (core.accelerator_selector) and the spec's pod.nodeSelector (podpolicy). The kinds' skeletons
-    leave it out; a test holds this equal to the built pods' selector."""
-    accel = hardware.accelerator_for(w, prof, p)
-    out = dict(catalog.accelerator(accel).node_labels()) if accel else {}
-    pod = getattr(w, "pod", None)
-    out.update(getattr(pod, "node_selector", None) or {})
-    return out
-
-
-def _selecting(ps: demand.PodSet, selector: dict[str, str]) -> demand.PodSet:
-    if not selector:
-        return ps
-    template = {**ps.template, "spec": {**ps.spec, "nodeSelector": {**(ps.spec.get("nodeSelector") or {}), **selector}}}
-    return dataclasses.replace(ps, template=template)
-
-
 def _supply(p: Platform, prof: Profile) -> supply.Tree | None:
     """The profile's ClusterQueues and Cohort as the builder writes them, read by the supply model."""
     if not any(prof.name in q.profiles for q in p.queues) or _cohort_loops(p, prof.name):
@@ -889,7 +842,7 @@ def secrets(p: Platform) -> list[Problem]:
 
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, integrations, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
+    pins, integrations, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides,
     tpu_tiers,
     teams, multikueue, gitops, secrets,
 )

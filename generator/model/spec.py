@@ -6,9 +6,10 @@ check, the validator, the planner and diff read this model, never raw dicts.
 No cdk8s here: loading and checking a spec starts no Node process."""
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from ..kernel import catalog, versions
 from .fields import (
@@ -327,6 +328,17 @@ class GitOps(SpecModel):
 
 # ---------------------------------------------------------------- the platform
 
+def _constructs_file(value: str) -> str:
+    p = PurePosixPath(value)
+    if p.is_absolute() or ".." in p.parts or p.suffix != ".py" or "\\" in value:
+        raise ValueError(f"{value!r}: a .py file inside the repository, relative to the spec file "
+                         "(like constructs/sidecars.py)")
+    return value
+
+
+ConstructsFile = Annotated[str, AfterValidator(_constructs_file)]
+
+
 class Platform(SpecModel):
     spec_version: Literal[1]
     name: DnsLabel
@@ -346,6 +358,10 @@ class Platform(SpecModel):
                                                                                "manager dispatching to workers.")
     workloads: list[Annotated[Workload, Field(discriminator="kind")]] = Field(default_factory=list)
     gitops: GitOps | None = None
+    constructs: list[ConstructsFile] = Field(
+        default_factory=list, description="Python files of your own, relative to the spec file, whose "
+        "`build(app, charts, spec)` adds cdk8s constructs to the app and patches generated objects "
+        "(docs/constructs.md).")
 
     _source: str = PrivateAttr("<spec>")
 

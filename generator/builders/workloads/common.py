@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cdk8s
+
 from ...model import Platform, Profile, hardware
 from ...model.check_context import CheckContext
 from .. import cdk
@@ -13,7 +15,7 @@ from .. import cdk
 class BuildContext:
     spec: Platform
     profile: Profile
-    chart: cdk.Chart
+    chart: cdk8s.Chart
 
     def image(self, key: str) -> str:
         return self.spec.image(key, self.profile)

@@ -38,9 +38,9 @@ def _probe(p: Probe | None, port: int, by_number: bool = False) -> k8s.Probe | N
     timing = {"initial_delay_seconds": p.initial_delay_seconds, "period_seconds": p.period_seconds,
               "failure_threshold": p.failure_threshold}
     if p.path is None:
-        return k8s.Probe(tcp_socket=k8s.TcpSocketAction(port=k8s.IntOrString.from_number(port)),
+        return k8s.Probe(tcp_socket=k8s.TcpSocketAction(port=core.int_or_string(port)),
                          **timing)   # type: ignore[arg-type]
-    target = k8s.IntOrString.from_number(port) if by_number else k8s.IntOrString.from_string(p.port)
+    target = core.int_or_string(port) if by_number else core.int_or_string(p.port)
     return k8s.Probe(http_get=k8s.HttpGetAction(path=p.path, port=target, scheme=p.scheme),
                      **timing)   # type: ignore[arg-type]
 
@@ -209,7 +209,7 @@ def _service(ctx: BuildContext, w: Serving, e: Engine, selector: dict) -> None:
         metadata=core.meta(w.service, w.namespace),
         spec=k8s.ServiceSpec(
             type="ClusterIP", selector=selector,
-            ports=[k8s.ServicePort(name=name, protocol="TCP", port=n, target_port=k8s.IntOrString.from_number(n))
+            ports=[k8s.ServicePort(name=name, protocol="TCP", port=n, target_port=core.int_or_string(n))
                    for name, n in ports],
         ),
     )

@@ -40,7 +40,7 @@ def management_url(w: T5Inference) -> str:
 
 
 def _probe(path: str, port: str, **timing) -> k8s.Probe:
-    return k8s.Probe(http_get=k8s.HttpGetAction(path=path, port=k8s.IntOrString.from_string(port)), **timing)
+    return k8s.Probe(http_get=k8s.HttpGetAction(path=path, port=core.int_or_string(port)), **timing)
 
 
 def build(ctx: BuildContext, w: T5Inference) -> None:
@@ -83,7 +83,7 @@ def build(ctx: BuildContext, w: T5Inference) -> None:
         spec=k8s.ServiceSpec(
             type="ClusterIP",
             selector=labels,
-            ports=[k8s.ServicePort(name=n, port=p, target_port=k8s.IntOrString.from_string(n)) for n, p in PORTS.items()],
+            ports=[k8s.ServicePort(name=n, port=p, target_port=core.int_or_string(n)) for n, p in PORTS.items()],
         ),
     )
     mon = w.monitoring

@@ -78,7 +78,7 @@ def pods_metric_hpa(chart, name: str, namespace: str, scale_target: tuple[str, s
                 type="Pods",
                 pods=k8s.PodsMetricSourceV2(
                     metric=k8s.MetricIdentifierV2(name=metric),
-                    target=k8s.MetricTargetV2(type="AverageValue", average_value=k8s.Quantity.from_string(str(target))),
+                    target=k8s.MetricTargetV2(type="AverageValue", average_value=core.qty(str(target))),
                 ),
             )],
         ),

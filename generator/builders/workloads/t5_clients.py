@@ -35,7 +35,7 @@ def _http_service(chart, name: str, ns: str, labels: dict, port: int) -> None:
         spec=k8s.ServiceSpec(
             type="ClusterIP",
             selector=labels,
-            ports=[k8s.ServicePort(name="http", port=port, target_port=k8s.IntOrString.from_string("http"))],
+            ports=[k8s.ServicePort(name="http", port=port, target_port=core.int_or_string("http"))],
         ),
     )
 
@@ -66,7 +66,7 @@ def client(ctx, ns: str, c: Client, prediction_url: str, management_url: str) ->
         env=[core.env("MODEL_PREDICTION", prediction_url), core.env("MODEL_MANAGEMENT", management_url)],
         resources=core.container_resources(ctx.profile, c.resources.requests()),
         ports=[k8s.ContainerPort(container_port=CLIENT_PORT, name="http")],
-        readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"))),
+        readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=core.int_or_string("http"))),
     )
     _deployment(ctx.chart, name, ns, labels, container)
     _http_service(ctx.chart, name, ns, labels, CLIENT_PORT)
@@ -100,7 +100,7 @@ def load_generator(ctx, ns: str, g: LoadGenerator, host: str, model: T5Model) ->
         volume_mounts=[k8s.VolumeMount(name="locustfile", mount_path=LOCUSTFILE_DIR, read_only=True)],
         resources=core.container_resources(ctx.profile, g.resources.requests()),
         ports=[k8s.ContainerPort(container_port=LOADGEN_PORT, name="http")],
-        readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=k8s.IntOrString.from_string("http"),
+        readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/", port=core.int_or_string("http"),
                                                              scheme="HTTP")),
     )
     _deployment(ctx.chart, name, ns, labels, container,

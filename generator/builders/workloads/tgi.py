@@ -35,9 +35,9 @@ def build(ctx: BuildContext, w: Tgi) -> None:
             core.env_secret("HF_TOKEN", ctx.hf_token_secret, "hf_api_token"),
         ],
         ports=[k8s.ContainerPort(container_port=port, name="http")],
-        readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/health", port=k8s.IntOrString.from_string("http")),
+        readiness_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/health", port=core.int_or_string("http")),
                                   period_seconds=10, failure_threshold=3),
-        startup_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/health", port=k8s.IntOrString.from_string("http")),
+        startup_probe=k8s.Probe(http_get=k8s.HttpGetAction(path="/health", port=core.int_or_string("http")),
                                 period_seconds=10, failure_threshold=180),  # model download + load: up to 30 min
         volume_mounts=[core.shm_mount()],
     )
@@ -65,7 +65,7 @@ def build(ctx: BuildContext, w: Tgi) -> None:
         spec=k8s.ServiceSpec(
             type="ClusterIP",
             selector={"app": app},
-            ports=[k8s.ServicePort(protocol="TCP", port=port, target_port=k8s.IntOrString.from_number(port))],
+            ports=[k8s.ServicePort(protocol="TCP", port=port, target_port=core.int_or_string(port))],
         ),
     )
 

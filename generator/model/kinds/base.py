@@ -1,7 +1,7 @@
 """What every workload kind shares: its common fields, what it needs from the
 platform (priority kind, Kueue integrations, controllers, the device family it
-runs on), and the hooks each kind fills in (checks next to its fields, and the
-skeleton objects the demand module counts for the fit checks)."""
+runs on), and the hooks each kind fills in (checks next to its fields). What a kind's
+objects ask of Kueue is counted on the objects its builder emits (model/fit.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -133,12 +133,6 @@ class WorkloadBase(SpecModel):
                                                                   f"(declared: {', '.join(volumes) or 'none'})"))
         return out
 
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        """Skeletons of the queued objects the builder emits (kinds, counts, pod
-        requests): what generator/kernel/demand.py counts for the fit checks, without cdk8s.
-        tests/test_demand_skeletons.py holds them equal to the built objects' demand."""
-        return []
-
     def names_of_objects(self) -> list[tuple[str, str]]:
         """(kind, name) of the namespaced objects it creates, for duplicate detection."""
         return []
@@ -154,16 +148,3 @@ def autopilot_requests(resources: Resources | None, ctx: CheckContext, where: st
         return [Problem(where, f"Autopilot profiles need explicit requests for {', '.join(missing)} "
                                "(Autopilot would inject defaults that Kueue's quota does not account for)")]
     return []
-
-
-def container(requests: dict[str, Any], accelerators: dict[str, int] | None = None) -> dict:
-    """A skeleton container with requests = limits (what the demand module counts)."""
-    req = {**{r: str(v) for r, v in requests.items()}, **{r: str(n) for r, n in (accelerators or {}).items() if n}}
-    return {"name": "c", "resources": {"requests": req}}
-
-
-def pod_template(*containers: dict, init: tuple[dict, ...] = ()) -> dict:
-    spec: dict = {"containers": list(containers)}
-    if init:
-        spec["initContainers"] = list(init)
-    return {"spec": spec}

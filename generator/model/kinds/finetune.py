@@ -7,10 +7,9 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from ...kernel.errors import Problem
-from .. import hardware
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount, ServiceName
-from .base import ImageContract, Resources, WorkloadBase, container, pod_template
+from .base import ImageContract, Resources, WorkloadBase
 from .gpu import gpu_checks
 
 MOUNT = "/model-data"   # where the model bucket is mounted in the pod
@@ -70,14 +69,6 @@ class Finetune(WorkloadBase):
 
     def check(self, ctx: CheckContext) -> list[Problem]:
         return gpu_checks(self, ctx, self.gpus_per_node, self.resources)
-
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
-        gpu = {hardware.resource_of(accel): self.gpus_per_node} if accel else {}
-        req = self.resources.requests() if self.resources else {}
-        return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": self.name},
-                 "spec": {"parallelism": self.nodes, "completions": self.nodes,
-                          "template": pod_template(container(req, gpu))}}]
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         return [("Job", self.name), ("Service", self.service)]

@@ -144,8 +144,5 @@ class Manifest(WorkloadBase):
                             for p in placement_checks(self, ctx, ps.count, gpus, level, mode, "file")]
         return out
 
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        return self.queued()
-
     def names_of_objects(self) -> list[tuple[str, str]]:
         return [(str(o.get("kind")), str((o.get("metadata") or {}).get("name"))) for o in self._objects]

@@ -17,7 +17,7 @@ from ...kernel.errors import Problem
 from .. import hardware
 from ..check_context import CheckContext
 from ..fields import DnsLabel, PositiveCount, ServiceName, SpecModel
-from .base import Resources, WorkloadBase, container, pod_template
+from .base import Resources, WorkloadBase
 from .gpu import gpu_checks
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
@@ -243,20 +243,6 @@ class Serving(WorkloadBase):
             s = slice_of(self, ctx)
             return (accel, s.tpus_per_pod, s.pods) if s else (accel, 0, 1)
         return accel, self.accelerators or 0, self.hosts
-
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel, n, hosts = self.per_pod(ctx)
-        chips = {hardware.resource_of(accel): n} if accel and n else {}
-        req = self.resources.requests() if self.resources else {}
-        pod = pod_template(container(req, chips))
-        # At the HPA's maximum: what a scale-up can ask for.
-        if hosts > 1:
-            return [{"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                     "metadata": {"name": self.name},
-                     "spec": {"replicas": self.replicas_at_most(), "leaderWorkerTemplate": {
-                         "size": hosts, "leaderTemplate": pod, "workerTemplate": pod}}}]
-        return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": self.name},
-                 "spec": {"replicas": self.replicas_at_most(), "template": pod}}]
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         out = [("LeaderWorkerSet" if self.multi_host else "Deployment", self.name), ("Service", self.service)]

@@ -8,11 +8,10 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 
 from ...kernel.errors import Problem
-from .. import hardware
 from ..check_context import CheckContext
 from ..fields import DnsLabel, PositiveCount, ServiceName, SpecModel
 from ..pod import Security
-from .base import ImageContract, Resources, WorkloadBase, autopilot_requests, container, pod_template
+from .base import ImageContract, Resources, WorkloadBase, autopilot_requests
 from .gpu import gpu_checks
 
 DURATION = r"^([1-9][0-9]*)(ms|s|m|h)$"
@@ -132,14 +131,6 @@ class T5Inference(WorkloadBase):
         if self.load_generator:
             out += autopilot_requests(self.load_generator.resources, ctx, "loadGenerator.resources")
         return out
-
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
-        gpu = {hardware.resource_of(accel): self.gpus} if accel else {}
-        # At its HPA maximum: what a scale-up can ask for.
-        return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": self.name},
-                 "spec": {"replicas": self.autoscaling.max_replicas,
-                          "template": pod_template(container(self.resources.requests(), gpu))}}]
 
     def companions(self) -> dict[tuple[str, str], tuple[str, Security, int | None]]:
         out: dict[tuple[str, str], tuple[str, Security, int | None]] = {}

@@ -6,10 +6,9 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from ...kernel.errors import Problem
-from .. import hardware
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, Port, PositiveCount, ServiceName
-from .base import Resources, WorkloadBase, container, pod_template
+from .base import Resources, WorkloadBase
 from .gpu import gpu_checks
 
 
@@ -41,13 +40,6 @@ class Tgi(WorkloadBase):
 
     def check(self, ctx: CheckContext) -> list[Problem]:
         return gpu_checks(self, ctx, self.gpus, self.resources)
-
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
-        gpu = {hardware.resource_of(accel): self.gpus} if accel else {}
-        req = self.resources.requests() if self.resources else {}
-        return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": self.name},
-                 "spec": {"replicas": self.replicas, "template": pod_template(container(req, gpu))}}]
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         return [("Deployment", self.name), ("Service", self.service)]

@@ -10,11 +10,10 @@ from ...kernel import tpu_slices
 from ...kernel.errors import Problem
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount
-from .base import ImageContract, Resources, WorkloadBase, container, pod_template
+from .base import ImageContract, Resources, WorkloadBase
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 
 SHAPE = r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$"
-
 
 
 class TpuJobset(WorkloadBase):
@@ -60,16 +59,6 @@ class TpuJobset(WorkloadBase):
                                          f"{ctx.profile.name!r} has node pools for {t.static_slices(self.shape)}; "
                                          "it could never be admitted"))
         return out + vm_fit(self, ctx, [("resources", self.resources.requests())])
-
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        s = slice_of(self, ctx)
-        if s is None:
-            return []
-        pod = pod_template(container(self.resources.requests(), {tpu_slices.TPU_RESOURCE: s.tpus_per_pod}))
-        return [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": self.name},
-                 "spec": {"replicatedJobs": [{"name": self.replicated_job_name, "replicas": self.slices,
-                                              "template": {"spec": {"parallelism": s.pods,
-                                                                    "completions": s.pods, "template": pod}}}]}}]
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         return [("JobSet", self.name)]

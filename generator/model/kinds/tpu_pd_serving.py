@@ -9,7 +9,7 @@ from ...kernel import tpu_slices
 from ...kernel.errors import Problem
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, EnvName, Port, PositiveCount, SpecModel
-from .base import Resources, WorkloadBase, container, pod_template
+from .base import Resources, WorkloadBase
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
 
@@ -171,23 +171,6 @@ class TpuPdServing(WorkloadBase):
         for field, value in (("port", self.port), ("decodeEnginePort", self.decode_engine_port)):
             if value in reserved:
                 out.append(Problem(field, f"{value} is {reserved[value]} of the TPU connector; pick another port"))
-        return out
-
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        shape = slice_of(self, ctx)
-        if shape is None:
-            return []
-        chips = {tpu_slices.TPU_RESOURCE: shape.tpus_per_pod}
-        out = []
-        for role in ROLES:
-            init = (dict(container(self.sidecar.resources.requests()), restartPolicy="Always"),) \
-                if role == "decode" else ()
-            leader = pod_template(container(self.resources.requests(), chips), init=init)
-            worker = pod_template(container(self.resources.requests(), chips))
-            out.append({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                        "metadata": {"name": self.lws_name(role)},
-                        "spec": {"replicas": self.role(role).replicas, "leaderWorkerTemplate": {
-                            "size": shape.pods, "leaderTemplate": leader, "workerTemplate": worker}}})
         return out
 
     def names_of_objects(self) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from ...kernel.errors import Problem
 from .. import hardware, topology
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount, SpecModel
-from .base import Resources, WorkloadBase, container, pod_template
+from .base import Resources, WorkloadBase
 from .gpu import gpu_checks
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
@@ -181,22 +181,6 @@ class Training(WorkloadBase):
                                              f"{t.static_slices(self.tpu.shape)}; it could never be admitted"))
         return out + vm_fit(self, ctx, [("resources", requests)])
 
-    def demand_objects(self, ctx: CheckContext) -> list[dict]:
-        if self.tpu is not None:
-            s = slice_of(self, ctx)
-            if s is None:
-                return []
-            requests = self.resources.requests() if self.resources else {}
-            pod = pod_template(container(requests, {tpu_slices.TPU_RESOURCE: s.tpus_per_pod}))
-            return [_jobset(self.name, self.replicated_job_name, self.tpu.slices, s.pods, pod)]
-        accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
-        gpu = {hardware.resource_of(accel): int(self.gpus_per_node or 0)} if accel else {}
-        pod = pod_template(container(self.resources.requests() if self.resources else {}, gpu))
-        if self.is_jobset:
-            return [_jobset(self.name, self.replicated_job_name, 1, self.pods, pod)]
-        return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": self.name},
-                 "spec": {"parallelism": self.pods, "completions": self.pods, "template": pod}}]
-
     def names_of_objects(self) -> list[tuple[str, str]]:
         if self.is_jobset:
             return [("JobSet", self.name)]
@@ -223,10 +207,3 @@ def placement_checks(w, ctx: CheckContext, pods: int, gpus_per_pod: int, level: 
         if misfit:
             return [Problem(where, misfit)]
     return []
-
-
-def _jobset(name: str, replicated: str, replicas: int, pods: int, pod: dict) -> dict:
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
-            "spec": {"replicatedJobs": [{"name": replicated, "replicas": replicas,
-                                         "template": {"spec": {"parallelism": pods, "completions": pods,
-                                                               "template": pod}}}]}}
