@@ -93,3 +93,11 @@ XPK = Source("AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py",
              "https://github.com/AI-Hypercomputer/xpk", "commit 367c8382")
 CLUSTER_TOOLKIT = Source("GoogleCloudPlatform/cluster-toolkit modules/internal/tpu-definition/main.tf",
                          "https://github.com/GoogleCloudPlatform/cluster-toolkit", "commit 1047080")
+# GPUDirect networking: GKE's published installers and NCCL test workloads, and xpk's decorators.
+GPUDIRECT_MANIFESTS = Source(
+    "GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/, gpudirect-tcpxo/, gpudirect-rdma/",
+    "https://github.com/GoogleCloudPlatform/container-engine-accelerators",
+    "commit 992db812, in ../shared/reference/container-engine-accelerators@992db81")
+XPK_DECORATORS = Source(
+    "AI-Hypercomputer/xpk src/xpk/core/workload_decorators/ and src/xpk/core/network.py",
+    "https://github.com/AI-Hypercomputer/xpk", "../shared/reference/xpk")

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ...kernel import tpu_slices
+from ...kernel import catalog, tpu_slices
 from ...kernel.errors import Problem
 from .. import hardware, topology
 from ..check_context import CheckContext
@@ -50,6 +50,19 @@ class Checkpoints(SpecModel):
     path: str = Field("/checkpoints", pattern=r"^/[^\s:]*$", description="Mount path in the pod.")
 
 
+class FailurePolicy(SpecModel):
+    """JobSet runs: restart the whole gang when a pod fails (Job backoffLimit 0), up to
+    maxRestarts times; a pod lost to a node's disruption (host maintenance, eviction, Spot
+    reclaim: the DisruptionTarget condition) restarts it without using up the budget
+    (JobSet's host-maintenance-event-model example)."""
+    max_restarts: Count = Field(3, description="JobSet failurePolicy.maxRestarts: restarts of the whole JobSet "
+                                               "after a failure of the program (JobSet's failure-policy examples "
+                                               "use 3).")
+    ignore_disruptions: bool = Field(True, description="A pod lost to node maintenance, eviction or Spot "
+                                                       "reclaim restarts the JobSet without counting against "
+                                                       "maxRestarts.")
+
+
 class Training(WorkloadBase):
     """Training on GPUs or TPU slices: `launcher` runs `script` (torchrun, accelerate) or
     `module` (jax: python -m) of the workload's image, as an Indexed Job or a JobSet."""
@@ -68,7 +81,13 @@ class Training(WorkloadBase):
     checkpoints: Checkpoints | None = None
     termination_grace_period_seconds: PositiveCount = Field(300, description="Time to save a checkpoint after "
                                                                              "SIGTERM (Kueue preemption).")
-    backoff_limit: Count = 4
+    backoff_limit: Count | None = Field(None, description="Job backoffLimit. Default: 4 for an Indexed Job; 0 "
+                                                        "in a JobSet, where failurePolicy restarts the gang.")
+    failure_policy: FailurePolicy = Field(default_factory=FailurePolicy,
+                                          description="JobSet runs: restarts after failures.")
+    gpudirect: bool | None = Field(None, description="GPUDirect networking (TCPX, TCPXO, RDMA) on multi-node GPU "
+                                                     "pools whose machine type has it: default on; false turns it "
+                                                     "off; true requires it.")
     replicated_job_name: DnsLabel = "workers"
 
     priority_kind: ClassVar = "priorityClass"   # per instance: see _by_run_as
@@ -122,6 +141,12 @@ class Training(WorkloadBase):
         return self.tpu is not None or self.run_as == "jobset"
 
     @property
+    def job_backoff_limit(self) -> int:
+        if self.backoff_limit is not None:
+            return self.backoff_limit
+        return 0 if self.is_jobset else 4
+
+    @property
     def service(self) -> str:
         """The headless Service of an Indexed Job (a JobSet makes its own, named after it)."""
         return f"{self.name}-workers"
@@ -154,11 +179,29 @@ class Training(WorkloadBase):
         if self.tpu is not None:
             return self._tpu_checks(ctx)
         assert self.gpus_per_node is not None
-        out = gpu_checks(self, ctx, self.gpus_per_node, self.resources)
+        out = gpu_checks(self, ctx, self.gpus_per_node, self.resources) + self._gpudirect_checks(ctx)
         if self.placement is not None:
             out += placement_checks(self, ctx, self.pods, self.gpus_per_node, self.placement.level,
                                     self.placement.mode, "placement")
         return out
+
+    def _gpudirect_checks(self, ctx: CheckContext) -> list[Problem]:
+        """`gpudirect: true` where the profile cannot give it: one line saying why."""
+        if self.gpudirect is not True or hardware.gpudirect_for(self, ctx.profile, ctx.platform) is not None:
+            return []
+        if ctx.profile.autopilot:
+            why = (f"profile {ctx.profile.name!r} is Autopilot; the generator writes GPUDirect for Standard "
+                   "node pools only")
+        else:
+            why = (f"no GPU pool of profile {ctx.profile.name!r} is a machine type GKE publishes GPUDirect for "
+                   f"({', '.join(catalog.gpudirect.BY_MACHINE_TYPE)}), or its pools mix such types")
+        return [Problem("gpudirect", why)]
+
+    def uses_gpudirect(self, ctx: CheckContext) -> catalog.gpudirect.GpuDirect | None:
+        """The networking its pods get: multi-node GPU runs on a pool that has it, unless turned off."""
+        if self.tpu is not None or self.gpudirect is False or self.pods < 2:
+            return None
+        return hardware.gpudirect_for(self, ctx.profile, ctx.platform)
 
     def _tpu_checks(self, ctx: CheckContext) -> list[Problem]:
         assert self.tpu is not None
@@ -191,7 +234,10 @@ class Training(WorkloadBase):
             return [_jobset(self.name, self.replicated_job_name, self.tpu.slices, s.pods, pod)]
         accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
         gpu = {hardware.resource_of(accel): int(self.gpus_per_node or 0)} if accel else {}
-        pod = pod_template(container(self.resources.requests() if self.resources else {}, gpu))
+        g = self.uses_gpudirect(ctx)
+        daemon = (dict(container(catalog.gpudirect.DAEMON_REQUESTS), restartPolicy="Always"),) \
+            if g is not None and g.daemon is not None else ()
+        pod = pod_template(container(self.resources.requests() if self.resources else {}, gpu), init=daemon)
         if self.is_jobset:
             return [_jobset(self.name, self.replicated_job_name, 1, self.pods, pod)]
         return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": self.name},

@@ -1,0 +1,165 @@
+"""GPUDirect networking as objects: a pod-template decorator per networking type
+(as xpk's workload_decorators/{tcpx,tcpxo,rdma}_decorator.py are), and the
+cluster-level objects each needs (the NCCL plugin installer DaemonSet and the
+multi-networking Network / GKENetworkParamSet pairs).
+
+The facts (images, volumes, interfaces, NCCL environment) are the catalog's
+(kernel/catalog/gpudirect.py, read from GKE's published manifests); this module
+only shapes them. Workload builders call `pod_parts` and merge its pieces into
+the pod template they build; tree.py writes `cluster_objects` to
+controllers/<profile>/gpudirect/."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..kernel.catalog import node_labels
+from ..kernel.catalog.gpudirect import (
+    DAEMON_REQUESTS,
+    DEFAULT_INTERFACE_ANNOTATION,
+    DEVICES_ANNOTATION_PREFIX,
+    INTERFACES_ANNOTATION,
+    PAUSE_IMAGE,
+    GpuDirect,
+)
+from . import core, k8s
+
+NAMESPACE = "kube-system"          # where GKE's installer manifests put the DaemonSets
+NETWORKING_API = "networking.gke.io/v1"
+
+
+@dataclass
+class PodParts:
+    """What one networking type adds to a GPU pod template."""
+    annotations: dict[str, str] = field(default_factory=dict)
+    volumes: list[k8s.Volume] = field(default_factory=list)
+    sidecars: list[k8s.Container] = field(default_factory=list)   # native sidecars (initContainers)
+    env: list[k8s.EnvVar] = field(default_factory=list)            # on the GPU container
+    mounts: list[k8s.VolumeMount] = field(default_factory=list)    # on the GPU container
+    env_script: str | None = None
+
+    def command(self, command: list[str]) -> list[str]:
+        """The program started after sourcing the NCCL settings script, where the type has one
+        (TCPXO's nccl-env-profile.sh, RDMA's set_nccl_env.sh): exec keeps the program PID 1's
+        child that receives SIGTERM; "$@" passes its arguments untouched by the shell."""
+        if self.env_script is None:
+            return command
+        return ["/bin/bash", "-c", f'source {self.env_script} && exec "$@"', "--", *command]
+
+
+def interfaces(g: GpuDirect) -> str:
+    """The networking.gke.io/interfaces annotation: eth0 on the default network, then each
+    GPU NIC's network, one JSON object a line as GKE's test workloads write it."""
+    rows = [{"interfaceName": "eth0", "network": "default"}]
+    rows += [{"interfaceName": n.interface, "network": n.name} for n in g.networks]
+    return "[\n" + ",\n".join("  " + json.dumps(r, separators=(",", ":")) for r in rows) + "\n]\n"
+
+
+def _daemon(g: GpuDirect) -> tuple[dict[str, str], list[k8s.Container]]:
+    d = g.daemon
+    if d is None:
+        return {}, []
+    devices = "".join(f"- path: {p}\n" for p in d.device_paths)
+    sidecar = k8s.Container(
+        name=d.name,
+        image=d.image,
+        image_pull_policy="Always",
+        # A native sidecar (an init container that keeps running), as xpk's decorators add it:
+        # the Job's pods complete when the trainer exits. GKE's test pods run it as a container.
+        restart_policy="Always",
+        command=list(d.command),
+        args=list(d.args) or None,
+        # Root with its capabilities, as GKE's test pods run it (even their "unprivileged" variants):
+        # the daemon programs the NICs' flow steering.
+        security_context=k8s.SecurityContext(capabilities=k8s.Capabilities(add=list(d.capabilities)),
+                                             run_as_user=0, run_as_non_root=False),
+        volume_mounts=[k8s.VolumeMount(name=v, mount_path=p) for v, p in d.mounts],
+        env=[core.env("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64")],
+        resources=k8s.ResourceRequirements(requests={r: core.qty(v) for r, v in DAEMON_REQUESTS.items()}),
+    )
+    return {DEVICES_ANNOTATION_PREFIX + d.name: devices}, [sidecar]
+
+
+def pod_parts(g: GpuDirect) -> PodParts:
+    """The decorator: annotations, host volumes, the daemon sidecar (TCPX, TCPXO), and the
+    GPU container's environment and mounts."""
+    annotations, sidecars = _daemon(g)
+    annotations = {**annotations, DEFAULT_INTERFACE_ANNOTATION: "eth0", INTERFACES_ANNOTATION: interfaces(g)}
+    return PodParts(
+        annotations=annotations,
+        volumes=[k8s.Volume(name=n, host_path=k8s.HostPathVolumeSource(path=p)) for n, p in g.volumes],
+        sidecars=sidecars,
+        env=[core.env(k, v) for k, v in g.env],
+        mounts=[k8s.VolumeMount(name=v, mount_path=p) for v, p in g.mounts],
+        env_script=g.env_script,
+    )
+
+
+# ---------------------------------------------------------------- cluster objects
+
+def installer(g: GpuDirect) -> dict:
+    """The NCCL plugin installer DaemonSet, as GKE's manifest has it."""
+    i = g.installer
+    labels = {"k8s-app": i.name}
+    terms = [{"key": node_labels.GPU_ACCELERATOR_LABEL, "operator": "In", "values": list(i.accelerators)}]
+    if i.arch:
+        terms.append({"key": "kubernetes.io/arch", "operator": "In", "values": [i.arch]})
+    inits = []
+    if i.pre_install:
+        inits.append({"image": "ubuntu", "name": "pre-installation", "securityContext": {"privileged": True},
+                      "command": list(i.pre_install)})
+    inits.append({"image": i.image, "name": i.name.removesuffix("-a4x"),
+                  "resources": {"requests": {"cpu": "150m"}}, "securityContext": {"privileged": True},
+                  "volumeMounts": [{"name": v, "mountPath": p} for v, p in i.mounts],
+                  "command": ["/bin/sh", "-c"], "args": [i.args]})
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": i.name, "namespace": NAMESPACE, "labels": dict(labels)},
+        "spec": {
+            "selector": {"matchLabels": dict(labels)},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {"labels": {"name": i.name, **labels}},
+                "spec": {
+                    "priorityClassName": "system-node-critical",
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": terms}]}}},
+                    "tolerations": [{"operator": "Exists"}],
+                    "hostNetwork": True,
+                    "hostPID": True,
+                    "volumes": [dict(v, hostPath=dict(v["hostPath"])) for v in i.volumes],
+                    "initContainers": inits,
+                    "containers": [{"image": PAUSE_IMAGE, "name": "pause"}],
+                },
+            },
+        },
+    }
+
+
+def networks(g: GpuDirect, prefix: str) -> list[dict]:
+    """A GKENetworkParamSet and a Network per GPU NIC (xpk core/network.py's objects; VPC
+    and subnet names <prefix>-net-<i>/-sub-<i>, RDMA <prefix>-rdma-net/-rdma-sub-<i>)."""
+    out = []
+    for n in g.networks:
+        out.append({"apiVersion": NETWORKING_API, "kind": "GKENetworkParamSet", "metadata": {"name": n.name},
+                    "spec": {"vpc": prefix + n.vpc_suffix, "vpcSubnet": prefix + n.subnet_suffix,
+                             "deviceMode": n.device_mode}})
+        out.append({"apiVersion": NETWORKING_API, "kind": "Network", "metadata": {"name": n.name},
+                    "spec": {"parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet",
+                                               "name": n.name},
+                             "type": "Device"}})
+    return out
+
+
+def cluster_objects(types: list[GpuDirect], prefix: str) -> list[dict]:
+    """Every installer and network the profile's GPUDirect pools need (a network shared by
+    two types, rdma-0 on A4 and A4X, once)."""
+    out: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for g in types:
+        for obj in [installer(g), *networks(g, prefix)]:
+            key = (obj["kind"], obj["metadata"]["name"])
+            if key not in seen:
+                seen.add(key)
+                out.append(obj)
+    return out
