@@ -37,6 +37,13 @@ class PodParts:
     env: list[k8s.EnvVar] = field(default_factory=list)            # on the GPU container
     mounts: list[k8s.VolumeMount] = field(default_factory=list)    # on the GPU container
     env_script: str | None = None
+    capabilities: list[str] = field(default_factory=list)          # added to the GPU container
+
+    def security_context(self) -> k8s.SecurityContext | None:
+        """The GPU container's capabilities: all dropped but what the type needs (TCPX: IPC_LOCK)."""
+        if not self.capabilities:
+            return None
+        return k8s.SecurityContext(capabilities=k8s.Capabilities(add=self.capabilities, drop=["ALL"]))
 
     def command(self, command: list[str]) -> list[str]:
         """The program started after sourcing the NCCL settings script, where the type has one
@@ -92,6 +99,7 @@ def pod_parts(g: GpuDirect) -> PodParts:
         env=[core.env(k, v) for k, v in g.env],
         mounts=[k8s.VolumeMount(name=v, mount_path=p) for v, p in g.mounts],
         env_script=g.env_script,
+        capabilities=list(g.capabilities),
     )
 
 

@@ -90,6 +90,7 @@ def _container(ctx: BuildContext, w: Training, accelerators: dict[str, int],
         resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
                                            accelerators),
         volume_mounts=([core.shm_mount()] if w.tpu is None else []) + mounts + net.mounts or None,
+        security_context=net.security_context(),
     )
 
 

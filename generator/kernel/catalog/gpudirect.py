@@ -120,6 +120,7 @@ class GpuDirect:
     test_manifest: str                     # the GKE test workload the golden test compares with
     sources: tuple[Source, ...]
     autopilot_installer: str | None = None  # GKE's Autopilot installer manifest, where published
+    capabilities: tuple[str, ...] = ()     # added to the GPU container
 
     def network_names(self) -> tuple[str, ...]:
         return tuple(n.name for n in self.networks)
@@ -187,6 +188,7 @@ TCPX = GpuDirect(
     test_manifest="gpudirect-tcpx/nccl-test-latest.yaml",
     sources=(GPUDIRECT_MANIFESTS, XPK_DECORATORS),
     autopilot_installer="gpudirect-tcpx/nccl-tcpx-installer-autopilot.yaml",
+    capabilities=("IPC_LOCK",),   # the test workload's nccl-test container
 )
 
 TCPXO = GpuDirect(
@@ -275,6 +277,10 @@ RDMA_A4X = GpuDirect(
 
 GPUDIRECT: dict[str, GpuDirect] = {g.key: g for g in (TCPX, TCPXO, RDMA, RDMA_A4X)}
 BY_MACHINE_TYPE: dict[str, GpuDirect] = {m: g for g in GPUDIRECT.values() for m in g.machine_types}
+# By the accelerator label value of its nodes (the installers' node affinity). nvidia-h100-80gb
+# also comes on a3-highgpu-1g/2g/4g, which have no GPUDirect: a pod asking for all 8 GPUs is on
+# an a3-highgpu-8g.
+BY_ACCELERATOR: dict[str, GpuDirect] = {a: g for g in GPUDIRECT.values() for a in g.installer.accelerators}
 
 
 def for_machine(machine_type: str) -> GpuDirect | None:

@@ -42,6 +42,10 @@ WORKSTATIONS_MACHINE_TYPES = Source(
     "Cloud Workstations: Available machine types",
     "https://cloud.google.com/workstations/docs/available-machine-types",
     "tables as quoted in a crawled summary of docs.cloud.google.com")
+ARM_VMS = Source(
+    "Compute Engine: Arm VMs on Compute",
+    "https://cloud.google.com/compute/docs/instances/arm-on-compute",
+    "page text kept in a public repository (read through the search tool's index)")
 AUTOPILOT_GPUS = Source(
     "GKE: Deploy GPU workloads in Autopilot",
     "https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus",
