@@ -16,14 +16,14 @@ import pytest
 import yaml
 
 from generator import model as specmod
-from generator.builders import gpudirect as gd
+from generator.builders import gpudirect_objects as gd
 from generator.builders import tree
 from generator.kernel import demand, yamlio
 from generator.kernel.catalog import gpudirect as cat
 from generator.kernel.errors import SpecError
 from tests import golden, helpers
 
-FIXTURE = helpers.ROOT / "tests" / "fixtures" / "gpudirect" / "platform.yaml"
+FIXTURE = helpers.FIXTURES / "gpudirect.yaml"
 CEA = "container-engine-accelerators@992db81/"
 XPK_NETWORK = helpers.REFERENCE / "xpk" / "src" / "xpk" / "core" / "network.py"
 

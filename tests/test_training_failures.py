@@ -14,7 +14,7 @@ from generator import model as specmod
 from generator.kernel import yamlio
 from tests import helpers
 
-FIXTURE = helpers.ROOT / "tests" / "fixtures" / "gpudirect" / "platform.yaml"
+FIXTURE = helpers.FIXTURES / "gpudirect.yaml"
 JOBSET = "overlays/a4/jobset_research_jax-a4.yaml"
 JOB = "overlays/mega/job_research_torch-mega.yaml"
 

@@ -11,7 +11,7 @@ from ..kernel import apiscope, paths, yamlio
 from ..model import Platform, Profile
 from ..model.check_context import CheckContext
 from ..model.multikueue import DISPATCHERS
-from . import cdk, controllers, core, gitops, gpudirect, k8s, kueue_objects, podpolicy
+from . import cdk, controllers, core, gitops, gpudirect_objects, k8s, kueue_objects, podpolicy
 from .workloads import BUILDERS
 from .workloads.common import BuildContext
 
@@ -122,7 +122,7 @@ def _gpudirect(app, tree, spec: Platform, profile: Profile, workloads: list, hea
     if not types:
         return
     chart = cdk.chart(app, f"controllers/{profile.name}/gpudirect")
-    for obj in gpudirect.cluster_objects([types[k] for k in sorted(types)],
+    for obj in gpudirect_objects.cluster_objects([types[k] for k in sorted(types)],
                                          profile.values.network_prefix or profile.name):
         cdk.custom(chart, obj)
     _emit(tree, f"controllers/{profile.name}/gpudirect", cdk.manifests(chart), header, extra_resources=[])

@@ -26,7 +26,7 @@ from __future__ import annotations
 from ...kernel import kueue_api, versions
 from ...model.kinds.tpu_common import slice_of
 from ...model.kinds.training import Training
-from .. import core, embed, gpudirect, k8s
+from .. import core, embed, gpudirect_objects, k8s
 from .common import BuildContext
 from .finetune import MASTER_PORT
 from .tpu_jobset import jobset_metadata, slice_placement
@@ -79,7 +79,7 @@ def _checkpoint_volume(ctx: BuildContext, w: Training) -> tuple[list[k8s.Volume]
 
 
 def _container(ctx: BuildContext, w: Training, accelerators: dict[str, int],
-               mounts: list[k8s.VolumeMount], net: gpudirect.PodParts) -> k8s.Container:
+               mounts: list[k8s.VolumeMount], net: gpudirect_objects.PodParts) -> k8s.Container:
     """The trainer container: GPU pods rendezvous over a port and share memory; TPU pods do neither."""
     return k8s.Container(
         name=CONTAINER,
@@ -113,7 +113,7 @@ def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8
     if w.placement is not None:
         annotations[w.placement.annotation] = w.placement.label
     g = w.uses_gpudirect(ctx.checks)
-    net = gpudirect.pod_parts(g) if g is not None else gpudirect.PodParts()
+    net = gpudirect_objects.pod_parts(g) if g is not None else gpudirect_objects.PodParts()
     annotations.update(net.annotations)
     spec = k8s.PodSpec(
         init_containers=net.sidecars or None,

@@ -9,7 +9,7 @@ the NCCL plugin installer DaemonSets (gpudirect-*/nccl-*-installer.yaml) and the
 NCCL test workloads (gpudirect-*/nccl-test*.yaml), cross-checked with xpk's
 pod-template decorators (src/xpk/core/workload_decorators/{tcpx,tcpxo,rdma}_decorator.py)
 and its multi-networking objects (src/xpk/core/network.py). Facts only: the
-builders (generator/builders/gpudirect.py) turn them into objects."""
+builders (generator/builders/gpudirect_objects.py) turn them into objects."""
 from __future__ import annotations
 
 from dataclasses import dataclass
