@@ -46,6 +46,15 @@ ARM_VMS = Source(
     "Compute Engine: Arm VMs on Compute",
     "https://cloud.google.com/compute/docs/instances/arm-on-compute",
     "page text kept in a public repository (read through the search tool's index)")
+# Cross-checks only, like XPK below: GKE's cluster autoscaler's machine type table
+# (Go package machinetypes of k8s.io/gke-autoscaling: NewMachineTypeInfo(name, vCPUs, memory GB),
+# withGpuOverride(type, count)) and its GPU type constants, read through the search tool's index.
+GKE_AUTOSCALER_MACHINES = Source(
+    "GKE cluster autoscaler machine types (k8s.io/gke-autoscaling cluster-autoscaler machinetypes)",
+    "https://github.com/kubernetes/autoscaler",
+    "a public copy read through the search tool's index")
+TPU_V4 = Source("Cloud TPU: TPU v4", "https://cloud.google.com/tpu/docs/v4",
+                "page text as crawled (system architecture table)")
 AUTOPILOT_GPUS = Source(
     "GKE: Deploy GPU workloads in Autopilot",
     "https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus",
