@@ -16,8 +16,7 @@ import pytest
 import yaml
 
 from generator import model as specmod
-from generator.builders import gpudirect_objects as gd
-from generator.builders import tree
+from generator.builders import gpudirect_objects as gd, tree
 from generator.kernel import demand, yamlio
 from generator.kernel.catalog import gpudirect as cat
 from generator.kernel.errors import SpecError

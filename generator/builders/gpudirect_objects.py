@@ -109,10 +109,10 @@ def installer(g: GpuDirect) -> dict:
     """The NCCL plugin installer DaemonSet, as GKE's manifest has it."""
     i = g.installer
     labels = {"k8s-app": i.name}
-    terms = [{"key": node_labels.GPU_ACCELERATOR_LABEL, "operator": "In", "values": list(i.accelerators)}]
+    terms: list[dict] = [{"key": node_labels.GPU_ACCELERATOR_LABEL, "operator": "In", "values": list(i.accelerators)}]
     if i.arch:
         terms.append({"key": "kubernetes.io/arch", "operator": "In", "values": [i.arch]})
-    inits = []
+    inits: list[dict] = []
     if i.pre_install:
         inits.append({"image": "ubuntu", "name": "pre-installation", "securityContext": {"privileged": True},
                       "command": list(i.pre_install)})

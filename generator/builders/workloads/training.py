@@ -138,8 +138,8 @@ def _pod_failure_policy(w: Training) -> k8s.PodFailurePolicy | None:
     (restartPolicy OnFailure), where Kubernetes allows no pod failure policy."""
     if not (w.is_jobset and w.failure_policy.ignore_disruptions):
         return None
-    return k8s.PodFailurePolicy(rules=[k8s.PodFailurePolicyRule(
-        action="FailJob", on_pod_conditions=[k8s.PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")])])
+    disrupted = k8s.PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
+    return k8s.PodFailurePolicy(rules=[k8s.PodFailurePolicyRule(action="FailJob", on_pod_conditions=[disrupted])])
 
 
 def failure_policy(w: Training) -> dict:

@@ -15,7 +15,8 @@ from . import hit, rule
 
 def _gpudirect_of(spec: dict) -> gpudirect.GpuDirect | None:
     """The GPUDirect type of the nodes the pod's nodeSelector names (machine type, else accelerator)."""
-    selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
+    found = spec.get("nodeSelector")
+    selector: dict = found if isinstance(found, dict) else {}
     machine = selector.get(node_labels.MACHINE_TYPE_LABEL)
     if isinstance(machine, str):
         return gpudirect.for_machine(machine)
