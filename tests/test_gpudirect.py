@@ -331,3 +331,25 @@ def test_done_when_synth_validate_plan(tmp_path, capsys, monkeypatch):
         code, out, err = helpers.run_cli(capsys, "plan", f"overlays/{profile}")
         assert code == 0, out + err
         assert any(f"research/{name}" in line and "admitted" in line for line in out.splitlines()), out
+
+
+# ---------------------------------------------------------------- diff sees the new objects and resources
+
+def test_diff_shows_the_cluster_objects_and_the_daemons_requests(tmp_path, capsys, monkeypatch):
+    from tests.test_diff import git
+    raw = _raw()
+    raw["workloads"][0]["gpudirect"] = False
+    (tmp_path / "platform.yaml").write_text(yamlio.dump(raw))
+    monkeypatch.chdir(tmp_path)
+    assert helpers.run_cli(capsys, "synth")[0] == 0
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "base")
+    (tmp_path / "platform.yaml").write_text(FIXTURE.read_text())
+    assert helpers.run_cli(capsys, "synth")[0] == 0
+    code, out, err = helpers.run_cli(capsys, "diff", "HEAD")
+    # 1 installer DaemonSet + 8 Networks + 8 GKENetworkParamSets + the kustomization of the new directory.
+    assert "18 added, 0 removed, 1 changed" in out, out
+    assert "controllers/mega/gpudirect" in out
+    # The daemon sidecar's 50m per pod, 2 pods: Kueue counts native sidecars' requests.
+    assert "cpu: quota 416; demand 300 → 300100m" in out, out
