@@ -89,8 +89,9 @@ def _common(c: str, daemon: str | None, test_shm: bool = True) -> dict[str, str]
             f"spec.containers[{daemon}].restartPolicy": "a native sidecar (an init container with restartPolicy "
                                                         "Always, as xpk's decorators add it), so the Job completes "
                                                         "when the trainer exits; compared here as a container",
-            f"spec.containers[{daemon}].resources": "requests cat.DAEMON_REQUESTS, so Kueue, the scheduler and "
-                                                    "plan count the daemon (GKE's test pods give it none)",
+            f"spec.containers[{daemon}].resources": "requests cat.DAEMON_REQUESTS (GKE's TCPX Autopilot test's), so "
+                                                    "Kueue, the scheduler and plan count the daemon (these "
+                                                    "test pods give it none)",
             f"spec.containers[{daemon}].securityContext.allowPrivilegeEscalation": "hardened (podpolicy)",
             f"spec.containers[{daemon}].securityContext.runAs": "root, as in GKE's test pods, while the pod "
                                                                 "runs the trainer as non-root",
@@ -309,10 +310,16 @@ def test_nw001_flags_a_multi_node_gpu_job_without_nics_and_not_one_with_them(bui
 
 def test_daemon_requests_count_in_the_demand(built):
     """Kueue's effective pod request: containers plus native sidecars (KEP-753). The trainer
-    asks 150 cpu and 1000Gi; the daemon cat.DAEMON_REQUESTS (50m, 64Mi): 2 pods."""
+    asks 150 cpu and 1000Gi; the daemon what GKE's TCPX Autopilot test gives it (cpu 1, memory 2Gi,
+    ephemeral-storage 10Gi, gpudirect-tcpx/nccl-test-latest-autopilot.yaml): 2 pods."""
+    (ref,) = [d for d in helpers.load_reference(CEA + "gpudirect-tcpx/nccl-test-latest-autopilot.yaml")
+              if d["kind"] == "Pod" and d["metadata"]["name"] == "nccl-test-host-1"]
+    (daemon,) = [c for c in ref["spec"]["containers"] if c["name"] == "tcpx-daemon"]
+    assert daemon["resources"]["requests"] == {"cpu": 1, "memory": "2Gi", "ephemeral-storage": "10Gi"}
     d = demand.of(_obj(built, "overlays/mega/job_research_torch-mega.yaml"))
-    assert d.per_workload()["cpu"] == Decimal("300.1")
-    assert d.per_workload()["memory"] == 2 * (1000 * 2**30 + 64 * 2**20)
+    assert d.per_workload()["cpu"] == Decimal(302)
+    assert d.per_workload()["memory"] == 2 * (1000 * 2**30 + 2 * 2**30)
+    assert d.per_workload()["ephemeral-storage"] == 2 * 10 * 2**30
     rdma = demand.of(_obj(built, "overlays/a4/jobset_research_jax-a4.yaml"))   # no daemon on RDMA
     assert rdma.per_workload()["cpu"] == Decimal(300)
 
@@ -351,5 +358,5 @@ def test_diff_shows_the_cluster_objects_and_the_daemons_requests(tmp_path, capsy
     # 1 installer DaemonSet + 8 Networks + 8 GKENetworkParamSets + the kustomization of the new directory.
     assert "18 added, 0 removed, 1 changed" in out, out
     assert "controllers/mega/gpudirect" in out
-    # The daemon sidecar's 50m per pod, 2 pods: Kueue counts native sidecars' requests.
-    assert "cpu: quota 416; demand 300 → 300100m" in out, out
+    # The daemon sidecar's 1 cpu per pod, 2 pods: Kueue counts native sidecars' requests.
+    assert "cpu: quota 416; demand 300 → 302" in out, out

@@ -23,11 +23,11 @@ PAUSE_IMAGE = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b
 NVIDIA_LIB64 = "/home/kubernetes/bin/nvidia/lib64"
 NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 GIB_DIR = "/home/kubernetes/bin/gib"
-# Requests of the TCPX/TCPXO daemon sidecar. GKE's test workloads give it none; the generator
-# requests what GKE's Autopilot installer gives each of its helper containers (cpu 50m, memory
-# 64Mi: gpudirect-tcpxo/nccl-tcpxo-installer-autopilot.yaml), as requests only (no limits), so
+# Requests of the TCPX/TCPXO daemon sidecar: GKE's TCPX Autopilot test workload gives its
+# tcpx-daemon these (gpudirect-tcpx/nccl-test-latest-autopilot.yaml); its Standard test pods and the
+# TCPXO ones give the daemon none. The generator requests them for both daemons on both modes, so
 # Kueue, the scheduler and plan count the daemon.
-DAEMON_REQUESTS = {"cpu": "50m", "memory": "64Mi"}
+DAEMON_REQUESTS = {"cpu": "1", "memory": "2Gi", "ephemeral-storage": "10Gi"}
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
 DEFAULT_INTERFACE_ANNOTATION = "networking.gke.io/default-interface"
 # devices.gke.io/container.<name>: the GPU device nodes GKE exposes to a container that
