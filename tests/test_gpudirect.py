@@ -50,12 +50,18 @@ def _pod(o: dict) -> dict:
 
 # ---------------------------------------------------------------- the workload pods
 
-# (type, generated file, the GKE test pod compared with, its GPU container's name)
+# case -> (generated file, the GKE test pod compared with, its GPU container's name, the variant)
 CASES = {
-    "tcpxo": ("overlays/mega/job_research_torch-mega.yaml", "nccl-test-host-1", "nccl-test"),
-    "rdma": ("overlays/a4/jobset_research_jax-a4.yaml", "nccl-test-host-1", "test"),
+    "tcpxo": ("overlays/mega/job_research_torch-mega.yaml", "nccl-test-host-1", "nccl-test", cat.TCPXO),
+    "rdma": ("overlays/a4/jobset_research_jax-a4.yaml", "nccl-test-host-1", "test", cat.RDMA),
     # host-2: host-1 names the /proc/sys volume `proc`, host-2 and xpk's decorator `proc-sys`.
-    "tcpx": ("overlays/a3/jobset_research_torch-a3.yaml", "nccl-test-host-2", "nccl-test"),
+    "tcpx": ("overlays/a3/jobset_research_torch-a3.yaml", "nccl-test-host-2", "nccl-test", cat.TCPX),
+    "tcpxo-autopilot": ("overlays/mega-ap/job_research_torch-mega-ap.yaml", "nccl-test-host-1", "nccl-test",
+                        cat.TCPXO_AUTOPILOT),
+    "rdma-autopilot": ("overlays/h200-ap/jobset_research_jax-h200-ap.yaml", "nccl-test-host-1", "test",
+                       cat.RDMA_AUTOPILOT),
+    "tcpx-autopilot": ("overlays/h100-ap/jobset_research_torch-h100-ap.yaml", "nccl-test-host-2", "nccl-test",
+                       cat.TCPX_AUTOPILOT),
 }
 
 
@@ -99,6 +105,20 @@ def _common(c: str, daemon: str | None, test_shm: bool = True) -> dict[str, str]
     return out
 
 
+def _autopilot(c: str, daemon: str | None) -> dict[str, str]:
+    out = {
+        f"spec.containers[{c}].resources": "the spec's requests; Autopilot: limits = requests, as it sets them",
+        "spec.nodeSelector.cloud.google.com/gke-spot": "the test's own Spot choice; capacity is the profile's",
+        "spec.nodeSelector.topology.kubernetes.io/zone": "the test pins a zone; the cluster's location decides",
+        "spec.nodeSelector.cloud.google.com/gke-gpu-driver-version": "the test asks for the latest driver; the "
+                                                                     "generator leaves GKE's default (a "
+                                                                     "`pod.nodeSelector` addition can ask)",
+    }
+    if daemon:
+        out[f"spec.containers[{daemon}].resources.limits"] = "Autopilot: limits = requests, as it sets them"
+    return out
+
+
 INTENDED = {
     "tcpxo": {
         **_common("nccl-test", "tcpxo-daemon"),
@@ -131,6 +151,22 @@ INTENDED = {
 }
 
 
+INTENDED["tcpxo-autopilot"] = {
+    **{k: v for k, v in INTENDED["tcpxo"].items() if "NCCL_LIB_DIR" not in k},
+    **_autopilot("nccl-test", "tcpxo-daemon"),
+    "spec.containers[nccl-test].env[NCCL_LIB_DIR]": INTENDED["tcpxo"]["spec.containers[nccl-test].env[NCCL_LIB_DIR]"],
+}
+INTENDED["rdma-autopilot"] = {**INTENDED["rdma"], **_autopilot("test", None)}
+del INTENDED["rdma-autopilot"]["spec.nodeSelector.cloud.google.com/gke-spot"]
+del INTENDED["rdma-autopilot"]["spec.nodeSelector.topology.kubernetes.io/zone"]
+del INTENDED["rdma-autopilot"]["spec.nodeSelector.cloud.google.com/gke-gpu-driver-version"]
+del INTENDED["rdma-autopilot"]["spec.nodeSelector"]   # the test selects nvidia-h200-141gb as the generator does
+INTENDED["tcpx-autopilot"] = {
+    **INTENDED["tcpx"], **_autopilot("nccl-test", "tcpx-daemon"),
+    "spec.volumes[tcpx-socket].emptyDir": "the manifest's `emptyDir:` has no value (null); the same empty emptyDir",
+}
+
+
 def _comparable(pod: dict, gpu_container: str) -> dict:
     """The generated pod template in the test pod's terms: the trainer under the test's
     container name, the native sidecar among the containers, and the annotations parsed
@@ -154,8 +190,7 @@ def _parse_annotations(pod: dict) -> None:
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_pod_matches_gke_test_workload_except_intended(key, built):
-    path, ref_name, container = CASES[key]
-    g = cat.GPUDIRECT[key]
+    path, ref_name, container, g = CASES[key]
     (ref,) = [d for d in helpers.load_reference(CEA + g.test_manifest)
               if d["kind"] == "Pod" and d["metadata"]["name"] == ref_name]
     ref = {"metadata": copy.deepcopy(ref["metadata"]), "spec": ref["spec"]}
@@ -173,7 +208,7 @@ def test_pod_matches_gke_test_workload_except_intended(key, built):
 
 def test_golden_comparison_has_a_negative_half(built):
     """A pod whose interfaces annotation lost a NIC is a difference no reason covers."""
-    path, ref_name, container = CASES["tcpxo"]
+    path, ref_name, container, _ = CASES["tcpxo"]
     (ref,) = [d for d in helpers.load_reference(CEA + cat.TCPXO.test_manifest)
               if d["kind"] == "Pod" and d["metadata"]["name"] == ref_name]
     ref = {"metadata": copy.deepcopy(ref["metadata"]), "spec": ref["spec"]}
@@ -197,14 +232,27 @@ INSTALLER_INTENDED = {
 }
 
 
-@pytest.mark.parametrize("key", sorted(cat.GPUDIRECT))
+INSTALLERS = {**cat.GPUDIRECT, **{f"{g.key}-autopilot": g for g in
+                                  (cat.TCPX_AUTOPILOT, cat.TCPXO_AUTOPILOT, cat.RDMA_AUTOPILOT)}}
+
+
+@pytest.mark.parametrize("key", sorted(INSTALLERS))
 def test_installer_matches_gke_manifest(key):
-    g = cat.GPUDIRECT[key]
-    (ref,) = helpers.load_reference(CEA + g.installer.manifest)
+    g = INSTALLERS[key]
+    (ref,) = [d for d in helpers.load_reference(CEA + g.installer.manifest) if d["kind"] == "DaemonSet"]
     diffs = golden.differing_paths(ref, gd.installer(g))
     intended = INSTALLER_INTENDED.get(key, {})
     assert sorted(p for p in diffs if not any(p.startswith(i) for i in intended)) == []
     assert sorted(i for i in intended if not any(p.startswith(i) for p in diffs)) == []
+
+
+def test_autopilot_installers_have_their_namespace():
+    """GKE's RDMA Autopilot manifest creates rdma-system (labelled name: rdma-system); the TCPX/TCPXO
+    ones run in gpudirect-system, which the generator creates the same way."""
+    (ns,) = [d for d in helpers.load_reference(CEA + cat.RDMA_AUTOPILOT.installer.manifest) if d["kind"] == "Namespace"]
+    assert gd.namespace(cat.RDMA_AUTOPILOT) == ns
+    assert gd.namespace(cat.TCPXO_AUTOPILOT)["metadata"]["name"] == "gpudirect-system"
+    assert gd.namespace(cat.TCPX) is None
 
 
 def test_installer_images_are_the_test_workloads_plugin_images():
@@ -290,6 +338,21 @@ def test_required_gpudirect_where_the_pool_has_none_is_one_line():
     assert len(lines) == 1 and "workloads['torch-mega'].gpudirect" in lines[0] and "a3-megagpu-8g" in lines[0]
 
 
+def test_autopilot_h100_pods_of_part_of_a_node_get_none_and_requiring_it_is_one_line():
+    """On Autopilot GKE picks the machine from the GPU count: 4 H100s are an a3-highgpu-4g, which
+    has no GPUDirect-TCPX (GKE publishes it for a3-highgpu-8g)."""
+    raw = _raw()
+    (w,) = [w for w in raw["workloads"] if w["name"] == "torch-h100-ap"]
+    w["gpusPerNode"] = 4
+    js = _obj(helpers.render(raw), "overlays/h100-ap/jobset_research_torch-h100-ap.yaml")
+    assert cat.INTERFACES_ANNOTATION not in (_pod(js)["metadata"].get("annotations") or {})
+    w["gpudirect"] = True
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "test-spec.yaml")
+    lines = [line for line in str(e.value).splitlines() if ".gpudirect" in line]
+    assert len(lines) == 1 and "gpusPerNode 4" in lines[0], lines
+
+
 # ---------------------------------------------------------------- validate: NW001
 
 def test_nw001_flags_a_multi_node_gpu_job_without_nics_and_not_one_with_them(built):
@@ -334,7 +397,8 @@ def test_done_when_synth_validate_plan(tmp_path, capsys, monkeypatch):
     code, out, err = helpers.run_cli(capsys, "validate", "--spec", tmp_path / "platform.yaml")
     assert code == 0, out + err
     assert "0 error(s), 0 warning(s)" in out + err
-    for profile, name in (("mega", "torch-mega"), ("a4", "jax-a4")):
+    for profile, name in (("mega", "torch-mega"), ("a4", "jax-a4"), ("a3", "torch-a3"), ("mega-ap", "torch-mega-ap"),
+                          ("h100-ap", "torch-h100-ap"), ("h200-ap", "jax-h200-ap")):
         code, out, err = helpers.run_cli(capsys, "plan", f"overlays/{profile}")
         assert code == 0, out + err
         assert any(f"research/{name}" in line and "admitted" in line for line in out.splitlines()), out

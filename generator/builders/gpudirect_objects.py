@@ -24,7 +24,7 @@ from ..kernel.catalog.gpudirect import (
 )
 from . import core, k8s
 
-NAMESPACE = "kube-system"          # where GKE's installer manifests put the DaemonSets
+NAMESPACE = "kube-system"          # where GKE's Standard installer manifests put the DaemonSets
 NETWORKING_API = "networking.gke.io/v1"
 
 
@@ -62,7 +62,7 @@ def interfaces(g: GpuDirect) -> str:
     return "[\n" + ",\n".join("  " + json.dumps(r, separators=(",", ":")) for r in rows) + "\n]\n"
 
 
-def _daemon(g: GpuDirect) -> tuple[dict[str, str], list[k8s.Container]]:
+def _daemon(g: GpuDirect, autopilot: bool) -> tuple[dict[str, str], list[k8s.Container]]:
     d = g.daemon
     if d is None:
         return {}, []
@@ -81,23 +81,27 @@ def _daemon(g: GpuDirect) -> tuple[dict[str, str], list[k8s.Container]]:
         security_context=k8s.SecurityContext(capabilities=k8s.Capabilities(add=list(d.capabilities)),
                                              run_as_user=0, run_as_non_root=False),
         volume_mounts=[k8s.VolumeMount(name=v, mount_path=p) for v, p in d.mounts],
-        env=[core.env("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64")],
-        resources=k8s.ResourceRequirements(requests={r: core.qty(v) for r, v in DAEMON_REQUESTS.items()}),
+        env=[core.env(k, v) for k, v in d.env] or None,
+        # Requests only on Standard (GKE's test pods set no limit); Autopilot sets limits = requests.
+        resources=k8s.ResourceRequirements(requests={r: core.qty(v) for r, v in DAEMON_REQUESTS.items()},
+                                           limits={r: core.qty(v) for r, v in DAEMON_REQUESTS.items()}
+                                           if autopilot else None),
     )
     return {DEVICES_ANNOTATION_PREFIX + d.name: devices}, [sidecar]
 
 
-def pod_parts(g: GpuDirect) -> PodParts:
+def pod_parts(g: GpuDirect, autopilot: bool = False) -> PodParts:
     """The decorator: annotations, host volumes, the daemon sidecar (TCPX, TCPXO), and the
     GPU container's environment and mounts."""
-    annotations, sidecars = _daemon(g)
+    annotations, sidecars = _daemon(g, autopilot)
     annotations = {**annotations, DEFAULT_INTERFACE_ANNOTATION: "eth0", INTERFACES_ANNOTATION: interfaces(g)}
     return PodParts(
         annotations=annotations,
-        volumes=[k8s.Volume(name=n, host_path=k8s.HostPathVolumeSource(path=p)) for n, p in g.volumes],
+        volumes=[k8s.Volume(name=n, empty_dir=k8s.EmptyDirVolumeSource()) if n in g.empty_dirs
+                 else k8s.Volume(name=n, host_path=k8s.HostPathVolumeSource(path=p)) for n, p in g.volumes],
         sidecars=sidecars,
         env=[core.env(k, v) for k, v in g.env],
-        mounts=[k8s.VolumeMount(name=v, mount_path=p) for v, p in g.mounts],
+        mounts=[k8s.VolumeMount(name=v, mount_path=p, read_only=g.read_only or None) for v, p in g.mounts],
         env_script=g.env_script,
         capabilities=list(g.capabilities),
     )
@@ -112,36 +116,45 @@ def installer(g: GpuDirect) -> dict:
     terms: list[dict] = [{"key": node_labels.GPU_ACCELERATOR_LABEL, "operator": "In", "values": list(i.accelerators)}]
     if i.arch:
         terms.append({"key": "kubernetes.io/arch", "operator": "In", "values": [i.arch]})
+    # Autopilot's TCPX/TCPXO installers put limits on every container instead of the cpu request.
+    limits = {"resources": {"limits": dict(i.limits)}} if i.limits else {}
     inits: list[dict] = []
     if i.pre_install:
         inits.append({"image": "ubuntu", "name": "pre-installation", "securityContext": {"privileged": True},
-                      "command": list(i.pre_install)})
-    inits.append({"image": i.image, "name": i.name.removesuffix("-a4x"),
-                  "resources": {"requests": {"cpu": "150m"}}, "securityContext": {"privileged": True},
+                      **limits, "command": list(i.pre_install)})
+    inits.append({"image": i.image, "name": i.name.removesuffix("-a4x"),   # A4X: see the catalog
+                  **(limits or {"resources": {"requests": {"cpu": "150m"}}}), "securityContext": {"privileged": True},
                   "volumeMounts": [{"name": v, "mountPath": p} for v, p in i.mounts],
                   "command": ["/bin/sh", "-c"], "args": [i.args]})
+    spec = {
+        **({"priorityClassName": i.priority_class} if i.priority_class else {}),
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": terms}]}}},
+        "tolerations": [{"operator": "Exists"}],
+        "hostNetwork": True,
+        "hostPID": True,
+        "volumes": [dict(v, hostPath=dict(v["hostPath"])) for v in i.volumes],
+        "initContainers": inits,
+        "containers": [{"image": PAUSE_IMAGE, "name": "pause", **limits}],
+    }
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": i.name, "namespace": NAMESPACE, "labels": dict(labels)},
+        "metadata": {"name": i.name, "namespace": i.namespace, "labels": dict(labels)},
         "spec": {
             "selector": {"matchLabels": dict(labels)},
             "updateStrategy": {"type": "RollingUpdate"},
-            "template": {
-                "metadata": {"labels": {"name": i.name, **labels}},
-                "spec": {
-                    "priorityClassName": "system-node-critical",
-                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchExpressions": terms}]}}},
-                    "tolerations": [{"operator": "Exists"}],
-                    "hostNetwork": True,
-                    "hostPID": True,
-                    "volumes": [dict(v, hostPath=dict(v["hostPath"])) for v in i.volumes],
-                    "initContainers": inits,
-                    "containers": [{"image": PAUSE_IMAGE, "name": "pause"}],
-                },
-            },
+            "template": {"metadata": {"labels": {"name": i.name, **labels}}, "spec": spec},
         },
     }
+
+
+def namespace(g: GpuDirect) -> dict | None:
+    """The installer's own namespace on Autopilot (RDMA's manifest creates rdma-system, labelled
+    name=rdma-system; the TCPX/TCPXO ones expect gpudirect-system to exist: created the same way)."""
+    ns = g.installer.namespace
+    if ns == NAMESPACE:
+        return None
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"name": ns}}}
 
 
 def networks(g: GpuDirect, prefix: str) -> list[dict]:
@@ -165,7 +178,8 @@ def cluster_objects(types: list[GpuDirect], prefix: str) -> list[dict]:
     out: list[dict] = []
     seen: set[tuple[str, str]] = set()
     for g in types:
-        for obj in [installer(g), *networks(g, prefix)]:
+        ns = namespace(g)
+        for obj in [*([ns] if ns else []), installer(g), *networks(g, prefix)]:
             key = (obj["kind"], obj["metadata"]["name"])
             if key not in seen:
                 seen.add(key)

@@ -113,7 +113,7 @@ def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8
     if w.placement is not None:
         annotations[w.placement.annotation] = w.placement.label
     g = w.uses_gpudirect(ctx.checks)
-    net = gpudirect_objects.pod_parts(g) if g is not None else gpudirect_objects.PodParts()
+    net = gpudirect_objects.pod_parts(g, ctx.profile.autopilot) if g is not None else gpudirect_objects.PodParts()
     annotations.update(net.annotations)
     spec = k8s.PodSpec(
         init_containers=net.sidecars or None,

@@ -12,7 +12,7 @@ and its multi-networking objects (src/xpk/core/network.py). Facts only: the
 builders (generator/builders/gpudirect_objects.py) turn them into objects."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .sources import GPUDIRECT_MANIFESTS, XPK_DECORATORS, Source
 
@@ -56,6 +56,7 @@ class Daemon:
     capabilities: tuple[str, ...]
     mounts: tuple[tuple[str, str], ...]    # (volume, mountPath)
     device_paths: tuple[str, ...]          # devices.gke.io/container.<name> annotation
+    env: tuple[tuple[str, str], ...] = (("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"),)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ class Installer:
     args: str                              # the installer's shell script (command /bin/sh -c)
     arch: str | None = None                # kubernetes.io/arch In (A4X: arm64)
     pre_install: tuple[str, ...] = ()      # TCPXO: the ubuntu nsenter pre-installation command
+    namespace: str = "kube-system"
+    create_namespace: bool = False         # the manifest creates its namespace (RDMA on Autopilot)
+    priority_class: str | None = "system-node-critical"
+    limits: tuple[tuple[str, str], ...] = ()   # Autopilot TCPX/TCPXO: limits on every container
 
 
 def _host(name: str, path: str, kind: str | None = None) -> dict:
@@ -121,6 +126,12 @@ class GpuDirect:
     sources: tuple[Source, ...]
     autopilot_installer: str | None = None  # GKE's Autopilot installer manifest, where published
     capabilities: tuple[str, ...] = ()     # added to the GPU container
+    empty_dirs: tuple[str, ...] = ()       # volumes that are emptyDirs instead of host paths
+    read_only: bool = False                # the GPU container's mounts read-only
+
+    @property
+    def daemon_name(self) -> str | None:
+        return self.daemon.name if self.daemon else None
 
     def network_names(self) -> tuple[str, ...]:
         return tuple(n.name for n in self.networks)
@@ -275,7 +286,45 @@ RDMA_A4X = GpuDirect(
     sources=(GPUDIRECT_MANIFESTS,),
 )
 
+# ---------------------------------------------------------------- Autopilot
+# GKE's Autopilot variants of the same manifests, as differences from the Standard ones:
+# installers in their own namespace without a priority class (Autopilot runs no user pods at
+# system-node-critical), the TCPX/TCPXO installers with limits on every container; test pods whose
+# daemon has no environment and whose GPU container mounts no plugin libraries (Autopilot mounts
+# the driver's /usr/local/nvidia itself).
+_AP_LIMITS = (("cpu", "50m"), ("memory", "64Mi"), ("ephemeral-storage", "10Mi"))
+
+# gpudirect-tcpx/nccl-test-latest-autopilot.yaml and nccl-tcpx-installer-autopilot.yaml: the socket
+# volume an emptyDir, no IPC_LOCK, no library mount on the GPU container.
+TCPX_AUTOPILOT = replace(
+    TCPX, mounts=(("tcpx-socket", "/tmp"),), capabilities=(), empty_dirs=("tcpx-socket",),
+    daemon=replace(TCPX.daemon, env=()) if TCPX.daemon else None,
+    test_manifest="gpudirect-tcpx/nccl-test-latest-autopilot.yaml",
+    installer=replace(TCPX.installer, manifest="gpudirect-tcpx/nccl-tcpx-installer-autopilot.yaml",
+                      namespace="gpudirect-system", priority_class=None, limits=_AP_LIMITS))
+# gpudirect-tcpxo/nccl-test-latest-autopilot.yaml: the GPU container keeps LD_LIBRARY_PATH and the
+# aperture devices, not NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY or the plugin mount.
+TCPXO_AUTOPILOT = replace(
+    TCPXO, mounts=(("aperture-devices", "/dev/aperture_devices"),),
+    env=(("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"), ("NCCL_LIB_DIR", "/usr/local/nvidia/lib64")),
+    daemon=replace(TCPXO.daemon, env=()) if TCPXO.daemon else None,
+    test_manifest="gpudirect-tcpxo/nccl-test-latest-autopilot.yaml",
+    installer=replace(TCPXO.installer, manifest="gpudirect-tcpxo/nccl-tcpxo-installer-autopilot.yaml",
+                      namespace="gpudirect-system", priority_class=None, limits=_AP_LIMITS))
+# gpudirect-rdma/nccl-test-autopilot.yaml: the second gVNIC (eth1 on gvnic-1) attached too, the
+# mounts read-only; nccl-rdma-installer-autopilot.yaml: its own rdma-system namespace, and the
+# installer's `install --install-nccl`.
+RDMA_AUTOPILOT = replace(
+    RDMA, networks=(Network("eth1", "gvnic-1", "NetDevice", "-net", "-sub"), *RDMA.networks), read_only=True,
+    test_manifest="gpudirect-rdma/nccl-test-autopilot.yaml",
+    installer=replace(RDMA.installer, manifest="gpudirect-rdma/nccl-rdma-installer-autopilot.yaml",
+                      namespace="rdma-system", create_namespace=True, priority_class=None,
+                      args=_RDMA_INSTALL.replace("container_entry.sh install", "container_entry.sh install --install-nccl")))
+
 GPUDIRECT: dict[str, GpuDirect] = {g.key: g for g in (TCPX, TCPXO, RDMA, RDMA_A4X)}
+# Autopilot: by the accelerator the profile requests (GKE picks the machine).
+AUTOPILOT: dict[str, GpuDirect] = {a: g for g in (TCPX_AUTOPILOT, TCPXO_AUTOPILOT, RDMA_AUTOPILOT)
+                                   for a in g.installer.accelerators}
 BY_MACHINE_TYPE: dict[str, GpuDirect] = {m: g for g in GPUDIRECT.values() for m in g.machine_types}
 # By the accelerator label value of its nodes (the installers' node affinity). nvidia-h100-80gb
 # also comes on a3-highgpu-1g/2g/4g, which have no GPUDirect: a pod asking for all 8 GPUs is on

@@ -187,11 +187,12 @@ class Training(WorkloadBase):
 
     def _gpudirect_checks(self, ctx: CheckContext) -> list[Problem]:
         """`gpudirect: true` where the profile cannot give it: one line saying why."""
-        if self.gpudirect is not True or hardware.gpudirect_for(self, ctx.profile, ctx.platform) is not None:
+        if self.gpudirect is not True or self.pods < 2 or self.uses_gpudirect(ctx) is not None:
             return []
         if ctx.profile.autopilot:
-            why = (f"profile {ctx.profile.name!r} is Autopilot; the generator writes GPUDirect for Standard "
-                   "node pools only")
+            why = (f"GKE publishes GPUDirect on Autopilot for pods of all 8 GPUs of "
+                   f"{', '.join(sorted(catalog.gpudirect.AUTOPILOT))}; profile {ctx.profile.name!r} and "
+                   f"gpusPerNode {self.gpus_per_node} are not that")
         else:
             why = (f"no GPU pool of profile {ctx.profile.name!r} is a machine type GKE publishes GPUDirect for "
                    f"({', '.join(catalog.gpudirect.BY_MACHINE_TYPE)}), or its pools mix such types")
@@ -201,7 +202,13 @@ class Training(WorkloadBase):
         """The networking its pods get: multi-node GPU runs on a pool that has it, unless turned off."""
         if self.tpu is not None or self.gpudirect is False or self.pods < 2:
             return None
-        return hardware.gpudirect_for(self, ctx.profile, ctx.platform)
+        g = hardware.gpudirect_for(self, ctx.profile, ctx.platform)
+        # Autopilot: only pods of a whole node land on the machine type that has it (8 H100s:
+        # an a3-highgpu-8g; fewer, a smaller A3 High).
+        if g is not None and ctx.profile.autopilot and \
+                self.gpus_per_node != catalog.machine(g.machine_types[0]).accelerators:
+            return None
+        return g
 
     def _tpu_checks(self, ctx: CheckContext) -> list[Problem]:
         assert self.tpu is not None
