@@ -267,7 +267,7 @@ def test_installer_images_are_the_test_workloads_plugin_images():
 def _xpk_networks(prefix: str) -> list[dict]:
     """xpk's CLUSTER_NETWORK_YAML (core/network.py), read from the source, filled in as xpk does."""
     module = ast.parse(XPK_NETWORK.read_text())
-    (text,) = [n.value.value for n in module.body if isinstance(n, ast.Assign)
+    (text,) = [n.value.value for n in module.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
                and getattr(n.targets[0], "id", "") == "CLUSTER_NETWORK_YAML"]
     return [d for d in yaml.safe_load_all(text.format(cluster_name=prefix)) if d]
 
