@@ -268,7 +268,8 @@ def _xpk_networks(prefix: str) -> list[dict]:
     """xpk's CLUSTER_NETWORK_YAML (core/network.py), read from the source, filled in as xpk does."""
     module = ast.parse(XPK_NETWORK.read_text())
     (text,) = [n.value.value for n in module.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
-               and getattr(n.targets[0], "id", "") == "CLUSTER_NETWORK_YAML"]
+               and isinstance(n.value.value, str) and getattr(n.targets[0], "id", "") == "CLUSTER_NETWORK_YAML"]
+    assert isinstance(text, str)
     return [d for d in yaml.safe_load_all(text.format(cluster_name=prefix)) if d]
 
 
