@@ -122,7 +122,7 @@ def installer(g: GpuDirect) -> dict:
     if i.pre_install:
         inits.append({"image": "ubuntu", "name": "pre-installation", "securityContext": {"privileged": True},
                       **limits, "command": list(i.pre_install)})
-    inits.append({"image": i.image, "name": i.name.removesuffix("-a4x"),   # A4X: see the catalog
+    inits.append({"image": i.image, "name": i.container_name,
                   **(limits or {"resources": {"requests": {"cpu": "150m"}}}), "securityContext": {"privileged": True},
                   "volumeMounts": [{"name": v, "mountPath": p} for v, p in i.mounts],
                   "command": ["/bin/sh", "-c"], "args": [i.args]})

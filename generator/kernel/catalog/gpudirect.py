@@ -78,6 +78,11 @@ class Installer:
     create_namespace: bool = False         # the manifest creates its namespace (RDMA on Autopilot)
     priority_class: str | None = "system-node-critical"
     limits: tuple[tuple[str, str], ...] = ()   # Autopilot TCPX/TCPXO: limits on every container
+    container: str | None = None           # the installer container's name, where not the DaemonSet's
+
+    @property
+    def container_name(self) -> str:
+        return self.container or self.name
 
 
 def _host(name: str, path: str, kind: str | None = None) -> dict:
@@ -281,7 +286,7 @@ RDMA_A4X = GpuDirect(
         ("nvidia-gb200",), "gpudirect-rdma/nccl-rdma-installer-a4x.yaml",
         volumes=(_host("library-dir-host", NVIDIA_LIB64, "DirectoryOrCreate"), _host("gib", GIB_DIR),
                  _host("nvidia-dir", NVIDIA_DIR, "Directory")),
-        mounts=_RDMA_INSTALL_MOUNTS, args=_RDMA_INSTALL, arch="arm64"),
+        mounts=_RDMA_INSTALL_MOUNTS, args=_RDMA_INSTALL, arch="arm64", container="nccl-rdma-installer"),
     test_manifest="gpudirect-rdma/nccl-test-imex-a4x.yaml",
     sources=(GPUDIRECT_MANIFESTS,),
 )
