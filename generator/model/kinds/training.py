@@ -16,7 +16,7 @@ from .. import hardware, topology
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount, SpecModel
 from .base import Resources, WorkloadBase, container, pod_template
-from .gpu import gpu_checks
+from .gpu import daemon_skeleton, gpu_checks, gpudirect_of, gpudirect_problems
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
 
@@ -179,36 +179,18 @@ class Training(WorkloadBase):
         if self.tpu is not None:
             return self._tpu_checks(ctx)
         assert self.gpus_per_node is not None
-        out = gpu_checks(self, ctx, self.gpus_per_node, self.resources) + self._gpudirect_checks(ctx)
+        out = gpu_checks(self, ctx, self.gpus_per_node, self.resources) + \
+            gpudirect_problems(self, ctx, self.pods, self.gpus_per_node, self.gpudirect, "gpusPerNode")
         if self.placement is not None:
             out += placement_checks(self, ctx, self.pods, self.gpus_per_node, self.placement.level,
                                     self.placement.mode, "placement")
         return out
 
-    def _gpudirect_checks(self, ctx: CheckContext) -> list[Problem]:
-        """`gpudirect: true` where the profile cannot give it: one line saying why."""
-        if self.gpudirect is not True or self.pods < 2 or self.uses_gpudirect(ctx) is not None:
-            return []
-        if ctx.profile.autopilot:
-            why = (f"GKE publishes GPUDirect on Autopilot for pods of all 8 GPUs of "
-                   f"{', '.join(sorted(catalog.gpudirect.AUTOPILOT))}; profile {ctx.profile.name!r} and "
-                   f"gpusPerNode {self.gpus_per_node} are not that")
-        else:
-            why = (f"no GPU pool of profile {ctx.profile.name!r} is a machine type GKE publishes GPUDirect for "
-                   f"({', '.join(catalog.gpudirect.BY_MACHINE_TYPE)}), or its pools mix such types")
-        return [Problem("gpudirect", why)]
-
     def uses_gpudirect(self, ctx: CheckContext) -> catalog.gpudirect.GpuDirect | None:
         """The networking its pods get: multi-node GPU runs on a pool that has it, unless turned off."""
-        if self.tpu is not None or self.gpudirect is False or self.pods < 2:
+        if self.tpu is not None:
             return None
-        g = hardware.gpudirect_for(self, ctx.profile, ctx.platform)
-        # Autopilot: only pods of a whole node land on the machine type that has it (8 H100s:
-        # an a3-highgpu-8g; fewer, a smaller A3 High).
-        if g is not None and ctx.profile.autopilot and \
-                self.gpus_per_node != catalog.machine(g.machine_types[0]).accelerators:
-            return None
-        return g
+        return gpudirect_of(self, ctx, self.pods, int(self.gpus_per_node or 0), self.gpudirect)
 
     def _tpu_checks(self, ctx: CheckContext) -> list[Problem]:
         assert self.tpu is not None
@@ -241,10 +223,8 @@ class Training(WorkloadBase):
             return [_jobset(self.name, self.replicated_job_name, self.tpu.slices, s.pods, pod)]
         accel = hardware.accelerator_for(self, ctx.profile, ctx.platform)
         gpu = {hardware.resource_of(accel): int(self.gpus_per_node or 0)} if accel else {}
-        g = self.uses_gpudirect(ctx)
-        daemon = (dict(container(catalog.gpudirect.DAEMON_REQUESTS), restartPolicy="Always"),) \
-            if g is not None and g.daemon is not None else ()
-        pod = pod_template(container(self.resources.requests() if self.resources else {}, gpu), init=daemon)
+        pod = pod_template(container(self.resources.requests() if self.resources else {}, gpu),
+                           init=daemon_skeleton(self.uses_gpudirect(ctx)))
         if self.is_jobset:
             return [_jobset(self.name, self.replicated_job_name, 1, self.pods, pod)]
         return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": self.name},
