@@ -425,3 +425,26 @@ def test_diff_shows_the_cluster_objects_and_the_daemons_requests(tmp_path, capsy
     assert "controllers/mega/gpudirect" in out
     # The daemon sidecar's 1 cpu per pod, 2 pods: Kueue counts native sidecars' requests.
     assert "cpu: quota 416; demand 300 → 302" in out, out
+
+
+# ---------------------------------------------------------------- multi-host serving (LWS)
+
+def test_multi_host_serving_groups_get_gpudirect():
+    """tests/fixtures/serving.yaml serves vLLM in LWS groups of 2 x 8 H100 on a3-highgpu-8g: both
+    templates attach the TCPX NICs and run the daemon; `gpudirect: false` leaves them plain."""
+    raw = yamlio.load_user((helpers.FIXTURES / "serving.yaml").read_text())
+    t = helpers.render(raw)
+    (path,) = [p for p in t if p.startswith("overlays/a3/leaderworkerset_")]
+    lws = _obj(t, path)
+    for role in ("leaderTemplate", "workerTemplate"):
+        pod = lws["spec"]["leaderWorkerTemplate"][role]
+        assert json.loads(pod["metadata"]["annotations"][cat.INTERFACES_ANNOTATION])[-1] == \
+            {"interfaceName": "eth4", "network": "vpc4"}
+        assert [c["name"] for c in pod["spec"]["initContainers"]] == ["tcpx-daemon"]
+    assert helpers.rule_findings([lws], ("NW001",)) == []
+    assert "controllers/a3/gpudirect/daemonset_kube-system_nccl-tcpx-installer.yaml" in t
+    (w,) = [w for w in raw["workloads"] if w.get("hosts", 1) > 1]
+    w["gpudirect"] = False
+    plain = _obj(helpers.render(raw), path)
+    assert "initContainers" not in plain["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    assert helpers.rule_findings([plain], ("NW001",)) != []
