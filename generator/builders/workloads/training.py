@@ -20,7 +20,12 @@ Launchers (arguments as each tool's documentation names them):
 Checkpoints: the profile's bucket through the GCS FUSE CSI driver at
 `checkpoints.path` (CHECKPOINT_DIR=<path>/<name>); the grace period is the
 program's time to save one after SIGTERM. `spec.suspend` is not written: Kueue
-sets it."""
+sets it.
+
+GPUDirect: multi-node GPU pods on machine types GKE publishes it for get the
+type's pod parts (builders/gpudirect_objects.py): NICs, daemon sidecar, plugin
+volumes, NCCL settings. JobSets carry a failure policy: the gang restarts up to
+maxRestarts times, not counting restarts after a node disruption."""
 from __future__ import annotations
 
 from ...kernel import kueue_api, versions
