@@ -448,3 +448,33 @@ def test_multi_host_serving_groups_get_gpudirect():
     plain = _obj(helpers.render(raw), path)
     assert "initContainers" not in plain["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     assert helpers.rule_findings([plain], ("NW001",)) != []
+
+
+# ---------------------------------------------------------------- A4X (GB200)
+
+A4X_INTENDED = {
+    **{k: v for k, v in _common("test", None).items()},
+    "spec.containers[test].args": "see command: the test sources set_nccl_env.sh in its shell script",
+    "spec.affinity.nodeAffinity": "the accelerator node selector of every generated GPU pod instead (GB200 nodes "
+                                  "are all arm64: the installer keeps the arch term, as GKE's does)",
+    "spec.hostNetwork": "false is the default; not written",
+    "spec.hostPID": "false is the default; not written",
+    "spec.containers[test].volumeMounts[gib]": "the gIB scripts the program sources (set_nccl_env.sh), mounted as "
+                                              "GKE's A3 Ultra/A4 test mounts them; the A4X test sources them "
+                                              "without the mount",
+    "spec.containers[test].resources.claims": "IMEX (multi-node NVLink) through NVIDIA's ComputeDomain claim is "
+                                             "not generated: it needs NVIDIA's DRA driver; NCCL runs over RDMA",
+    "spec.resourceClaims": "see resources.claims",
+}
+
+
+def test_a4x_pod_matches_gke_imex_test_except_intended():
+    t = tree.build(specmod.load(helpers.FIXTURES / "accelerators.yaml"))
+    (ref,) = [d for d in helpers.load_reference(CEA + cat.RDMA_A4X.test_manifest)
+              if d["kind"] == "Pod" and d["metadata"]["name"] == "nccl-test-host-1"]
+    ref = {"metadata": copy.deepcopy(ref["metadata"]), "spec": ref["spec"]}
+    _parse_annotations(ref)
+    ours = _comparable(_pod(_obj(t, "overlays/gb200/jobset_research_torch-gb200.yaml")), "test")
+    diffs = golden.differing_paths(ref, ours)
+    assert sorted(p for p in diffs if not any(p.startswith(i) for i in A4X_INTENDED)) == []
+    assert sorted(i for i in A4X_INTENDED if not any(p.startswith(i) for p in diffs)) == []
