@@ -20,6 +20,7 @@ from generator.builders import gpudirect_objects as gd, tree
 from generator.kernel import demand, yamlio
 from generator.kernel.catalog import gpudirect as cat
 from generator.kernel.errors import SpecError
+from generator.model.check_context import CheckContext
 from tests import golden, helpers
 
 FIXTURE = helpers.FIXTURES / "gpudirect.yaml"
@@ -478,3 +479,39 @@ def test_a4x_pod_matches_gke_imex_test_except_intended():
     diffs = golden.differing_paths(ref, ours)
     assert sorted(p for p in diffs if not any(p.startswith(i) for i in A4X_INTENDED)) == []
     assert sorted(i for i in A4X_INTENDED if not any(p.startswith(i) for p in diffs)) == []
+
+
+# ---------------------------------------------------------------- a team's own manifest (opt-in)
+
+def test_manifest_opts_in_and_the_demand_counts_what_is_built():
+    """examples/team-jobset.yaml places a team's JobSet of 4 x 8 B200 (a4-highgpu-8g): with
+    `gpudirect: true` its pods get GPUDirect-RDMA, its command runs after GKE's settings script,
+    validate's NW001 is satisfied, and the spec's demand is the built object's."""
+    raw = helpers.example_raw(helpers.ROOT / "examples" / "team-jobset.yaml")
+    (w,) = [w for w in raw["workloads"] if w["kind"] == "manifest"]
+    assert helpers.rule_findings([_obj(helpers.render(raw), "overlays/b200-tas/jobset_team-a_llama-ft.yaml")],
+                                 ("NW001",)) != []
+    w["gpudirect"] = True
+    js = _obj(helpers.render(raw), "overlays/b200-tas/jobset_team-a_llama-ft.yaml")
+    pod = _pod(js)
+    assert '"network":"rdma-7"' in pod["metadata"]["annotations"][cat.INTERFACES_ANNOTATION]
+    (c,) = pod["spec"]["containers"]
+    assert c["command"][:4] == ["/bin/bash", "-c", 'source /usr/local/gib/scripts/set_nccl_env.sh && exec "$@"', "--"]
+    assert c["command"][4] == "torchrun"
+    assert helpers.rule_findings([js], ("NW001",)) == []
+    spec = specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml")
+    (m,) = [x for x in spec.workloads if x.kind == "manifest"]
+    (skeleton,) = m.demand_objects(CheckContext(spec, spec.profiles["b200-tas"]))
+    assert demand.of(skeleton).per_workload() == demand.of(js).per_workload()
+
+
+def test_manifest_gpudirect_needs_the_command_where_a_script_runs_first(tmp_path):
+    raw = helpers.example_raw(helpers.ROOT / "examples" / "team-jobset.yaml")
+    (w,) = [w for w in raw["workloads"] if w["kind"] == "manifest"]
+    (jobset,) = yamlio.load_all((helpers.ROOT / "examples" / "manifests" / "llama-jobset.yaml").read_text())
+    del jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    w.update(gpudirect=True, file=str(helpers.write_spec(tmp_path / "jobset.yaml", jobset)))
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "test-spec.yaml")
+    (line,) = [x for x in str(e.value).splitlines() if ".gpudirect" in x]
+    assert "give the container's `command`" in line and "GPUDirect-RDMA" in line

@@ -22,7 +22,7 @@ from ..kernel.catalog.gpudirect import (
     PAUSE_IMAGE,
     GpuDirect,
 )
-from . import core, k8s
+from . import core, embed, k8s
 
 NAMESPACE = "kube-system"          # where GKE's Standard installer manifests put the DaemonSets
 NETWORKING_API = "networking.gke.io/v1"
@@ -105,6 +105,48 @@ def pod_parts(g: GpuDirect, autopilot: bool = False) -> PodParts:
         env_script=g.env_script,
         capabilities=list(g.capabilities),
     )
+
+
+def decorate(template: dict, parts: PodParts, gpu_resource: str) -> None:
+    """Add the parts to a pod template written as a dict (a team's own manifest): the pod's
+    annotations, volumes and sidecars, and on every container that asks for GPUs the
+    environment, mounts, capabilities and, where the type has one, the NCCL settings script
+    before its command (the model's checks made sure it has one). What is there stays."""
+    rendered = embed.pod_template(k8s.PodTemplateSpec(
+        metadata=k8s.ObjectMeta(annotations=parts.annotations or None),
+        spec=k8s.PodSpec(init_containers=parts.sidecars or None, volumes=parts.volumes or None,
+                         containers=[k8s.Container(name="gpu", env=parts.env or None,
+                                                   volume_mounts=parts.mounts or None,
+                                                   security_context=parts.security_context())])))
+    template.setdefault("metadata", {}).setdefault("annotations", {}).update(rendered["metadata"].get("annotations", {}))
+    spec = template.setdefault("spec", {})
+    _extend(spec, "volumes", rendered["spec"].get("volumes", []), "name")
+    if rendered["spec"].get("initContainers"):
+        spec.setdefault("initContainers", []).extend(rendered["spec"]["initContainers"])
+    (gpu,) = rendered["spec"]["containers"]
+    for c in spec.get("containers") or []:
+        if _asks_for(c, gpu_resource):
+            _decorate_container(c, gpu, parts)
+
+
+def _asks_for(c: dict, resource: str) -> bool:
+    res = c.get("resources") or {}
+    return any(resource in (res.get(k) or {}) for k in ("limits", "requests"))
+
+
+def _extend(node: dict, key: str, items: list[dict], by: str) -> None:
+    """Append the items whose `by` field the list does not have yet."""
+    have = {i.get(by) for i in node.get(key) or []}
+    node.setdefault(key, []).extend(i for i in items if i[by] not in have)
+
+
+def _decorate_container(c: dict, gpu: dict, parts: PodParts) -> None:
+    _extend(c, "env", gpu.get("env", []), "name")
+    _extend(c, "volumeMounts", gpu.get("volumeMounts", []), "mountPath")
+    if "securityContext" in gpu:
+        c.setdefault("securityContext", {}).setdefault("capabilities", gpu["securityContext"]["capabilities"])
+    if parts.env_script is not None and c.get("command"):
+        c["command"] = parts.command([*c["command"], *c.pop("args", [])])
 
 
 # ---------------------------------------------------------------- cluster objects

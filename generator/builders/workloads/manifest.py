@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...kernel import catalog, demand, kueue_api
 from ...model.kinds.manifest import Manifest
-from .. import core
+from .. import core, gpudirect_objects
 from .common import BuildContext
 
 
@@ -50,4 +50,15 @@ def build(ctx: BuildContext, w: Manifest) -> None:
                 if obj.get("kind") == "Deployment":
                     # Kueue admits a Deployment's pods one by one (pod integration): they carry the queue.
                     template.setdefault("metadata", {}).setdefault("labels", {})[kueue_api.QUEUE_LABEL] = w.queue
+        _gpudirect(ctx, w, obj)
         ctx.add_custom(obj)
+
+
+def _gpudirect(ctx: BuildContext, w: Manifest, obj: dict) -> None:
+    """`gpudirect: true`: the pod sets of several whole-node GPU pods get the type's parts."""
+    g = w.uses_gpudirect(ctx.checks)
+    if g is None:
+        return
+    parts = gpudirect_objects.pod_parts(g, ctx.profile.autopilot)
+    for o, ps in w.gpudirect_podsets(ctx.checks, [obj]):
+        gpudirect_objects.decorate(_at(o, ps.path), parts, catalog.node_labels.GPU_RESOURCE)
