@@ -148,6 +148,12 @@ def test_shape_tiling():
     ("a3-megagpu-8g", 208, 1872, 8, 6000),      # A3 Mega table
     ("a3-ultragpu-8g", 224, 2952, 8, 12000),    # A3 Ultra table
     ("a4-highgpu-8g", 224, 3968, 8, 12000),     # A4 table
+    # Compute Engine "Arm VMs on Compute": A4X "up to 140 vCPUs and 884 GB of memory", four GPUs,
+    # "12,000 GiB of Local SSD".
+    ("a4x-highgpu-4g", 140, 884, 4, 12000),
+    # GKE's cluster autoscaler machine table (NewMachineTypeInfo(name, vCPUs, GB), withGpuOverride):
+    ("g4-standard-48", 48, 180, 1, None),
+    ("g4-standard-384", 384, 1440, 8, None),
 ])
 def test_gpu_machine_types_as_published(name, vcpus, memory_gb, gpus, local_ssd):
     mt = catalog.machine(name)
@@ -171,6 +177,25 @@ def test_gpu_memory_per_gpu():
     assert catalog.accelerator("nvidia-h100-80gb").gpu_memory_gb == 80     # 80 GB HBM3
     assert catalog.accelerator("nvidia-h200-141gb").gpu_memory_gb == 141   # 141 GB HBM3e
     assert catalog.accelerator("nvidia-b200").gpu_memory_gb == 180         # 180 GB HBM3e
+
+
+def test_new_gpu_labels():
+    # GKE's A4X installer (container-engine-accelerators gpudirect-rdma/nccl-rdma-installer-a4x.yaml) selects
+    # nvidia-gb200 nodes; GKE's cluster autoscaler: NvidiaRTXPro6000 = "nvidia-rtx-pro-6000".
+    (ds,) = helpers.load_reference("container-engine-accelerators@992db81/gpudirect-rdma/nccl-rdma-installer-a4x.yaml")
+    terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
+    assert catalog.machine("a4x-highgpu-4g").accelerator in terms[0]["values"]
+    assert catalog.machine("g4-standard-96").accelerator == "nvidia-rtx-pro-6000"
+    assert catalog.accelerator("nvidia-gb200").gpu_memory_gb == 186   # Arm VMs: "186 GB memory per GPU"
+
+
+def test_v4_topologies():
+    # Cloud TPU v4: "TPU Pod size 4096 chips"; xpk's v4 default topologies include 2x2x1 (v4-8) up to 8x16x16.
+    tops = catalog.tpu_topologies("v4", "ct4p-hightpu-4t")
+    for t in ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16"):
+        assert TpuShape.parse(t) in tops
+    assert TpuShape.parse("16x16x32") not in tops     # 8192 chips: more than a v4 Pod
 
 
 def test_autopilot_gpu_types():
@@ -213,6 +238,7 @@ def test_gpu_taint():
     ("ct6e-standard-4t", 4, 180, 720),
     ("ct6e-standard-8t", 8, 360, 1440),
     ("tpu7x-standard-4t", 4, 224, 960),   # Cloud TPU TPU7x: 224 vCPUs, 960 GB per VM
+    ("ct4p-hightpu-4t", 4, 240, 407),     # GKE's cluster autoscaler: NewMachineTypeInfo("ct4p-hightpu-4t", 240, 407)
 ])
 def test_tpu_machine_types_as_published(name, chips, vcpus, memory_gb):
     mt = catalog.machine(name)
@@ -225,6 +251,7 @@ def test_tpu_generation_facts():
     got = {k: (g.accelerator, g.dims, g.tensorcores_per_chip, g.jax_devices_per_chip)
            for k, g in catalog.TPU_GENERATIONS.items()}
     assert got == {
+        "v4": ("tpu-v4-podslice", 3, 2, 1),      # Cloud TPU v4: two TensorCores; xpk: tpu-v4-podslice
         "v5e": ("tpu-v5-lite-podslice", 2, 1, 1),
         "v5p": ("tpu-v5p-slice", 3, 2, 1),
         "v6e": ("tpu-v6e-slice", 2, 1, 1),

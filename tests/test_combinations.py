@@ -66,9 +66,11 @@ def test_every_combination_is_built_or_refused_in_plain_lines(accel, plat, slici
     raw = copy.deepcopy(BASE)
     raw["profiles"] = {"p": prof}
     raw["workloads"] = _workloads(accel, slicing, topology)
-    # What GKE runs is built: GPUs on Standard pools and Autopilot, TPUs on static pools and
-    # TPU7x sub-slices; the rest is refused.
-    runs = slicing is None and (catalog.ACCELERATORS[accel].kind == "gpu" or plat == "standard") \
+    # What GKE runs is built: GPUs on Standard pools and on Autopilot where it offers them
+    # (GKE "Deploy GPU workloads in Autopilot" lists no GB200 or RTX PRO 6000), TPUs on static
+    # pools and TPU7x sub-slices; the rest is refused.
+    device = catalog.ACCELERATORS[accel]
+    runs = slicing is None and (plat == "standard" or (device.kind == "gpu" and bool(device.autopilot))) \
         or (accel == "tpu7x" and plat == "standard" and slicing == "subslice")
     try:
         tree.build(specmod.from_dict(raw, "combo.yaml"))

@@ -46,6 +46,18 @@ def _hardened(container: str, pod: str = "spec.template.spec") -> dict:
 
 L4 = "spec.template.spec.containers[inference-server]"
 TPU = "spec.template.spec.containers[inference-server]"
+def _gpudirect_tcpx(container: str, at: str) -> dict[str, str]:
+    """The sample runs NCCL over the primary NIC; the generator adds GPUDirect-TCPX on a3-highgpu-8g
+    groups, compared with GKE's own TCPX test workload in tests/test_gpudirect.py."""
+    why = "GPUDirect-TCPX on a3-highgpu-8g (the sample has none; tests/test_gpudirect.py compares it with GKE's)"
+    return {f"{at}.metadata.annotations": why, f"{at}.spec.initContainers[tcpx-daemon]": why,
+            f"{at}.spec.containers[{container}].env[LD_LIBRARY_PATH]": why,
+            f"{at}.spec.containers[{container}].env[NCCL_": why,
+            f"{at}.spec.containers[{container}].volumeMounts[libraries]": why,
+            f"{at}.spec.containers[{container}].volumeMounts[tcpx-socket]": why,
+            **{f"{at}.spec.volumes[{v}]": why for v in ("libraries", "sys", "proc-sys", "tcpx-socket")}}
+
+
 LEADER = "spec.leaderWorkerTemplate.leaderTemplate"
 WORKER = "spec.leaderWorkerTemplate.workerTemplate"
 
@@ -108,6 +120,7 @@ CASES = [
                                                                 "vLLM samples (memory-backed: counted as the pod's "
                                                                 "memory)",
             f"{WORKER}.spec.volumes[dshm].emptyDir.sizeLimit": "see the leader's /dev/shm",
+            **_gpudirect_tcpx("vllm-leader", LEADER), **_gpudirect_tcpx("vllm-worker", WORKER),
         }),
         ("Service", "vllm-leader"): ("vllm-leader", NAMESPACED),
     }, {}),

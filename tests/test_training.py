@@ -87,7 +87,9 @@ def test_torchrun_job_is_indexed_with_a_rendezvous_on_rank_0(built):
     assert (spec_["parallelism"], spec_["completions"], spec_["completionMode"]) == (8, 8, "Indexed")
     pod = spec_["template"]["spec"]
     (c,) = pod["containers"]
-    assert c["command"] == ["torchrun", "--nnodes=8", "--nproc_per_node=8", "--node_rank=$(JOB_COMPLETION_INDEX)",
+    # A4 (GPUDirect-RDMA): torchrun starts after GKE's NCCL settings script (tests/test_gpudirect.py).
+    assert c["command"][:4] == ["/bin/bash", "-c", 'source /usr/local/gib/scripts/set_nccl_env.sh && exec "$@"', "--"]
+    assert c["command"][4:] == ["torchrun", "--nnodes=8", "--nproc_per_node=8", "--node_rank=$(JOB_COMPLETION_INDEX)",
                             "--master_addr=pretrain-0.pretrain-workers", "--master_port=29500", "train.py",
                             "--config", "configs/8b.yaml"]
     assert pod["subdomain"] == "pretrain-workers"

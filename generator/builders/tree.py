@@ -20,9 +20,10 @@ import cdk8s
 from ..kernel import apiscope, credentials, demand, paths, writer, yamlio
 from ..kernel.errors import Problem, SpecError, format_path
 from ..model import Platform, Profile, fit
+from ..model.check_context import CheckContext
 from ..model.kinds import Workload
 from ..model.multikueue import DISPATCHERS
-from . import cdk, controllers, core, gitops, k8s, kueue_objects, podpolicy, user
+from . import cdk, controllers, core, gitops, gpudirect_objects, k8s, kueue_objects, podpolicy, user
 from .workloads import BUILDERS
 from .workloads.common import BuildContext
 
@@ -190,6 +191,21 @@ def _controllers(app, tree, spec: Platform, profile: Profile, workloads: list, h
     for project in sorted(needed):
         tree[f"{root}/{project}/kustomization.yaml"] = header + yamlio.dump(
             controllers.release_kustomization(project, pins[project]))
+    _gpudirect(app, tree, spec, profile, workloads, header)
+
+
+def _gpudirect(app, tree, spec: Platform, profile: Profile, workloads: list, header: str) -> None:
+    """controllers/<profile>/gpudirect/: the NCCL plugin installers and multi-networking objects
+    the profile's GPUDirect workloads need (none: no directory)."""
+    checks = CheckContext(spec, profile)
+    types = {g.key: g for w in workloads if (g := w.uses_gpudirect(checks)) is not None}
+    if not types:
+        return
+    chart = cdk.chart(app, f"controllers/{profile.name}/gpudirect")
+    for obj in gpudirect_objects.cluster_objects([types[k] for k in sorted(types)],
+                                         profile.values.network_prefix or profile.name):
+        cdk.custom(chart, obj)
+    _emit(tree, f"controllers/{profile.name}/gpudirect", cdk.manifests(chart), header, extra_resources=[])
 
 
 def _emit(tree: dict, directory: str, objs: list[dict], header: str, extra_resources: list[str]) -> None:

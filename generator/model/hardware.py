@@ -72,3 +72,19 @@ def accelerator_problems(w, ctx: CheckContext) -> list[str]:
         return [f"profile {p!r} has several {w.device.upper()}s ({', '.join(mine)}); name the one this "
                 f"workload runs on with `accelerator`"]
     return []
+
+
+def gpudirect_for(w, profile: Profile, platform: Platform | None = None) -> catalog.gpudirect.GpuDirect | None:
+    """The GPUDirect networking the workload's GPU pools have: one type when every pool of
+    its accelerator is a machine type GKE publishes it for (a3-highgpu-8g, a3-megagpu-8g,
+    a3-ultragpu-8g, a4-highgpu-8g, a4x-highgpu-4g), on Autopilot its accelerator's, else None (a pool of a3-highgpu-4g
+    beside one of a3-highgpu-8g: the pods may land where it does not exist)."""
+    accel = accelerator_for(w, profile, platform)
+    if accel is None:
+        return None
+    if profile.autopilot:   # GKE picks the machine type from the accelerator (and the GPU count)
+        return catalog.gpudirect.AUTOPILOT.get(accel)
+    types = [catalog.gpudirect.for_machine(p.machine_type) for p in pools_for(profile, accel)]
+    if not types or any(t is None or t.key != types[0].key for t in types):   # type: ignore[union-attr]
+        return None
+    return types[0]

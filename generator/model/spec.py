@@ -192,6 +192,11 @@ class ProfileValues(SpecModel):
     hf_token_secret: DnsSubdomain | None = Field(None, description="Name of the Secret holding the Hugging Face "
                                                                    "token (key hf_api_token).")
     service_account: DnsSubdomain | None = None
+    network_prefix: str | None = Field(None, pattern=r"^[a-z]([-a-z0-9]{0,40}[a-z0-9])?$",
+                                       description="GPUDirect: prefix of the VPC networks and subnets of the GPU "
+                                                   "NICs (<prefix>-net-<i>/<prefix>-sub-<i>; RDMA: "
+                                                   "<prefix>-rdma-net/<prefix>-rdma-sub-<i>). Default: the "
+                                                   "profile name.")
 
 
 class Profile(SpecModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...kernel import catalog, demand, kueue_api
 from ...model.kinds.manifest import Manifest
-from .. import core
+from .. import core, gpudirect_objects
 from .common import BuildContext
 
 
@@ -61,4 +61,15 @@ def build(ctx: BuildContext, w: Manifest) -> None:
                 _place(template, selector, toleration, pc)
                 if obj.get("kind") == "Deployment":
                     _pod_labels(template, w.queue, labels.get(kueue_api.PRIORITY_LABEL))
+        _gpudirect(ctx, w, obj)
         ctx.add_custom(obj)
+
+
+def _gpudirect(ctx: BuildContext, w: Manifest, obj: dict) -> None:
+    """`gpudirect: true`: the pod sets of several whole-node GPU pods get the type's parts."""
+    g = w.uses_gpudirect(ctx.checks)
+    if g is None:
+        return
+    parts = gpudirect_objects.pod_parts(g, ctx.profile.autopilot)
+    for o, ps in w.gpudirect_podsets(ctx.checks, [obj]):
+        gpudirect_objects.decorate(_at(o, ps.path), parts, catalog.node_labels.GPU_RESOURCE)

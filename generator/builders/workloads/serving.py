@@ -17,7 +17,7 @@ from ...kernel.catalog import node_labels
 from ...kernel.catalog.engines import Engine, Metric, Probe
 from ...model.kinds.serving import HF_TOKEN_KEY, Serving
 from ...model.kinds.tpu_common import slice_of
-from .. import core, embed, inference_gateway, k8s
+from .. import core, embed, gpudirect_objects, inference_gateway, k8s
 from .common import BuildContext
 from .t5_autoscaling import PodMonitoring, pods_metric_hpa
 
@@ -169,23 +169,31 @@ def _lws(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) -> dict:
     resources = core.container_resources(ctx.profile, req, core.accelerator_request(accel, n))
     extra = "".join(f" {shlex.quote(a)}" for a in [*(e.metrics_args if w.scrape else ()), *w.engine_args])
     values = {"model": shlex.quote(w.model), "port": w.serving_port, "n": n, "hosts": w.hosts, "total": n * w.hosts}
+    # GPUDirect on the group's GPU NICs where the machine type has it (builders/gpudirect_objects.py).
+    g = w.uses_gpudirect(ctx.checks)
+    net = gpudirect_objects.pod_parts(g, ctx.profile.autopilot) if g is not None else gpudirect_objects.PodParts()
 
     def pod(role: str) -> dict:
         leader = role == "leader"
         # Engine arguments go to the roles that start the server (their launch names the model).
         script = _fmt(launch[role], **values) + (extra if "{model}" in launch[role] else "")
+        # The NCCL settings script, where the type has one, is sourced by bash before the launch.
+        command = ["sh", "-c", script] if net.env_script is None else \
+            ["/bin/bash", "-c", f"source {net.env_script} && {script}"]
         c = k8s.Container(
-            name=f"{e.key}-{role}", image=ctx.image(w.image), command=["sh", "-c", script],
-            env=_env(ctx, w, e, model_env=False) or None, resources=resources,   # the model is in the script
+            name=f"{e.key}-{role}", image=ctx.image(w.image), command=command,
+            env=_env(ctx, w, e, model_env=False) + net.env or None,   # the model is in the script
+            resources=resources,
             ports=_ports(e, w.serving_port) if leader else None,
             readiness_probe=_probe(e.readiness, w.serving_port) if leader else None,
             liveness_probe=_probe(e.liveness, w.serving_port) if leader else None,
-            volume_mounts=mounts or None)
+            volume_mounts=mounts + net.mounts or None, security_context=net.security_context())
         labels = {**_pod_labels(w, e), **({ROLE_LABEL: "leader"} if leader else {})}
         return embed.pod_template(k8s.PodTemplateSpec(
-            metadata=k8s.ObjectMeta(labels=labels),
+            metadata=k8s.ObjectMeta(labels=labels, annotations=net.annotations or None),
             spec=k8s.PodSpec(priority_class_name=ctx.spec.priority_class(w.priority), containers=[c],
-                             volumes=volumes or None, node_selector=_selector(ctx, w, accel),
+                             init_containers=net.sidecars or None,
+                             volumes=volumes + net.volumes or None, node_selector=_selector(ctx, w, accel),
                              tolerations=_tolerations(w))))
 
     spec: dict = {"leaderWorkerTemplate": {

@@ -20,13 +20,18 @@ Launchers (arguments as each tool's documentation names them):
 Checkpoints: the profile's bucket through the GCS FUSE CSI driver at
 `checkpoints.path` (CHECKPOINT_DIR=<path>/<name>); the grace period is the
 program's time to save one after SIGTERM. `spec.suspend` is not written: Kueue
-sets it."""
+sets it.
+
+GPUDirect: multi-node GPU pods on machine types GKE publishes it for get the
+type's pod parts (builders/gpudirect_objects.py): NICs, daemon sidecar, plugin
+volumes, NCCL settings. JobSets carry a failure policy: the gang restarts up to
+maxRestarts times, not counting restarts after a node disruption."""
 from __future__ import annotations
 
 from ...kernel import demand, kueue_api, versions
 from ...model.kinds.tpu_common import slice_of
 from ...model.kinds.training import Training
-from .. import core, embed, k8s
+from .. import core, embed, gpudirect_objects, k8s
 from .common import BuildContext
 from .finetune import MASTER_PORT
 from .tpu_jobset import jobset_metadata, slice_placement
@@ -87,17 +92,18 @@ def _checkpoint_volume(ctx: BuildContext, w: Training) -> tuple[list[k8s.Volume]
 
 
 def _container(ctx: BuildContext, w: Training, accelerators: dict[str, int],
-               mounts: list[k8s.VolumeMount]) -> k8s.Container:
+               mounts: list[k8s.VolumeMount], net: gpudirect_objects.PodParts) -> k8s.Container:
     """The trainer container: GPU pods rendezvous over a port and share memory; TPU pods do neither."""
     return k8s.Container(
         name=CONTAINER,
         image=ctx.image(w.image),
-        command=command(w),
-        env=env(w, ctx) or None,
+        command=net.command(command(w)),
+        env=env(w, ctx) + net.env or None,
         ports=[k8s.ContainerPort(container_port=MASTER_PORT, name="rendezvous")] if w.tpu is None else None,
         resources=core.container_resources(ctx.profile, w.resources.requests() if w.resources else {},
                                            accelerators),
-        volume_mounts=([core.shm_mount()] if w.tpu is None else []) + mounts or None,
+        volume_mounts=([core.shm_mount()] if w.tpu is None else []) + mounts + net.mounts or None,
+        security_context=net.security_context(),
     )
 
 
@@ -119,19 +125,46 @@ def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8
         accelerators = core.accelerator_request(accel, int(w.gpus_per_node or 0))
     if w.placement is not None:
         annotations[w.placement.annotation] = w.placement.label
+    g = w.uses_gpudirect(ctx.checks)
+    net = gpudirect_objects.pod_parts(g, ctx.profile.autopilot) if g is not None else gpudirect_objects.PodParts()
+    annotations.update(net.annotations)
     spec = k8s.PodSpec(
-        containers=[_container(ctx, w, accelerators, mounts)],
+        init_containers=net.sidecars or None,
+        containers=[_container(ctx, w, accelerators, mounts, net)],
         node_selector=selector,
         tolerations=tolerations or None,
         restart_policy="Never" if w.is_jobset else "OnFailure",
         subdomain=None if w.is_jobset else w.service,
         service_account_name=ctx.profile.values.service_account if w.checkpoints else None,
         termination_grace_period_seconds=w.termination_grace_period_seconds,
-        volumes=([core.shm_volume()] if w.tpu is None else []) + volumes or None,
+        volumes=([core.shm_volume()] if w.tpu is None else []) + volumes + net.volumes or None,
         priority_class_name=priority_class,
     )
     return k8s.PodTemplateSpec(metadata=k8s.ObjectMeta(annotations=annotations or None,
                                                        labels={"app": w.name}), spec=spec), dynamic
+
+
+def _pod_failure_policy(w: Training) -> k8s.PodFailurePolicy | None:
+    """JobSet runs: a pod that fails with the DisruptionTarget condition (node maintenance,
+    eviction, Spot reclaim) fails its Job by the pod failure policy, so the JobSet's rule
+    below tells it from a failure of the program. A plain Job restarts pods in place
+    (restartPolicy OnFailure), where Kubernetes allows no pod failure policy."""
+    if not (w.is_jobset and w.failure_policy.ignore_disruptions):
+        return None
+    disrupted = k8s.PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
+    return k8s.PodFailurePolicy(rules=[k8s.PodFailurePolicyRule(action="FailJob", on_pod_conditions=[disrupted])])
+
+
+def failure_policy(w: Training) -> dict:
+    """JobSet failurePolicy, as JobSet's host-maintenance-event-model example writes it:
+    disruptions restart the JobSet without counting (RestartJobSetAndIgnoreMaxRestarts on
+    the Job failure reason PodFailurePolicy); any other failure restarts it, at most
+    maxRestarts times (no rule matches: RestartJobSet)."""
+    out: dict = {"maxRestarts": w.failure_policy.max_restarts}
+    if w.failure_policy.ignore_disruptions:
+        out["rules"] = [{"name": "disruptions", "action": "RestartJobSetAndIgnoreMaxRestarts",
+                         "onJobFailureReasons": ["PodFailurePolicy"]}]
+    return out
 
 
 def build(ctx: BuildContext, w: Training) -> None:
@@ -145,13 +178,15 @@ def build(ctx: BuildContext, w: Training) -> None:
         assert shape is not None, "checked by the spec checks"
         pods, replicas = shape.pods, w.tpu.slices
     job = k8s.JobSpec(parallelism=pods, completions=pods, completion_mode="Indexed",
-                      backoff_limit=w.backoff_limit, template=pod)
+                      backoff_limit=w.job_backoff_limit, template=pod,
+                      pod_failure_policy=_pod_failure_policy(w))
     if w.is_jobset:
         ctx.add_custom({
             "apiVersion": versions.release("jobset", ctx.spec.jobset.version)["api"],
             "kind": "JobSet",
             "metadata": jobset_metadata(ctx, w, w.tpu is not None and not dynamic),
-            "spec": {"replicatedJobs": [{"name": w.replicated_job_name, "replicas": replicas,
+            "spec": {"failurePolicy": failure_policy(w),
+                     "replicatedJobs": [{"name": w.replicated_job_name, "replicas": replicas,
                                          "template": embed.job_template(job)}]},
         })
         return

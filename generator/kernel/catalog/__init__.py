@@ -6,7 +6,7 @@ TPU topologies and slicing modes, and the node labels and taints GKE puts on
 their nodes; CPU families (no accelerator, no extended resource, no taint) and
 their machine types; each family and generation names its sources. No cdk8s
 here: cheap to import."""
-from . import node_labels, sources
+from . import gpudirect, node_labels, sources
 from .cpus import CPU_FAMILIES
 from .gpus import GPU_FAMILIES
 from .lookup import (
@@ -40,6 +40,7 @@ from .types import (
 )
 
 __all__ = [
+    "gpudirect",
     "node_labels",
     "sources",
     "ACCELERATORS",

@@ -8,7 +8,7 @@ Accelerator label values and Autopilot: GKE "Deploy GPU workloads in Autopilot"
 A machine type of a known family is one GpuMachine line; a family is one entry."""
 from __future__ import annotations
 
-from .sources import GPU_MACHINE_TYPES
+from .sources import ARM_VMS, GKE_AUTOSCALER_MACHINES, GPU_MACHINE_TYPES
 from .types import GpuFamily, GpuMachine as M
 
 _FAMILIES = (
@@ -87,6 +87,35 @@ _FAMILIES = (
         machine_series="A4", machine_family="a4", autopilot=True, source=GPU_MACHINE_TYPES,
         machines=(
             M("a4-highgpu-8g", 224, 3968, 8, local_ssd_gib=12000),
+        )),
+    # A4X (Arm VMs on Compute): "two sockets with NVIDIA Grace Arm CPUs connected to four GPUs";
+    # "up to 140 vCPUs and 884 GB of memory"; "B200 GPUs that offer 186 GB memory per GPU";
+    # "comes with 12,000 GiB of Local SSD"; machine type a4x-highgpu-4g. The accelerator value
+    # nvidia-gb200: GKE's A4X installer and test workloads (container-engine-accelerators
+    # gpudirect-rdma/nccl-rdma-installer-a4x.yaml node affinity). Not among the Autopilot GPU types
+    # read (AUTOPILOT_GPUS); the page read does not name the memory type. Nodes are arm64.
+    GpuFamily(
+        key="gb200", accelerator="nvidia-gb200", model="NVIDIA GB200",
+        gpu_memory_gb=186, gpu_memory_type=None,
+        machine_series="A4X", machine_family="a4x", autopilot=False, source=ARM_VMS,
+        machines=(
+            M("a4x-highgpu-4g", 140, 884, 4, local_ssd_gib=12000),
+        )),
+    # G4 (RTX PRO 6000): GKE's cluster autoscaler table (GKE_AUTOSCALER_MACHINES):
+    # g4-standard-48/96/192/384 with 48/96/192/384 vCPUs, 180/360/720/1440 GB and 1/2/4/8
+    # nvidia-rtx-pro-6000 GPUs (its NvidiaRTXPro6000 constant); SkyPilot's GCP catalog maps the
+    # same four machine types to 1/2/4/8 RTX PRO 6000. The fractional vGPU shapes (g4-standard-6/
+    # 12/24, explicit request only there) are left out. 96 GB per GPU: SkyPilot's and users'
+    # notes, not a Google page read; memory type not read. Not among the Autopilot GPU types read.
+    GpuFamily(
+        key="rtx-pro-6000", accelerator="nvidia-rtx-pro-6000", model="NVIDIA RTX PRO 6000",
+        gpu_memory_gb=96, gpu_memory_type=None,
+        machine_series="G4", machine_family="g4", autopilot=False, source=GKE_AUTOSCALER_MACHINES,
+        machines=(
+            M("g4-standard-48", 48, 180, 1),
+            M("g4-standard-96", 96, 360, 2),
+            M("g4-standard-192", 192, 720, 4),
+            M("g4-standard-384", 384, 1440, 8),
         )),
 )
 

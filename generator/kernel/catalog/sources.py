@@ -42,6 +42,19 @@ WORKSTATIONS_MACHINE_TYPES = Source(
     "Cloud Workstations: Available machine types",
     "https://cloud.google.com/workstations/docs/available-machine-types",
     "tables as quoted in a crawled summary of docs.cloud.google.com")
+ARM_VMS = Source(
+    "Compute Engine: Arm VMs on Compute",
+    "https://cloud.google.com/compute/docs/instances/arm-on-compute",
+    "page text kept in a public repository (read through the search tool's index)")
+# Cross-checks only, like XPK below: GKE's cluster autoscaler's machine type table
+# (Go package machinetypes of k8s.io/gke-autoscaling: NewMachineTypeInfo(name, vCPUs, memory GB),
+# withGpuOverride(type, count)) and its GPU type constants, read through the search tool's index.
+GKE_AUTOSCALER_MACHINES = Source(
+    "GKE cluster autoscaler machine types (k8s.io/gke-autoscaling cluster-autoscaler machinetypes)",
+    "https://github.com/kubernetes/autoscaler",
+    "a public copy read through the search tool's index")
+TPU_V4 = Source("Cloud TPU: TPU v4", "https://cloud.google.com/tpu/docs/v4",
+                "page text as crawled (system architecture table)")
 AUTOPILOT_GPUS = Source(
     "GKE: Deploy GPU workloads in Autopilot",
     "https://cloud.google.com/kubernetes-engine/docs/how-to/autopilot-gpus",
@@ -93,3 +106,11 @@ XPK = Source("AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py",
              "https://github.com/AI-Hypercomputer/xpk", "commit 367c8382")
 CLUSTER_TOOLKIT = Source("GoogleCloudPlatform/cluster-toolkit modules/internal/tpu-definition/main.tf",
                          "https://github.com/GoogleCloudPlatform/cluster-toolkit", "commit 1047080")
+# GPUDirect networking: GKE's published installers and NCCL test workloads, and xpk's decorators.
+GPUDIRECT_MANIFESTS = Source(
+    "GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/, gpudirect-tcpxo/, gpudirect-rdma/",
+    "https://github.com/GoogleCloudPlatform/container-engine-accelerators",
+    "commit 992db812, in ../shared/reference/container-engine-accelerators@992db81")
+XPK_DECORATORS = Source(
+    "AI-Hypercomputer/xpk src/xpk/core/workload_decorators/ and src/xpk/core/network.py",
+    "https://github.com/AI-Hypercomputer/xpk", "../shared/reference/xpk")

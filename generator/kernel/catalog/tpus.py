@@ -13,10 +13,12 @@ from __future__ import annotations
 from .shape import TpuShape, tilings
 from .sources import (
     DYNAMIC_SLICING_CODELAB,
+    GKE_AUTOSCALER_MACHINES,
     GKE_TPU_IRONWOOD,
     GKE_TPUS,
     TPU_7X,
     TPU_MACHINES,
+    TPU_V4,
     TPU_V5E,
     TPU_V5P,
     TPU_V6E,
@@ -78,6 +80,19 @@ def _generation(key: str, name: str, accelerator: str, dims: int, tensorcores: i
 
 
 _GENERATIONS = (
+    # Cloud TPU v4: "Each TPU v4 chip contains two TensorCores"; "TPU Pod size 4096 chips"; 3D mesh
+    # or torus. JAX sees one device per chip (TPU7x page: MegaCore "used in previous generations
+    # (TPU v4 and v5p)"). Accelerator tpu-v4-podslice on ct4p-hightpu-4t, 4 chips per VM: xpk
+    # system_characteristics.py (gke_accelerator, machine_type, chips per VM). 240 vCPUs and 407 GB
+    # per VM: GKE's cluster autoscaler table (NewMachineTypeInfo("ct4p-hightpu-4t", 240, 407)).
+    # Topologies by GKE's 3-D rule as for v5p, up to 4096 chips (xpk: 64 cubes); xpk also lists
+    # decreasing sides for v4, which the rule here leaves out. Autopilot: the docs read do not say.
+    _generation(
+        "v4", "TPU v4", "tpu-v4-podslice", dims=3, tensorcores=2, jax_devices=1,
+        autopilot=None, max_chips=4096, sources=(TPU_V4, XPK, GKE_AUTOSCALER_MACHINES, TPU_7X),
+        machines=(
+            _machine("ct4p-hightpu-4t", 4, 240, 407, cube_rule(_SMALL_3D, 4096)),
+        )),
     # Cloud TPU v5e: one TensorCore per chip; 2-D, Pod of 256 chips; VM types of
     # 1/4/8 chips with 24/112/224 vCPUs and 48/192/384 GB RAM; serving slices 1x1,
     # 2x2, 2x4 on the 1t/4t/8t machine types, training slices 4x4 ... 16x16 on

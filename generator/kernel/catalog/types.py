@@ -33,7 +33,7 @@ class GpuFamily:
     accelerator: str         # cloud.google.com/gke-accelerator value
     model: str               # GPU model as the docs name it
     gpu_memory_gb: int       # per GPU
-    gpu_memory_type: str     # e.g. "HBM3"
+    gpu_memory_type: str | None   # e.g. "HBM3"; None where the page read does not say
     machine_series: str      # Compute Engine machine series, e.g. "A3 High"
     machine_family: str      # cloud.google.com/machine-family value (see labels.MACHINE_FAMILY_LABEL)
     autopilot: bool          # listed among Autopilot's GPU types

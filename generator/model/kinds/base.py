@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from ...kernel import catalog, credentials
+from ...kernel.catalog.gpudirect import GpuDirect
 from ...kernel.errors import Problem
 from ..check_context import CheckContext
 from ..fields import DnsLabel, LabelSafeName, Quantity, ServiceName, SpecModel, enum_of
@@ -136,6 +137,10 @@ class WorkloadBase(SpecModel):
     def names_of_objects(self) -> list[tuple[str, str]]:
         """(kind, name) of the namespaced objects it creates, for duplicate detection."""
         return []
+
+    def uses_gpudirect(self, ctx: CheckContext) -> GpuDirect | None:
+        """The GPUDirect networking its pods get (kinds that decorate their pods say)."""
+        return None
 
 
 def autopilot_requests(resources: Resources | None, ctx: CheckContext, where: str = "resources") -> list[Problem]:

@@ -15,8 +15,9 @@ from typing import ClassVar, Literal
 from pydantic import Field, PrivateAttr
 
 from ...kernel import catalog, demand, userinput
+from ...kernel.catalog.gpudirect import GpuDirect
 from ...kernel.errors import Problem, SpecError
-from .. import topology
+from .. import hardware, topology
 from ..check_context import CheckContext
 from ..fields import DnsLabel
 from .base import WorkloadBase
@@ -41,6 +42,10 @@ class Manifest(WorkloadBase):
     kind: Literal["manifest"]
     file: str = Field(min_length=1, description="The manifest file, relative to the spec file.")
     image: DnsLabel | None = Field(None, description="Not used: the images are the manifest's own.")  # type: ignore[assignment]
+    gpudirect: bool = Field(False, description="Add GPUDirect networking (TCPX, TCPXO, RDMA) to the pod templates "
+                                               "of 2 or more pods that ask for every GPU of a node whose machine "
+                                               "type has it, as the training kind does. Off by default: the "
+                                               "manifest is yours (validate's NW001 says where it is missing).")
 
     priority_kind: ClassVar = "priorityClass"
     frameworks: ClassVar = ("batch/job",)
@@ -123,7 +128,42 @@ class Manifest(WorkloadBase):
             if queue is not None and demand.is_workload(o) and queue != self.queue:
                 out.append(Problem("queue", f"{where} names queue {queue!r}, the entry says {self.queue!r}"))
 
-        return out + self._placement(ctx)
+        return out + self._placement(ctx) + self._gpudirect_checks(ctx)
+
+    def gpudirect_podsets(self, ctx: CheckContext, objs: list[dict] | None = None) -> list[tuple[dict, demand.PodSet]]:
+        """(object, pod set) of the queued objects (of `objs`, default the file's) GPUDirect applies
+        to: 2 or more pods, each of a whole node's GPUs."""
+        g = self.uses_gpudirect(ctx)
+        if g is None:
+            return []
+        full = catalog.machine(g.machine_types[0]).accelerators
+        return [(o, ps) for o in (self.queued() if objs is None else objs) if demand.is_workload(o)
+                for ps in demand.podsets(o)
+                if demand.of(o).pods > 1 and int(ps.requests.get(catalog.node_labels.GPU_RESOURCE, 0)) == full]
+
+    def uses_gpudirect(self, ctx: CheckContext) -> GpuDirect | None:
+        if not self.gpudirect or self.device != "gpu":
+            return None
+        return hardware.gpudirect_for(self, ctx.profile, ctx.platform)
+
+    def _gpudirect_checks(self, ctx: CheckContext) -> list[Problem]:
+        """`gpudirect: true`: the profile has it, some pod set gets it, and where the type starts the
+        program after its NCCL settings script, the GPU containers say their command."""
+        if not self.gpudirect:
+            return []
+        g = self.uses_gpudirect(ctx)
+        sets = self.gpudirect_podsets(ctx)
+        if g is None or not sets:
+            return [Problem("gpudirect", f"no pod set of {self.file} is 2 or more pods of a whole node's GPUs on "
+                                         f"a machine type of profile {ctx.profile.name!r} that GKE publishes "
+                                         "GPUDirect for")]
+        if g.env_script is None:
+            return []
+        return [Problem("gpudirect", f"file {self.file} {o.get('kind')}/{(o.get('metadata') or {}).get('name')} "
+                                     f"container {c.get('name')!r}: {g.title} starts the program after "
+                                     f"`source {g.env_script}`; give the container's `command`")
+                for o, ps in sets for _, c in ps.containers()
+                if catalog.node_labels.GPU_RESOURCE in _limits_or_requests(c) and not c.get("command")]
 
     def _placement(self, ctx: CheckContext) -> list[Problem]:
         """Pod sets that ask Kueue for a GKE topology level: checked as the training kind's."""
@@ -146,3 +186,9 @@ class Manifest(WorkloadBase):
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         return [(str(o.get("kind")), str((o.get("metadata") or {}).get("name"))) for o in self._objects]
+
+
+def _limits_or_requests(c: dict) -> set[str]:
+    found = c.get("resources")
+    res: dict = found if isinstance(found, dict) else {}
+    return {r for k in ("limits", "requests") if isinstance(res.get(k), dict) for r in res[k]}

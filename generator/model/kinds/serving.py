@@ -13,12 +13,13 @@ from pydantic import Field
 
 from ...kernel import tpu_slices
 from ...kernel.catalog.engines import ENGINES, Engine
+from ...kernel.catalog.gpudirect import GpuDirect
 from ...kernel.errors import Problem
 from .. import hardware
 from ..check_context import CheckContext
 from ..fields import DnsLabel, PositiveCount, ServiceName, SpecModel
 from .base import Resources, WorkloadBase
-from .gpu import gpu_checks
+from .gpu import gpu_checks, gpudirect_of, gpudirect_problems
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
 from .tpu_pd_serving import EndpointPicker, GatewaySpec
@@ -74,6 +75,9 @@ class Serving(WorkloadBase):
     monitoring: Monitoring | None = None
     autoscaling: Autoscaling | None = None
     gateway: InferenceGateway | None = None
+    gpudirect: bool | None = Field(None, description="GPUDirect networking (TCPX, TCPXO, RDMA) for the pods of a "
+                                                     "multi-host group on GPUs whose machine type has it: default "
+                                                     "on; false turns it off; true requires it.")
 
     priority_kind: ClassVar = "priorityClass"
 
@@ -154,7 +158,12 @@ class Serving(WorkloadBase):
             return out + self._check_tpu(ctx)
         if self.accelerators is None:
             return out + [Problem("accelerators", "give the GPUs of one pod (the engine's tensor parallelism)")]
-        return out + gpu_checks(self, ctx, self.accelerators, self.resources)
+        return out + gpu_checks(self, ctx, self.accelerators, self.resources) + \
+            gpudirect_problems(self, ctx, self.hosts, self.accelerators, self.gpudirect, "accelerators")
+
+    def uses_gpudirect(self, ctx: CheckContext) -> GpuDirect | None:
+        """The networking the pods of a multi-host group get (the group's NCCL traffic crosses nodes)."""
+        return gpudirect_of(self, ctx, self.hosts, self.accelerators or 0, self.gpudirect)
 
     def _check_engine(self) -> list[Problem]:
         e = self.engine_facts

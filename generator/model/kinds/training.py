@@ -10,13 +10,13 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ...kernel import tpu_slices
+from ...kernel import catalog, tpu_slices
 from ...kernel.errors import Problem
 from .. import hardware, topology
 from ..check_context import CheckContext
 from ..fields import Count, DnsLabel, PositiveCount, SpecModel
 from .base import Resources, WorkloadBase
-from .gpu import gpu_checks
+from .gpu import gpu_checks, gpudirect_of, gpudirect_problems
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 from .tpu_jobset import SHAPE
 
@@ -50,6 +50,19 @@ class Checkpoints(SpecModel):
     path: str = Field("/checkpoints", pattern=r"^/[^\s:]*$", description="Mount path in the pod.")
 
 
+class FailurePolicy(SpecModel):
+    """JobSet runs: restart the whole gang when a pod fails (Job backoffLimit 0), up to
+    maxRestarts times; a pod lost to a node's disruption (host maintenance, eviction, Spot
+    reclaim: the DisruptionTarget condition) restarts it without using up the budget
+    (JobSet's host-maintenance-event-model example)."""
+    max_restarts: Count = Field(3, description="JobSet failurePolicy.maxRestarts: restarts of the whole JobSet "
+                                               "after a failure of the program (JobSet's failure-policy examples "
+                                               "use 3).")
+    ignore_disruptions: bool = Field(True, description="A pod lost to node maintenance, eviction or Spot "
+                                                       "reclaim restarts the JobSet without counting against "
+                                                       "maxRestarts.")
+
+
 class Training(WorkloadBase):
     """Training on GPUs or TPU slices: `launcher` runs `script` (torchrun, accelerate) or
     `module` (jax: python -m) of the workload's image, as an Indexed Job or a JobSet."""
@@ -68,7 +81,13 @@ class Training(WorkloadBase):
     checkpoints: Checkpoints | None = None
     termination_grace_period_seconds: PositiveCount = Field(300, description="Time to save a checkpoint after "
                                                                              "SIGTERM (Kueue preemption).")
-    backoff_limit: Count = 4
+    backoff_limit: Count | None = Field(None, description="Job backoffLimit. Default: 4 for an Indexed Job; 0 "
+                                                        "in a JobSet, where failurePolicy restarts the gang.")
+    failure_policy: FailurePolicy = Field(default_factory=FailurePolicy,
+                                          description="JobSet runs: restarts after failures.")
+    gpudirect: bool | None = Field(None, description="GPUDirect networking (TCPX, TCPXO, RDMA) on multi-node GPU "
+                                                     "pools whose machine type has it: default on; false turns it "
+                                                     "off; true requires it.")
     replicated_job_name: DnsLabel = "workers"
 
     priority_kind: ClassVar = "priorityClass"   # per instance: see _by_run_as
@@ -122,6 +141,12 @@ class Training(WorkloadBase):
         return self.tpu is not None or self.run_as == "jobset"
 
     @property
+    def job_backoff_limit(self) -> int:
+        if self.backoff_limit is not None:
+            return self.backoff_limit
+        return 0 if self.is_jobset else 4
+
+    @property
     def service(self) -> str:
         """The headless Service of an Indexed Job (a JobSet makes its own, named after it)."""
         return f"{self.name}-workers"
@@ -154,11 +179,18 @@ class Training(WorkloadBase):
         if self.tpu is not None:
             return self._tpu_checks(ctx)
         assert self.gpus_per_node is not None
-        out = gpu_checks(self, ctx, self.gpus_per_node, self.resources)
+        out = gpu_checks(self, ctx, self.gpus_per_node, self.resources) + \
+            gpudirect_problems(self, ctx, self.pods, self.gpus_per_node, self.gpudirect, "gpusPerNode")
         if self.placement is not None:
             out += placement_checks(self, ctx, self.pods, self.gpus_per_node, self.placement.level,
                                     self.placement.mode, "placement")
         return out
+
+    def uses_gpudirect(self, ctx: CheckContext) -> catalog.gpudirect.GpuDirect | None:
+        """The networking its pods get: multi-node GPU runs on a pool that has it, unless turned off."""
+        if self.tpu is not None:
+            return None
+        return gpudirect_of(self, ctx, self.pods, int(self.gpus_per_node or 0), self.gpudirect)
 
     def _tpu_checks(self, ctx: CheckContext) -> list[Problem]:
         assert self.tpu is not None

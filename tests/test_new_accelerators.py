@@ -1,0 +1,59 @@
+"""The accelerators issue 38 added to the device catalog (GB200 on A4X, RTX PRO 6000 on G4,
+TPU v4), each in a profile of tests/fixtures/accelerators.yaml: the spec synthesizes, the
+output validates clean, and plan admits each profile's workload. The catalog facts themselves
+are held to their sources in tests/test_catalog.py."""
+from __future__ import annotations
+
+import pytest
+
+from generator.kernel import yamlio
+from tests import helpers
+
+FIXTURE = helpers.FIXTURES / "accelerators.yaml"
+# profile -> the workload plan must admit there
+PROFILES = {"gb200": "torch-gb200", "g4": "torch-g4", "v4": "jax-v4"}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("accelerators")
+    (d / "platform.yaml").write_text(FIXTURE.read_text())
+    return d
+
+
+def test_synth_validate_plan(repo, capsys, monkeypatch):
+    monkeypatch.chdir(repo)
+    code, out, err = helpers.run_cli(capsys, "synth")
+    assert code == 0, err
+    code, out, err = helpers.run_cli(capsys, "validate")
+    assert code == 0 and "0 error(s), 0 warning(s)" in out + err, out + err
+    for profile, name in PROFILES.items():
+        code, out, err = helpers.run_cli(capsys, "plan", f"overlays/{profile}")
+        assert code == 0, out + err
+        assert any(f"research/{name}" in line and " admitted " in line for line in out.splitlines()), out
+
+
+def test_gb200_pods_get_a4x_rdma(repo, capsys, monkeypatch):
+    monkeypatch.chdir(repo)
+    helpers.run_cli(capsys, "synth")
+    (js,) = yamlio.load_all((repo / "overlays/gb200/jobset_research_torch-gb200.yaml").read_text())
+    pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    assert pod["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb200"}
+    assert '"network":"rdma-3"' in pod["metadata"]["annotations"]["networking.gke.io/interfaces"]
+    assert '"network":"rdma-4"' not in pod["metadata"]["annotations"]["networking.gke.io/interfaces"]
+    (ds,) = yamlio.load_all((repo / "controllers/gb200/gpudirect/daemonset_kube-system_nccl-rdma-installer-a4x.yaml")
+                            .read_text())
+    assert ds["spec"]["template"]["spec"]["initContainers"][0]["image"].endswith("nccl-plugin-gib-arm64:v1.1.0")
+
+
+def test_v4_slice_pods_ask_for_a_vm_each(repo, capsys, monkeypatch):
+    """A 2x2x2 slice of 4-chip VMs: two pods of google.com/tpu 4 (Cloud TPU v4: v4-16 is 2x2x2)."""
+    monkeypatch.chdir(repo)
+    helpers.run_cli(capsys, "synth")
+    (js,) = yamlio.load_all((repo / "overlays/v4/jobset_research_jax-v4.yaml").read_text())
+    job = js["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert job["parallelism"] == 2
+    c = job["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["google.com/tpu"] in (4, "4")
+    assert job["template"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v4-podslice",
+                                                       "cloud.google.com/gke-tpu-topology": "2x2x2"}
