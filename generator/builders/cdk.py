@@ -111,6 +111,16 @@ def embedded(make: Callable[[constructs.Construct, str], object], fill: Callable
     return hole
 
 
+def rendered_now(make: Callable[[constructs.Construct, str], object]) -> dict:
+    """A typed object's JSON at once, in a chart of its own (two more calls to Node), for the
+    rare builder that must edit what cdk8s renders: a team's own manifest that GPUDirect
+    decorates. Everything else goes through `embedded`."""
+    c = cdk8s.Chart(cdk8s.App(outdir=os.devnull), f"now{next(_scratch_ids)}", disable_resource_name_hashes=True)
+    make(c, "t")
+    (out,) = c.to_json()
+    return dict(out)
+
+
 def chart(app: constructs.Construct, name: str) -> cdk8s.Chart:
     """The chart of one output folder (`overlays/dev` gets the construct id `overlays--dev`)."""
     return cdk8s.Chart(app, chart_id(name), disable_resource_name_hashes=True)

@@ -112,7 +112,7 @@ def decorate(template: dict, parts: PodParts, gpu_resource: str) -> None:
     annotations, volumes and sidecars, and on every container that asks for GPUs the
     environment, mounts, capabilities and, where the type has one, the NCCL settings script
     before its command (the model's checks made sure it has one). What is there stays."""
-    rendered = embed.pod_template(k8s.PodTemplateSpec(
+    rendered = embed.pod_template_now(k8s.PodTemplateSpec(
         metadata=k8s.ObjectMeta(annotations=parts.annotations or None),
         spec=k8s.PodSpec(init_containers=parts.sidecars or None, volumes=parts.volumes or None,
                          containers=[k8s.Container(name="gpu", env=parts.env or None,
