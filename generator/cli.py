@@ -221,7 +221,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--allow-kueue-downgrade", action="store_true",
                    help="write a Kueue release whose CRDs lack a version the cluster stores (v0.17 -> v0.12), after "
-                        "the steps of docs/kueue-upgrades.md")
+                        "the steps of the documentation page 'Kueue upgrades'")
     p.set_defaults(func=cmd_synth)
     p = sub.add_parser("check", help="fail if the committed output differs from what the spec generates")
     common(p)

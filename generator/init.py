@@ -95,7 +95,7 @@ def files(example: str, name: str = "platform", source: toolsource.ToolSource | 
     if constructs:
         out[CONSTRUCTS] = (TEMPLATE / "constructs.py").read_text()
         out[paths.SPEC_NAME] = (out[paths.SPEC_NAME].rstrip("\n") + "\n\n# Your own cdk8s constructs, added to "
-                                f"the generator's app (docs/constructs.md).\nconstructs: [{CONSTRUCTS}]\n")
+                                f"the generator's app (documentation page 'Your own constructs').\nconstructs: [{CONSTRUCTS}]\n")
     return out
 
 

@@ -85,8 +85,8 @@ def kueue_downgrade(old: str, new: str) -> str | None:
         return None
     if kueue_release(old).is_v1beta2 and not kueue_release(new).is_v1beta2:
         return (f"Kueue {old} -> {new} is a downgrade the API server refuses: the Kueue CRDs' storedVersions "
-                f"include v1beta2, which {new}'s CRDs do not serve. Keep {old}, or follow docs/kueue-upgrades.md "
-                f"and synth with --allow-kueue-downgrade")
+                f"include v1beta2, which {new}'s CRDs do not serve. Keep {old}, or follow the documentation page "
+                "'Kueue upgrades' and synth with --allow-kueue-downgrade")
     return None
 
 

@@ -366,7 +366,7 @@ class Platform(SpecModel):
     constructs: list[ConstructsFile] = Field(
         default_factory=list, description="Python files of your own, relative to the spec file, whose "
         "`build(app, charts, spec)` adds cdk8s constructs to the app and patches generated objects "
-        "(docs/constructs.md).")
+        "(documentation page 'Your own constructs').")
 
     _source: str = PrivateAttr("<spec>")
 
