@@ -17,7 +17,15 @@ import weakref
 from .. import apierrors as E
 from ..findings import ERROR, WARNING
 from . import hit, rule
-from .corepod import _dict, _int, _list, _str, probe_named_ports, validate_containers
+from .corepod import (
+    _dict,
+    _int,
+    _list,
+    _str,
+    probe_named_ports,
+    validate_containers,
+    validate_resource_requirements,
+)
 from .coresecurity import (
     validate_annotations,
     validate_container_security,
@@ -79,7 +87,15 @@ def _pod_template(o, ps, out) -> None:
         if _list(spec.get("ephemeralContainers")):
             out.append(("AS100", base + ("ephemeralContainers",),
                         E.forbidden("ephemeral containers not allowed in pod template")))
+    else:   # ValidatePodCreate
+        if _list(spec.get("ephemeralContainers")):
+            out.append(("AS100", base + ("ephemeralContainers",), E.forbidden("cannot be set on create")))
+        if _str(spec.get("nodeName")) and _list(spec.get("schedulingGates")):
+            out.append(("AS100", base + ("nodeName",), E.forbidden("cannot be set until all schedulingGates have "
+                                                                  "been cleared")))
     validate_pod_annotations(_dict(meta.get("annotations")), spec, ps.path + ("metadata", "annotations"), out)
+    if isinstance(spec.get("overhead"), dict):   # validateOverhead: ValidateResourceRequirements on the limits
+        validate_resource_requirements({"limits": spec["overhead"]}, set(), base + ("overhead",), out)
     pod_name = _str(meta.get("name")) if is_pod else ""
     volumes = validate_volumes(spec, base, pod_name, out)
     claims = {_dict(c).get("name") for c in _list(spec.get("resourceClaims")) if _dict(c).get("name")}
@@ -116,6 +132,11 @@ def _object(o, out) -> None:
     check = _CORE_OBJECTS.get(o.kind) if o.group == "" else None
     if check:
         check(o, out)
+    if o.group == "":   # core ValidateObjectMeta: validateKubeFinalizerName on metadata.finalizers
+        for i, f in enumerate(_list(_dict(o.body.get("metadata")).get("finalizers"))):
+            if isinstance(f, str) and "/" not in f and f not in _STANDARD_FINALIZERS:
+                out.append((OBJECTS, ("metadata", "finalizers", i), E.invalid(
+                    f, "name is neither a standard finalizer name nor is it fully qualified")))
     if not (o.group == "" and o.kind == "Pod"):   # a Pod's annotations: the pod template's walk
         validate_annotations(_dict(_dict(o.body.get("metadata")).get("annotations")), ("metadata", "annotations"),
                              out)

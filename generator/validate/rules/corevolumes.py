@@ -426,7 +426,7 @@ def _source_extra(kind, src, v, at, pod_name, out):
                                                             "specified.")))
     if kind == "ephemeral" and pod_name and name:
         pvc = f"{pod_name}-{name}"
-        out.extend((VOLUME, at + ("ephemeral", "name"), E.invalid(name, f"PVC name {pvc!r}: {m}".replace("'", '"', 2)))
+        out.extend((VOLUME, at + ("ephemeral", "name"), E.invalid(name, f"PVC name {E.value(pvc)}: {m}"))
                    for m in E.is_dns1123_subdomain(pvc))
 
 
@@ -439,10 +439,25 @@ def pvc_template(template: dict, at: tuple, out: list) -> None:
     """ValidatePersistentVolumeClaimTemplate: its metadata (ValidateTemplateObjectMeta: labels and
     annotations) and ValidatePersistentVolumeClaimSpec's checks of access modes, storage request and
     volume mode (the data source checks, validateDataSource and validateDataSourceRef, are too)."""
+    from .coresecurity import validate_annotations
     from .corespec import validate_labels
-    meta = _dict(template.get("metadata"))
+    meta = _dict(template.get("metadata"))   # ValidateTemplateObjectMeta
+    shifted: list = []
+    validate_annotations(_dict(meta.get("annotations")), at + ("metadata", "annotations"), shifted)
+    out.extend((VOLUME, p, m) for _, p, m in shifted)
     validate_labels(_dict(meta.get("labels")), at + ("metadata", "labels"), out, VOLUME)
+    for key in sorted(k for k in meta if k not in ("labels", "annotations") and meta[k] not in (None, "", {}, [])):
+        out.append((VOLUME, at + ("metadata", key), E.forbidden("cannot be set")))
     pvc_spec(_dict(template.get("spec")), at + ("spec",), out)
+
+
+def _positive(q) -> bool:
+    """ValidatePositiveQuantityValue (a malformed quantity is SC001's)."""
+    from ...kernel import quantity
+    try:
+        return quantity.parse(q) > 0
+    except ValueError:
+        return True
 
 
 def pvc_spec(spec: dict, at: tuple, out: list) -> None:
@@ -460,11 +475,11 @@ def pvc_spec(spec: dict, at: tuple, out: list) -> None:
 
 def _pvc_rest(spec, at, out):
     storage = _dict(_dict(spec.get("resources")).get("requests")).get("storage")
+    # upstream's path: resources[storage] (fldPath.Child("resources").Key("storage"))
     if storage is None:
-        out.append((VOLUME, at + ("resources", "requests", "storage"), E.required()))
-    elif isinstance(storage, (str, int)) and (str(storage).startswith("-") or str(storage) in ("0", "0Gi", "0Mi")):
-        out.append((VOLUME, at + ("resources", "requests", "storage"), E.invalid(str(storage), "must be greater than "
-                                                                                               "zero")))
+        out.append((VOLUME, at + ("resources", "storage"), E.required()))
+    elif not _positive(storage):
+        out.append((VOLUME, at + ("resources", "storage"), E.invalid(str(storage), "must be greater than zero")))
     mode = spec.get("volumeMode")
     if isinstance(mode, str) and mode not in ("Block", "Filesystem"):
         out.append((VOLUME, at + ("volumeMode",), E.not_supported(mode, ["Block", "Filesystem"])))
