@@ -239,8 +239,9 @@ def _profile_annotations(annotations, spec, at, out):
 
 
 def _int32_text(v) -> bool:
-    """helper.GetDeletionCostFromPodAnnotations: strconv.ParseInt(v, 10, 32)."""
-    return isinstance(v, str) and bool(re.fullmatch(r"[+-]?\d+", v)) and -2**31 <= int(v) < 2**31
+    """helper.GetDeletionCostFromPodAnnotations: validFirstDigit (no '+', no leading zero) and
+    strconv.ParseInt(v, 10, 32)."""
+    return isinstance(v, str) and bool(re.fullmatch(r"-\d+|[1-9]\d*|0", v)) and -2**31 <= int(v) < 2**31
 
 
 def _seccomp_annotation(p: str, at: tuple, out: list) -> None:

@@ -180,7 +180,7 @@ def validate_label_selector(sel, at: tuple, out: list, rule: str) -> None:
     for i, req in enumerate(_list(sel.get("matchExpressions"))):
         req = _dict(req)
         p = at + ("matchExpressions", i)
-        op, values = req.get("operator"), _list(req.get("values"))
+        op, values = req.get("operator", ""), _list(req.get("values"))
         if op in ("In", "NotIn"):
             if not values:
                 out.append((rule, p + ("values",), E.required("must be specified when `operator` is 'In' or 'NotIn'")))
@@ -246,7 +246,7 @@ def _node_selector_term(term, at, out):
     for j, req in enumerate(_list(term.get("matchExpressions"))):
         req = _dict(req)
         p = at + ("matchExpressions", j)
-        op, values = req.get("operator"), _list(req.get("values"))
+        op, values = req.get("operator", ""), _list(req.get("values"))
         if op in ("In", "NotIn"):
             if not values:
                 out.append((AFFINITY, p + ("values",), E.required("must be specified when `operator` is 'In' or "
@@ -270,12 +270,13 @@ def _match_fields(term, at, out):
         req = _dict(req)
         p = at + ("matchFields", j)
         values = _list(req.get("values"))
-        if req.get("operator") in ("In", "NotIn"):
+        op = req.get("operator", "")
+        if op in ("In", "NotIn"):
             if len(values) != 1:
                 out.append((AFFINITY, p + ("values",), E.required("must be only one value when `operator` is 'In' or "
                                                                   "'NotIn' for node field selector")))
-        elif isinstance(req.get("operator"), str):
-            out.append((AFFINITY, p + ("operator",), E.invalid(req["operator"], "not a valid selector operator")))
+        elif isinstance(op, str):
+            out.append((AFFINITY, p + ("operator",), E.invalid(op, "not a valid selector operator")))
         if req.get("key") != "metadata.name":
             out.append((AFFINITY, p + ("key",), E.invalid(req.get("key", ""), "not a valid field selector key")))
         else:
