@@ -660,5 +660,5 @@ for _id, _summary, _hint in (
     _register(_id, ERROR, _summary, _hint)
 
 _register("AS121", WARNING, "a probe's httpGet or tcpSocket port names no port of its container: the kubelet cannot "
-          "resolve it and the probe fails every time (kubelet prober findPortByName; the API server accepts it)",
+          "resolve it and the probe fails every time (pkg/probe ResolveContainerPort, findPortByName; the API server accepts it)",
           "name the port in the container's ports, or probe the number")

@@ -276,7 +276,7 @@ def _http_get(action, at, out):
 
 def probe_named_ports(c: dict, at: tuple, out: list) -> None:
     """A probe's httpGet or tcpSocket port given by name must be one of the container's port names:
-    the kubelet resolves it there (pkg/kubelet/prober findPortByName: "couldn't find port"), so the
+    the kubelet resolves it there (pkg/probe/util.go ResolveContainerPort: findPortByName, then a number), so the
     probe fails on every try and the container is restarted or never ready. The API server does not
     check it; the rule warns."""
     names = {p.get("name") for p in _list(c.get("ports")) if isinstance(p, dict)}
