@@ -13,6 +13,7 @@ Which function each rule follows, and which are not ported: generator/validate/c
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TypeGuard
 
 from ...kernel import quantity
 from .. import apierrors as E
@@ -35,7 +36,7 @@ def _str(v) -> str:
     return v if isinstance(v, str) else ""
 
 
-def _int(v) -> bool:
+def _int(v) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 

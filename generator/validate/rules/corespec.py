@@ -311,13 +311,13 @@ def _match_label_keys(term, at, out):
                 validate_label_name(k, at + (field_name, i), out, AFFINITY)
     if isinstance(sel, dict):
         index = {k: i for i, k in enumerate(match) if isinstance(k, str)}
-        keys = set(_dict(sel.get("matchLabels")))
+        selected = set(_dict(sel.get("matchLabels")))
         for expr in _list(sel.get("matchExpressions")):
             k = _dict(expr).get("key")
-            if k in index and k in keys:
+            if k in index and k in selected:
                 # upstream's path: the term's, indexed by the key's place in matchLabelKeys
                 out.append((AFFINITY, at + (index[k],), E.invalid(k, "exists in both matchLabelKeys and labelSelector")))
-            keys.add(k)
+            selected.add(k)
     for i, k in enumerate(match):
         if k in mismatch:
             out.append((AFFINITY, at + ("matchLabelKeys", i), E.invalid(k, "exists in both matchLabelKeys and "
