@@ -251,3 +251,16 @@ def test_services_select_replication_controller_pods(tmp_path):
     f.write_text(RC.replace("SELECTED", "web").replace("      containers:\n", "      containers:\n"
                  "      - {name: web, image: registry.example/web:1.0.0, resources: {requests: {cpu: '1', memory: 1Gi}}}\n"))
     assert len(lines(run(str(f)), "AS001")) == 1
+
+
+def test_shell_default_expansion_is_a_placeholder(tmp_path):
+    """`${VAR:-default}` (envsubst and shell templates, as kubernetes-engine-samples'
+    inference-pool-variables.yaml writes them) is a placeholder like `${VAR}`: a note, not a
+    finding on the value. Negative half: a wrong protocol written plainly is AS200."""
+    svc = ("apiVersion: v1\nkind: Service\nmetadata: {name: epp, namespace: team}\n"
+           "spec:\n  ports: [{port: 9002, protocol: PROTO}]\n")
+    f = tmp_path / "svc.yaml"
+    f.write_text(svc.replace("PROTO", '"${SERVICE_PROTOCOL:-TCP}"'))
+    assert [x.rule for x in run(str(f)).findings] == ["IN004"]
+    f.write_text(svc.replace("PROTO", "HTTP"))
+    assert [x.rule for x in run(str(f)).findings] == ["AS200"]

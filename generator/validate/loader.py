@@ -29,8 +29,8 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 YAML_SUFFIXES = (".yaml", ".yml")
 
 # Placeholders of the usual template tools: Go templates and Helm ({{ .Values.x }}),
-# envsubst and shell (${VAR}, $VAR). Kubernetes' own $(VAR) expansion is not one.
-PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+# envsubst and shell (${VAR}, ${VAR:-default}, $VAR). Kubernetes' own $(VAR) expansion is not one.
+PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=+?][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
 # A whole value like PV_NAME or STORAGE_SIZE: what tutorials replace with sed before applying.
 SED_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 # `# validate: ignore=KQ001,SV001 the reason` inside a document silences those rules on its objects.
