@@ -102,6 +102,19 @@ def is_dns1123_subdomain(v: str) -> list[str]:
     return errs
 
 
+_UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+DNS1123_SUBDOMAIN_UNDERSCORE_FMT = _UNDERSCORE_LABEL + "(\\." + _UNDERSCORE_LABEL + ")*"
+
+
+def is_dns1123_subdomain_with_underscore(v: str) -> list[str]:
+    errs = [max_len_error(253)] if len(v) > 253 else []
+    if not re.match("^" + DNS1123_SUBDOMAIN_UNDERSCORE_FMT + "$", v):
+        errs.append(regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                                "'_', '-' or '.', and must start and end with an alphanumeric character",
+                                DNS1123_SUBDOMAIN_UNDERSCORE_FMT, "example.com"))
+    return errs
+
+
 def is_dns1035_label(v: str) -> list[str]:
     errs = [max_len_error(63)] if len(v) > 63 else []
     if not _RE[DNS1035_LABEL_FMT].match(v):

@@ -254,7 +254,9 @@ def _action(kind, action, grace, at, out):
             _http_get(action, at, out)
     elif kind == "sleep":
         seconds = action.get("seconds")
-        if _int(seconds) and _int(grace) and (seconds <= 0 or seconds > grace):
+        # 0 is allowed from 1.33 (PodLifecycleSleepActionAllowZero, on by default at the pinned default
+        # release); v1.31 refused it. Negative and above the grace period are refused by both.
+        if _int(seconds) and _int(grace) and (seconds < 0 or seconds > grace):
             out.append((PROBE, at, E.invalid(seconds, f"must be greater than 0 and less than "
                                                       f"terminationGracePeriodSeconds ({grace})")))
 

@@ -150,9 +150,11 @@ def _dns_lists(config, at, out):
         out.append((DNS, at + ("searches",), E.invalid(searches, "must not have more than 2048 characters "
                                                                  "(including spaces) in the search list")))
     for i, s in enumerate(searches):
-        if isinstance(s, str):
+        # RelaxedDNSSearchValidation (on by default from 1.33, the pinned default) also takes "." and
+        # underscores (IsDNS1123SubdomainWithUnderscore); v1.31's strict check would refuse them.
+        if isinstance(s, str) and s != ".":
             s = s.removesuffix(".")
-            out.extend((DNS, at + ("searches", i), E.invalid(s, m)) for m in E.is_dns1123_subdomain(s))
+            out.extend((DNS, at + ("searches", i), E.invalid(s, m)) for m in E.is_dns1123_subdomain_with_underscore(s))
 
 
 # ---------------------------------------------------------------- labels and selectors (apimachinery)
