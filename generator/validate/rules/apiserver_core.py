@@ -139,9 +139,9 @@ def _object(o, out) -> None:
             if isinstance(f, str) and "/" not in f and f not in _STANDARD_FINALIZERS:
                 out.append((OBJECTS, ("metadata", "finalizers", i), E.invalid(
                     f, "name is neither a standard finalizer name nor is it fully qualified")))
-    if not (o.group == "" and o.kind == "Pod"):   # a Pod's annotations: the pod template's walk
-        validate_annotations(_dict(_dict(o.body.get("metadata")).get("annotations")), ("metadata", "annotations"),
-                             out)
+    # ValidateObjectMeta's annotations, every object (a Pod's included: its template walk checks only the
+    # pod-specific annotations)
+    validate_annotations(_dict(_dict(o.body.get("metadata")).get("annotations")), ("metadata", "annotations"), out)
 
 
 # ---------------------------------------------------------------- Service
