@@ -24,6 +24,7 @@ from .corepod import (
     _str,
     probe_named_ports,
     validate_containers,
+    validate_pod_resource_claims,
     validate_resource_requirements,
 )
 from .coresecurity import (
@@ -100,6 +101,7 @@ def _pod_template(o, ps, out) -> None:
     pod_name = _str(meta.get("name")) if is_pod else ""
     volumes = validate_volumes(spec, base, pod_name, out)
     claims = {_dict(c).get("name") for c in _list(spec.get("resourceClaims")) if _dict(c).get("name")}
+    validate_pod_resource_claims(_list(spec.get("resourceClaims")), base + ("resourceClaims",), out)
     validate_containers(spec, base, volumes, claims, out, is_pod)
     validate_pod_spec(spec, base, out, is_pod)
     validate_dns_config(spec, base, out)

@@ -674,3 +674,31 @@ def validate_quantity_value(name: str, q, at: tuple, out: list) -> None:
             return
         if size > 0 and value % size != 0:
             out.append((RESOURCE, at, E.invalid(str(q), f"{q} is not positive integer multiple of {name}")))
+
+
+def validate_pod_resource_claims(claims: list, at: tuple, out: list) -> None:
+    """validatePodResourceClaims and validatePodResourceClaim (the claim and template names are
+    ValidateResourceClaimName / ValidateResourceClaimTemplateName: DNS-1123 subdomains)."""
+    names: set = set()
+    for i, c in enumerate(claims):
+        if not isinstance(c, dict):
+            continue
+        p = at + (i,)
+        name = _str(c.get("name"))
+        if not name:
+            out.append((RESOURCE, p + ("name",), E.required()))
+        elif name in names:
+            out.append((RESOURCE, p + ("name",), E.duplicate(name)))
+        else:
+            out.extend((RESOURCE, p + ("name",), E.invalid(name, m)) for m in E.is_dns1123_label(name))
+            names.add(name)
+        claim, template = c.get("resourceClaimName"), c.get("resourceClaimTemplateName")
+        if claim is not None and template is not None:
+            out.append((RESOURCE, p, E.invalid(c, "at most one of `resourceClaimName` or `resourceClaimTemplateName` "
+                                                  "may be specified")))
+        if claim is None and template is None:
+            out.append((RESOURCE, p, E.invalid(c, "must specify one of: `resourceClaimName`, "
+                                                  "`resourceClaimTemplateName`")))
+        for key, v in (("resourceClaimName", claim), ("resourceClaimTemplateName", template)):
+            if isinstance(v, str):
+                out.extend((RESOURCE, p + (key,), E.invalid(v, m)) for m in E.is_dns1123_subdomain(v))
