@@ -187,3 +187,80 @@ def test_folder_findings_equal_each_file_checked_with_the_others_as_context(tmp_
     assert sorted(map(_key, folder.findings)) == sorted(map(_key, alone))
     rules = [f.rule for f in folder.findings]
     assert {"SV001", "KQ002"} <= set(rules) and "HP001" not in rules, [f.report_line() for f in folder.findings]
+
+
+def test_shell_variables_in_a_command_are_not_placeholders(tmp_path):
+    """Issue 36 item 4: `$HOSTNAME` and `${RANK}` in a training script are the shell's, so the pod
+    template is not templated and the slice check still runs (a v6e 4x4 slice of 16 chips is 4 pods of
+    4: parallelism 2 is wrong, TP006). Negative half: an envsubst placeholder elsewhere in the pod spec
+    (the image) still holds the slice finding back as a templated value (IN004)."""
+    def jobset(image: str) -> str:
+        return JOBSET.format(selector="            nodeSelector:\n"
+                                      "              cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\n"
+                                      "              cloud.google.com/gke-tpu-topology: 4x4\n").replace(
+            "parallelism: 4\n        completions: 4", "parallelism: 2\n        completions: 2").replace(
+            "image: registry.example/jax:1.0.0",
+            f"image: {image}\n              command: [bash, -c, 'python train.py --host=$HOSTNAME --rank=${{RANK}}']")
+    shell = tmp_path / "shell.yaml"
+    shell.write_text(jobset("registry.example/jax:1.0.0"))
+    report = run("--disable", "KQ001", str(shell))
+    assert len(lines(report, "TP006")) == 1, [f.report_line() for f in report.findings]
+    assert lines(report, "IN004") == []
+    templated = tmp_path / "templated.yaml"
+    templated.write_text(jobset("registry.example/jax:${IMAGE_TAG}"))
+    report = run("--disable", "KQ001", str(templated))
+    assert lines(report, "TP006") == []
+    assert len(lines(report, "IN004")) == 1
+
+
+RC = """apiVersion: v1
+kind: ReplicationController
+metadata: {name: web, namespace: team}
+spec:
+  replicas: 2
+  selector: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/web:1.0.0
+        ports: [{containerPort: 8080, name: http}]
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team}
+spec:
+  selector: {app: SELECTED}
+  ports: [{port: 80, targetPort: http}]
+"""
+
+
+def test_services_select_replication_controller_pods(tmp_path):
+    """Issue 36: a ReplicationController's pods are pods: a Service selecting them raises no SV001/SV002,
+    and the RC's pod template is checked like any other (duplicate container names, AS001). Negative
+    half: a selector typo beside the RC is still the open-world SV001 warning."""
+    f = tmp_path / "rc.yaml"
+    f.write_text(RC.replace("SELECTED", "web"))
+    assert [x.report_line() for x in run(str(f)).findings] == []
+    f.write_text(RC.replace("SELECTED", "wbe"))
+    assert len(lines(run(str(f)), "SV001")) == 1
+    f.write_text(RC.replace("SELECTED", "web").replace("      containers:\n", "      containers:\n"
+                 "      - {name: web, image: registry.example/web:1.0.0, resources: {requests: {cpu: '1', memory: 1Gi}}}\n"))
+    assert len(lines(run(str(f)), "AS001")) == 1
+
+
+def test_shell_default_expansion_is_a_placeholder(tmp_path):
+    """`${VAR:-default}` (envsubst and shell templates, as kubernetes-engine-samples'
+    inference-pool-variables.yaml writes them) is a placeholder like `${VAR}`: a note, not a
+    finding on the value. Negative half: a wrong protocol written plainly is AS200."""
+    svc = ("apiVersion: v1\nkind: Service\nmetadata: {name: epp, namespace: team}\n"
+           "spec:\n  ports: [{port: 9002, protocol: PROTO}]\n")
+    f = tmp_path / "svc.yaml"
+    f.write_text(svc.replace("PROTO", '"${SERVICE_PROTOCOL:-TCP}"'))
+    assert [x.rule for x in run(str(f)).findings] == ["IN004"]
+    f.write_text(svc.replace("PROTO", "HTTP"))
+    assert [x.rule for x in run(str(f)).findings] == ["AS200"]

@@ -29,8 +29,8 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 YAML_SUFFIXES = (".yaml", ".yml")
 
 # Placeholders of the usual template tools: Go templates and Helm ({{ .Values.x }}),
-# envsubst and shell (${VAR}, $VAR). Kubernetes' own $(VAR) expansion is not one.
-PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+# envsubst and shell (${VAR}, ${VAR:-default}, $VAR). Kubernetes' own $(VAR) expansion is not one.
+PLACEHOLDER = re.compile(r"\{\{.*?\}\}|\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=+?][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
 # A whole value like PV_NAME or STORAGE_SIZE: what tutorials replace with sed before applying.
 SED_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 # `# validate: ignore=KQ001,SV001 the reason` inside a document silences those rules on its objects.
@@ -61,8 +61,21 @@ def placeholders(value, whole: bool = True) -> list[str]:
     return found
 
 
+# A container's command and args are shell text: `$HOSTNAME`, `${RANK}` there are the shell's
+# variables when the container runs, not a template's holes, so they never mark the object
+# templated (Helm's {{ }}, angle brackets and upper-case tutorial words there still do).
+SHELL_KEYS = frozenset({"command", "args"})
+SHELL_VARIABLE = re.compile(r"^\$\{?[A-Za-z_]")
+
+
+def _in_shell_text(path: tuple) -> bool:
+    named = [p for p in path if isinstance(p, str)]
+    return bool(named) and named[-1] in SHELL_KEYS
+
+
 def placeholder_paths(body, path: tuple = ()) -> list[tuple[tuple, list[str]]]:
-    """(path, placeholders) of every string value (or map key) of an object that holds one."""
+    """(path, placeholders) of every string value (or map key) of an object that holds one;
+    shell variables in a container's command and args are not placeholders (SHELL_KEYS)."""
     out: list[tuple[tuple, list[str]]] = []
     stack = [(body, path)]
     while stack:
@@ -77,6 +90,8 @@ def placeholder_paths(body, path: tuple = ()) -> list[tuple[tuple, list[str]]]:
             stack.extend((x, p + (i,)) for i, x in enumerate(v))
         else:
             held = placeholders(v, whole=False)
+            if held and _in_shell_text(p):
+                held = [h for h in held if not SHELL_VARIABLE.match(h)]
             if held:
                 out.append((p, held))
     return out

@@ -49,6 +49,7 @@ def declare(rule_id: str, severity: str, summary: str, hint: str) -> None:
 
 _MODULES = ("inputs", "structure", "names", "kueue", "cohorts", "priority", "pods", "secrets", "hpa", "selectors",
             "gateway", "tpu", "network", "multikueue", "multikueue_group", "apiserver_pods", "apiserver_kinds",
+            "apiserver_core",
             "webhooks", "scope")
 for _m in _MODULES:
     importlib.import_module(f"{__name__}.{_m}")
