@@ -56,3 +56,8 @@ def too_long(limit: int) -> str:
 def port_num(n) -> bool:
     """k8s.io/apimachinery/pkg/util/validation IsValidPortNum: 1..65535."""
     return isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65535
+
+
+def too_many(actual: int, limit: int) -> str:
+    """field.TooMany."""
+    return f"Too many: {actual}: must have at most {limit} items"
