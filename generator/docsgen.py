@@ -1,7 +1,9 @@
 """The reference pages under docs/reference/, generated from the code so that
 they cannot drift from it: the spec format from the typed model's JSON Schema,
 the validate rules from the rule registry (the same table as
-`validate --list-rules`), the command line from the argparse parsers.
+`validate --list-rules`), the command line from the argparse parsers; and
+docs/validate-rules.md, from the coverage tables of upstream validation
+functions (generator/validate/coverage/).
 
     python -m generator.docsgen            write the pages (make docs-ref)
     python -m generator.docsgen --check    exit 1, naming the stale pages
@@ -201,6 +203,44 @@ def rules_reference() -> str:
             + rule_table())
 
 
+# ---------------------------------------------------------------- coverage of upstream validation
+
+def coverage_page() -> str:
+    """docs/validate-rules.md: the coverage tables (generator/validate/coverage/), per source
+    and in total, with the share of checkable rows (not-applicable ones need a live cluster or
+    the stored object, or report nothing themselves) that a rule ports."""
+    from .validate import coverage
+    tables = coverage.tables()
+    rows = [r for t in tables for r in t.rows]
+    checkable = [r for t in tables for r in t.checkable]
+    ported = [r for t in tables for r in t.ported]
+    out = [_HEADER.format(fix=FIX, source="the coverage tables (generator/validate/coverage/*.yaml)"),
+           "# validate: which upstream validation functions are ported\n\n",
+           "One row per validation function that the API server or a pinned controller's webhook runs on create "
+           "for the kinds `validate` checks: ported (the rules that follow it), not applicable (it needs a live "
+           "cluster or the stored object, or it is a helper that reports nothing itself), or not ported (and why). "
+           "The core table lists every function of the pinned `validation.go` that the create-time entry points "
+           "reach, read from the Go source. How the checks work, and how well they do on upstream files: "
+           "[How validate checks](validate-checks.md); every rule: [Validate rules](reference/rules.md).\n\n",
+           "## Summary\n\n",
+           "| source | rows | not applicable | ported, of the rows checkable without a live cluster |\n"
+           "|---|---:|---:|---:|\n"]
+    for t in tables:
+        out.append(f"| [{t.name}](#{t.name}) `{t.source}` | {len(t.rows)} | {len(t.rows) - len(t.checkable)} | "
+                   f"{coverage.share(t.ported, t.checkable)} |\n")
+    out.append(f"| total | {len(rows)} | {len(rows) - len(checkable)} | {coverage.share(ported, checkable)} |\n")
+    for t in tables:
+        out.append(f"\n## {t.name}\n\n`{t.source}`")
+        if t.entry_points:
+            out.append(": the functions reachable from " + ", ".join(f"`{e}`" for e in t.entry_points))
+        out.append(f".\n\nPorted: {coverage.share(t.ported, t.checkable)} of the rows checkable without a live "
+                   "cluster.\n\n| function | kinds | status | rules | why |\n|---|---|---|---|---|\n")
+        for r in t.rows:
+            out.append(f"| `{r.function}` | {_cell(', '.join(r.kinds))} | {r.status} | {', '.join(r.rules)} | "
+                       f"{_cell(r.why)} |\n")
+    return "".join(out)
+
+
 # ---------------------------------------------------------------- command line
 
 def cli_reference() -> str:
@@ -292,14 +332,16 @@ def _default(a: argparse.Action) -> str:
 
 # ---------------------------------------------------------------- the pages
 
+# Paths under docs/.
 PAGES: dict[str, Callable[[], str]] = {
-    "spec.md": spec_reference,
-    "rules.md": rules_reference,
-    "cli.md": cli_reference,
+    "reference/spec.md": spec_reference,
+    "reference/rules.md": rules_reference,
+    "reference/cli.md": cli_reference,
+    "validate-rules.md": coverage_page,
 }
 
 
-def stale(root: Path = REFERENCE) -> list[Path]:
+def stale(root: Path = DOCS) -> list[Path]:
     """The pages under root that differ from what the code generates (or are missing)."""
     out = []
     for name, render in PAGES.items():
@@ -313,17 +355,18 @@ def stale(root: Path = REFERENCE) -> list[Path]:
     return out
 
 
-def write(root: Path = REFERENCE) -> list[Path]:
-    root.mkdir(parents=True, exist_ok=True)
+def write(root: Path = DOCS) -> list[Path]:
     written = []
     for name, render in PAGES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(render())
         written.append(root / name)
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog=FIX, description="Write (or --check) the generated pages of docs/reference/.")
+    ap = argparse.ArgumentParser(prog=FIX, description="Write (or --check) the generated pages of docs/ "
+                                                  "(docs/reference/, docs/validate-rules.md).")
     ap.add_argument("--check", action="store_true", help="exit 1 if a page is not what the code generates")
     args = ap.parse_args(argv)
     if args.check:

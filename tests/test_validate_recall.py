@@ -1,6 +1,6 @@
 """The recall corpus of `make bench` (bench/recall.yaml) must not rot: every variant's file,
 object and edit still apply to ../shared/reference, nothing crashes, and recall stays at the
-documented bar (docs/validate-rules.md). The figures themselves are the benchmark's report."""
+documented bar (docs/validate-checks.md). The figures themselves are the benchmark's report."""
 from __future__ import annotations
 
 from bench import recall

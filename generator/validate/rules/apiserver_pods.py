@@ -4,7 +4,8 @@ rule names the function it follows; messages are the server's (generator/validat
 apierrors.py). A pod template inside a custom resource (JobSet, LWS, RayJob, ...) is
 checked too: the controller's Job or Pod would be rejected with the same error.
 
-The table of which upstream checks are covered is in docs/validate-rules.md."""
+The table of which upstream functions are ported: generator/validate/coverage/core.yaml
+(docs/validate-rules.md)."""
 from __future__ import annotations
 
 import re
