@@ -141,7 +141,8 @@ def test_validateJobSpec():
         ("spec.backoffLimit", "Invalid value: -1: must be greater than or equal to 0"),
         ("spec.completions", "Required value: when completion mode is Indexed"),
         ("spec.parallelism", "Invalid value: 200000: must be less than or equal to 100000 when completion mode is Indexed"),
-        ("spec.template.spec.restartPolicy", 'Unsupported value: "Always": supported values: "OnFailure", "Never"'),
+        # v1.31 validateJobSpec: Always (and unset, which defaults to Always) is "Required".
+        ("spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"'),
     ])
 
 

@@ -197,3 +197,30 @@ def label_selector(sel, path: tuple) -> Iterator[tuple[tuple, str]]:
 def selector_empty(sel) -> bool:
     """len(MatchLabels)+len(MatchExpressions) == 0."""
     return isinstance(sel, dict) and not sel.get("matchLabels") and not sel.get("matchExpressions")
+
+
+QUALIFIED_NAME_MESSAGE = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                          "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                          "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def qualified_name(s: str) -> list[str]:
+    """IsQualifiedName."""
+    parts = s.split("/")
+    if len(parts) > 2:
+        return ["a qualified name " + QUALIFIED_NAME_MESSAGE + " with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    out = []
+    name = parts[-1]
+    if len(parts) == 2:
+        if not parts[0]:
+            out.append("prefix part must be non-empty")
+        else:
+            out += ["prefix part " + m for m in dns1123_subdomain(parts[0])]
+    if not name:
+        out.append("name part must be non-empty")
+    elif len(name) > 63:
+        out.append("name part must be no more than 63 characters")
+    if name and not _NAME_PART.match(name):
+        out.append("name part " + QUALIFIED_NAME_MESSAGE)
+    return out

@@ -110,9 +110,14 @@ def _job_selector(o):
         if key in labels and labels[key] != o.name:
             yield hit(o, ("spec", "template", "metadata", "labels", key), E.invalid(labels, f"must be '{o.name}'"))
     if isinstance(sel, dict):
-        expected = {**{k: o.name for k in JOB_NAME_LABELS}, **{k: ANY for k in UID_LABELS}}
-        if not selector_matches(sel, expected):
+        generated = {**{k: o.name for k in JOB_NAME_LABELS}, **{k: ANY for k in UID_LABELS}}
+        if not selector_matches(sel, generated):
             yield hit(o, ("spec", "selector"), E.invalid(sel, "`selector` not auto-generated"))
+        # ValidateJobSpec: the selector (with the uid label added) against the template labels
+        # (with the generated labels added where absent).
+        if not selector_matches(sel, {**generated, **labels}):
+            yield hit(o, ("spec", "template", "metadata", "labels"),
+                      E.invalid(labels, "`selector` does not match template `labels`"))
 
 
 # ----------------------------------------------------------------- validateJobSpec
@@ -120,18 +125,15 @@ def _job_selector(o):
 
 @rule("AS302", ERROR, "a Job spec field the API server refuses: a negative deadline, TTL or per-index limit, "
       "maxFailedIndexes without backoffLimitPerIndex or above its limits, per-index fields on a NonIndexed Job, an "
-      "unknown completionMode, a bad managedBy, pods without restartPolicy (it defaults to Always) (API server: "
-      "validateJobSpec)",
-      "Job pods set restartPolicy OnFailure or Never; per-index backoff needs completionMode: Indexed")
+      "unknown completionMode, a bad managedBy (API server: validateJobSpec; its restartPolicy and count checks are "
+      "AS011)",
+      "per-index backoff (backoffLimitPerIndex, maxFailedIndexes) needs completionMode: Indexed; managedBy is a "
+      "domain-prefixed path like example.com/controller")
 def job_spec_fields(model):
     for o, path, spec in job_specs(model):
         yield from _nonnegative(o, path, spec)
         yield from _managed_by(o, path, spec.get("managedBy"))
         yield from _completion_mode(o, path, spec)
-        pod = _dict(spec.get("template")).get("spec")
-        if isinstance(pod, dict) and not pod.get("restartPolicy"):
-            yield hit(o, path + ("template", "spec", "restartPolicy"),
-                      E.required('valid values: "OnFailure", "Never"'))
 
 
 def _nonnegative(o, path, spec):
@@ -159,7 +161,7 @@ def _managed_by(o, path, v):
         if not HTTP_PATH.match(rest):
             yield hit(o, at, E.invalid(rest, f"Invalid path (regex used for validation is '{HTTP_PATH.pattern[1:-1]}')"))
     if len(v) > MAX_MANAGED_BY:
-        yield hit(o, at, E.too_long(MAX_MANAGED_BY))
+        yield hit(o, at, f"Too long: may not be longer than {MAX_MANAGED_BY}")   # field.TooLongMaxLength
 
 
 def _completion_mode(o, path, spec):
@@ -286,7 +288,11 @@ def _pod_conditions(o, at, conditions):
     if len(conditions) > MAX_POD_CONDITION_PATTERNS:
         yield hit(o, at, E.too_many(len(conditions), MAX_POD_CONDITION_PATTERNS))
     for j, p in enumerate(conditions):
-        status = _dict(p).get("status", "True")   # SetDefaults_Job: an empty status becomes True
+        kind = _dict(p).get("type")
+        if isinstance(kind, str):
+            for message in M.qualified_name(kind):   # ValidateQualifiedName
+                yield hit(o, at + (j, "type"), E.invalid(kind, message))
+        status = _dict(p).get("status") or "True"   # SetDefaults_Job: an empty status becomes True
         if status and status not in CONDITION_STATUSES:
             yield hit(o, at + (j, "status"), E.not_supported(status, CONDITION_STATUSES))
 
@@ -418,7 +424,8 @@ def time_zone(zone: str) -> list[str]:
     out = []
     if zone.lower() == "local":
         out.append("timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones")
-    elif zone != "UTC" and not _known_zone(zone):
+    # time.LoadLocation: "UTC" and "Local" are built in; any other name is read from the database.
+    if zone not in ("UTC", "Local") and not _known_zone(zone):
         out.append(f"unknown time zone {zone}")
     return out
 
