@@ -107,12 +107,12 @@ def _deployment_strategy(o):
 def statefulset_spec(model):
     for o in model.all("apps", "StatefulSet"):
         policy = o.spec.get("podManagementPolicy")
-        if isinstance(policy, str) and policy not in ("OrderedReady", "Parallel"):
+        if isinstance(policy, str) and policy and policy not in ("OrderedReady", "Parallel"):   # "" is defaulted
             yield hit(o, ("spec", "podManagementPolicy"), E.invalid(policy, "must be 'OrderedReady' or 'Parallel'"))
         yield from _statefulset_strategy(o)
         retention = o.spec.get("persistentVolumeClaimRetentionPolicy")
         for key in ("whenDeleted", "whenScaled"):
-            v = _dict(retention).get(key, "Retain")   # SetDefaults_StatefulSet: Retain
+            v = _dict(retention).get(key) or "Retain"   # SetDefaults_StatefulSet: an empty policy is Retain
             if v not in ("Retain", "Delete"):
                 yield hit(o, ("spec", "persistentVolumeClaimRetentionPolicy", key),
                           E.not_supported(v, ["Retain", "Delete"]))
