@@ -50,9 +50,16 @@ def hpa_metrics(model):
         ref = o.spec.get("scaleTargetRef")
         if isinstance(ref, dict):
             yield from _object_reference(o, ("spec", "scaleTargetRef"), ref)
-        for i, m in enumerate(_list(o.spec.get("metrics"))):
+        metrics = _list(o.spec.get("metrics"))
+        for i, m in enumerate(metrics):
             if isinstance(m, dict):
                 yield from _metric(o, ("spec", "metrics", i), m)
+        # validateMetrics: minReplicas 0 (refused by AS014 while HPAScaleToZero is off) needs an Object or
+        # External metric as well.
+        kinds = {_dict(m).get("type") for m in metrics}
+        if o.spec.get("minReplicas") == 0 and not kinds & {"Object", "External"}:
+            yield hit(o, ("spec", "metrics"), E.forbidden("must specify at least one Object or External metric to "
+                                                          "support scaling to zero replicas"))
 
 
 def _object_reference(o, at, ref):
