@@ -43,7 +43,7 @@ def _role_ref(o, ref):
     if isinstance(group, str) and group != RBAC:
         yield hit(o, ("roleRef", "apiGroup"), E.not_supported(group, [RBAC]))
     name = ref.get("name")
-    if name == "":
+    if not name:
         yield hit(o, ("roleRef", "name"), E.required())
     elif isinstance(name, str):
         for message in M.path_segment_name(name):
@@ -52,7 +52,7 @@ def _role_ref(o, ref):
 
 def _subject(o, at, s, namespaced):
     name, kind, group = s.get("name"), s.get("kind"), s.get("apiGroup") or ""
-    if name == "":
+    if not name:
         yield hit(o, at + ("name",), E.required())
     if kind == "ServiceAccount":
         if isinstance(name, str) and name:
@@ -65,8 +65,8 @@ def _subject(o, at, s, namespaced):
     elif kind in ("User", "Group"):
         if group != RBAC:
             yield hit(o, at + ("apiGroup",), E.not_supported(group, [RBAC]))
-    elif isinstance(kind, str):
-        yield hit(o, at + ("kind",), E.not_supported(kind, SUBJECT_KINDS))
+    else:
+        yield hit(o, at + ("kind",), E.not_supported(kind if isinstance(kind, str) else "", SUBJECT_KINDS))
 
 
 @rule("AS361", ERROR, "a ClusterRole aggregationRule without clusterRoleSelectors, or one with a bad selector "
