@@ -78,14 +78,14 @@ def path_segment_name(s: str) -> list[str]:
 
 
 def port_name(s: str) -> list[str]:
-    """IsValidPortName."""
+    """IsValidPortName (its checks in its order)."""
     out = ["must be no more than 15 characters"] if len(s) > 15 else []
     if not _PORT_NAME_CHARS.match(s):
         out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _HAS_LETTER.search(s):
+        out.append("must contain at least one letter (a-z)")
     if "--" in s:
         out.append("must not contain consecutive hyphens")
-    if s and not _HAS_LETTER.search(s):
-        out.append("must contain at least one letter (a-z)")
     if s.startswith("-") or s.endswith("-"):
         out.append("must not begin or end with a hyphen")
     return out
@@ -168,11 +168,17 @@ def not_more_than_100_percent(v) -> list[str]:
 
 
 def label_selector(sel, path: tuple) -> Iterator[tuple[tuple, str]]:
-    """ValidateLabelSelector's requirement checks: (path, message) for each operator
-    with the wrong values and each value that is no label value. Label keys and
-    matchLabels are NM003's (the object's labels rule) and the schema's."""
+    """ValidateLabelSelector (ValidateLabels on matchLabels, ValidateLabelSelectorRequirement
+    on each expression): (path, message) for each key that is no qualified name, each value
+    that is no label value, each operator with the wrong values."""
     if not isinstance(sel, dict):
         return
+    labels = sel.get("matchLabels")
+    for k, v in sorted(labels.items()) if isinstance(labels, dict) else ():
+        for msg in qualified_name(str(k)):   # ValidateLabels: ValidateLabelName, IsValidLabelValue
+            yield path + ("matchLabels",), E.invalid(k, msg)
+        for msg in label_value(v) if isinstance(v, str) else ():
+            yield path + ("matchLabels",), E.invalid(v, msg)
     exprs = sel.get("matchExpressions")
     for i, req in enumerate(exprs if isinstance(exprs, list) else []):
         if not isinstance(req, dict):
@@ -189,6 +195,9 @@ def label_selector(sel, path: tuple) -> Iterator[tuple[tuple, str]]:
                                                     "'DoesNotExist'")
         elif isinstance(op, str):
             yield at + ("operator",), E.invalid(op, "not a valid selector operator")
+        key = req.get("key")
+        for msg in qualified_name(key) if isinstance(key, str) else ():
+            yield at + ("key",), E.invalid(key, msg)
         for j, v in enumerate(values):
             for msg in label_value(v) if isinstance(v, str) else ():
                 yield at + ("values", j), E.invalid(v, msg)
