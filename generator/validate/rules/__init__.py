@@ -49,6 +49,7 @@ def declare(rule_id: str, severity: str, summary: str, hint: str) -> None:
 
 _MODULES = ("inputs", "structure", "names", "kueue", "cohorts", "priority", "pods", "secrets", "hpa", "selectors",
             "gateway", "tpu", "multikueue", "multikueue_group", "apiserver_pods", "apiserver_kinds", "apiserver_batch", "apiserver_apps",
-            "apiserver_autoscaling", "apiserver_policy", "apiserver_rbac", "apiserver_networking", "webhooks", "scope")
+            "apiserver_autoscaling", "apiserver_policy", "apiserver_rbac", "apiserver_networking", "apiserver_scheduling",
+            "webhooks", "scope")
 for _m in _MODULES:
     importlib.import_module(f"{__name__}.{_m}")
