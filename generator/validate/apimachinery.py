@@ -233,3 +233,20 @@ def qualified_name(s: str) -> list[str]:
     if name and not _NAME_PART.match(name):
         out.append("name part " + QUALIFIED_NAME_MESSAGE)
     return out
+
+
+# IsDomainPrefixedPath: httpPathFmt.
+HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
+
+
+def domain_prefixed_path(v: str) -> list[str]:
+    """IsDomainPrefixedPath: whole field errors (Required / Invalid value: ...)."""
+    host, slash, rest = v.partition("/")
+    if not v:
+        return [E.required()]
+    if not slash or not host or not rest:
+        return [E.invalid(v, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    out = [E.invalid(host, m) for m in dns1123_subdomain(host)]
+    if not HTTP_PATH.match(rest):
+        out.append(E.invalid(rest, f"Invalid path (regex used for validation is '{HTTP_PATH.pattern[1:-1]}')"))
+    return out

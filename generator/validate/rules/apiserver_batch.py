@@ -37,8 +37,6 @@ REPLACEMENT = ["Failed", "TerminatingOrFailed"]
 # batch.LegacyJobNameLabel, JobNameLabel, LegacyControllerUidLabel, ControllerUidLabel.
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
 UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
-# apimachinery IsDomainPrefixedPath: httpPathFmt.
-HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
 
 
 def _dict(v) -> dict:
@@ -146,22 +144,13 @@ def _nonnegative(o, path, spec):
 
 
 def _managed_by(o, path, v):
-    """IsDomainPrefixedPath and the 63-character limit."""
+    """IsDomainPrefixedPath and the 63-character limit (field.TooLongMaxLength)."""
     if not isinstance(v, str):
         return
-    at = path + ("managedBy",)
-    host, slash, rest = v.partition("/")
-    if not v:
-        yield hit(o, at, E.required())
-    elif not slash or not host or not rest:
-        yield hit(o, at, E.invalid(v, 'must be a domain-prefixed path (such as "acme.io/foo")'))
-    else:
-        for message in M.dns1123_subdomain(host):
-            yield hit(o, at, E.invalid(host, message))
-        if not HTTP_PATH.match(rest):
-            yield hit(o, at, E.invalid(rest, f"Invalid path (regex used for validation is '{HTTP_PATH.pattern[1:-1]}')"))
+    for message in M.domain_prefixed_path(v):
+        yield hit(o, path + ("managedBy",), message)
     if len(v) > MAX_MANAGED_BY:
-        yield hit(o, at, f"Too long: may not be longer than {MAX_MANAGED_BY}")   # field.TooLongMaxLength
+        yield hit(o, path + ("managedBy",), f"Too long: may not be longer than {MAX_MANAGED_BY}")
 
 
 def _completion_mode(o, path, spec):

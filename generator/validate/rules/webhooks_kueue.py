@@ -1,0 +1,157 @@
+"""Kueue v0.17.4's validating webhooks for its own objects, the checks its CRDs do not
+already state as CEL rules (CE001) and KQ008/KQ014 do not hold: pkg/webhooks/
+clusterqueue_webhook.go (validateClusterQueueSpec: validateResourceGroups,
+validateFlavorQuotas' quantity sign, validateFairSharing, validateTotalFlavors,
+validateTotalCoveredResources, validateFlavorResourceCombinations;
+validateAdmissionCheckOnFlavors), cohort_webhook.go (validateCohort), common.go
+(validateResourceName) and resourceflavor_webhook.go (ValidateResourceFlavor:
+nodeLabels, validateNodeTaints, validateTolerations). Messages are the webhook's own."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ...kernel import quantity
+from .. import apierrors as E
+from .. import apimachinery as M
+from ..findings import ERROR
+from . import hit, rule
+
+KUEUE = "kueue.x-k8s.io"
+MAX_FLAVORS = 256            # validateTotalFlavors
+MAX_COVERED = 256            # validateTotalCoveredResources
+MAX_COMBINATIONS = 512       # validateFlavorResourceCombinations
+MIN_WEIGHT = Decimal("1e-9")  # validateFairSharing: resource.MustParse("1n")
+
+
+def _dict(v) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v) -> list:
+    return v if isinstance(v, list) else []
+
+
+def _quantity(v) -> Decimal | None:
+    try:
+        return quantity.parse(v)
+    except ValueError:
+        return None
+
+
+@rule("WH120", ERROR, "a ClusterQueue or Cohort the Kueue webhook refuses: a covered resource or flavor listed twice, "
+      "a resource name that is no label key, a negative quota, a fair-sharing weight below 0 or at most 1n, more than "
+      "256 flavors or covered resources, more than 512 flavor-resource pairs in a group, an admission check onFlavors "
+      "entry that is no flavor of the queue (Kueue webhooks: validateClusterQueueSpec, validateResourceGroups, "
+      "validateFairSharing, validateAdmissionCheckOnFlavors, validateCohort)",
+      "list each resource and flavor once; quotas >= 0; restrict admission checks to flavors the queue has")
+def queue_specs(model):
+    for kind in ("ClusterQueue", "Cohort"):
+        for o in model.all(KUEUE, kind):
+            groups = _list(o.spec.get("resourceGroups"))
+            yield from _resource_groups(o, ("spec", "resourceGroups"), groups)
+            yield from _fair_sharing(o, _dict(o.spec.get("fairSharing")))
+            if kind == "ClusterQueue":
+                yield from _totals(o, groups)
+                yield from _on_flavors(o, groups)
+
+
+def _resource_groups(o, at, groups):
+    seen_resources: set = set()
+    seen_flavors: set = set()
+    for i, rg in enumerate(groups):
+        rg = _dict(rg)
+        for j, name in enumerate(_list(rg.get("coveredResources"))):
+            path = at + (i, "coveredResources", j)
+            for message in M.qualified_name(str(name)):   # content.IsLabelKey
+                yield hit(o, path, E.invalid(name, message))
+            if name in seen_resources:
+                yield hit(o, path, E.duplicate(name))
+            seen_resources.add(name)
+        for j, fq in enumerate(_list(rg.get("flavors"))):
+            fq = _dict(fq)
+            path = at + (i, "flavors", j)
+            for k, rq in enumerate(_list(fq.get("resources"))):
+                for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+                    q = _quantity(_dict(rq).get(key)) if key in _dict(rq) else None
+                    if q is not None and q < 0:
+                        yield hit(o, path + ("resources", k, key), E.invalid(str(_dict(rq)[key]), E.NEGATIVE))
+            name = fq.get("name")
+            if name in seen_flavors:
+                yield hit(o, path + ("name",), E.duplicate(name))
+            seen_flavors.add(name)
+
+
+def _fair_sharing(o, fs):
+    if "weight" not in fs:
+        return
+    weight = _quantity(fs.get("weight"))
+    if weight is None:
+        return
+    at = ("spec", "fairSharing")
+    if weight < 0:
+        yield hit(o, at, E.invalid(str(fs["weight"]), E.NEGATIVE))
+    if 0 < weight <= MIN_WEIGHT:
+        yield hit(o, at, E.invalid(str(fs["weight"]), "When not 0, weight must be > 10e-9"))
+
+
+def _totals(o, groups):
+    at = ("spec", "resourceGroups")
+    flavors = sum(len(_list(_dict(rg).get("flavors"))) for rg in groups)
+    if flavors > MAX_FLAVORS:
+        yield hit(o, at, E.invalid(flavors, f"total number of flavors across all resourceGroups must be ≤ {MAX_FLAVORS}, "
+                                            f"got {flavors}"))
+    covered = sum(len(_list(_dict(rg).get("coveredResources"))) for rg in groups)
+    if covered > MAX_COVERED:
+        yield hit(o, at, E.invalid(covered, f"total number of covered resources across all resourceGroups must be ≤ "
+                                            f"{MAX_COVERED}, got {covered}"))
+    for i, rg in enumerate(groups):
+        pairs = sum(len(_list(_dict(fq).get("resources"))) for fq in _list(_dict(rg).get("flavors")))
+        if pairs > MAX_COMBINATIONS:
+            yield hit(o, at + (i,), E.invalid(pairs, f"number of flavor-resource combinations in a resourceGroup must "
+                                                     f"be ≤ {MAX_COMBINATIONS}, got {pairs}"))
+
+
+def _on_flavors(o, groups):
+    flavors = [_dict(fq).get("name") for rg in groups for fq in _list(_dict(rg).get("flavors"))]
+    checks = _list(_dict(o.spec.get("admissionChecksStrategy")).get("admissionChecks"))
+    for i, check in enumerate(checks):
+        for j, flavor in enumerate(_list(_dict(check).get("onFlavors"))):
+            if flavor not in flavors:
+                # field.NotSupported lists the queue's flavors (utilqueue.AllFlavors, unordered upstream).
+                yield hit(o, ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors", j),
+                          E.not_supported(flavor, sorted(str(f) for f in flavors)))
+
+
+@rule("WH121", ERROR, "a ResourceFlavor the Kueue webhook refuses: a nodeLabels key or value the API server would "
+      "refuse on a node, a taint with a bad key or value or repeated for the same effect, a toleration key that is no "
+      "label key (Kueue webhook: ValidateResourceFlavor, validateNodeTaints, validateTolerations)",
+      "nodeLabels as on the nodes (e.g. cloud.google.com/gke-accelerator: nvidia-l4); one taint per key and effect")
+def resource_flavors(model):
+    for o in model.all(KUEUE, "ResourceFlavor"):
+        labels = o.spec.get("nodeLabels")
+        for path, message in M.label_selector({"matchLabels": labels} if isinstance(labels, dict) else None,
+                                              ("spec", "nodeLabels")):
+            yield hit(o, path[:2], message)   # metavalidation.ValidateLabels reports at spec.nodeLabels
+        yield from _taints(o, _list(o.spec.get("nodeTaints")))
+        for i, t in enumerate(_list(o.spec.get("tolerations"))):
+            key = _dict(t).get("key")
+            if isinstance(key, str) and key:
+                for message in M.qualified_name(key):
+                    yield hit(o, ("spec", "tolerations", i, "key"), E.invalid(key, message))
+
+
+def _taints(o, taints):
+    seen: set = set()
+    for i, t in enumerate(taints):
+        t = _dict(t)
+        at = ("spec", "nodeTaints", i)
+        key, value = t.get("key"), t.get("value", "")
+        if isinstance(key, str):
+            for message in M.qualified_name(key):
+                yield hit(o, at + ("key",), E.invalid(key, message))
+        if isinstance(value, str) and M.label_value(value):
+            yield hit(o, at + ("value",), E.invalid(value, ";".join(M.label_value(value))))
+        if (t.get("effect"), key) in seen:
+            yield hit(o, at, E.duplicate(t) + ": taints must be unique by key and effect pair")
+            continue
+        seen.add((t.get("effect"), key))
