@@ -1,6 +1,6 @@
 """Kueue v0.17.4's validating webhooks for its own objects, the checks its CRDs do not
 already state as CEL rules (CE001) and KQ008/KQ014 do not hold: pkg/webhooks/
-clusterqueue_webhook.go (validateClusterQueueSpec: validateResourceGroups,
+clusterqueue_webhook.go (validateClusterQueueSpec: validateResourceGroups, ValidateLabelSelector,
 validateFlavorQuotas' quantity sign, validateFairSharing, validateTotalFlavors,
 validateTotalCoveredResources, validateFlavorResourceCombinations;
 validateAdmissionCheckOnFlavors), cohort_webhook.go (validateCohort), common.go
@@ -39,7 +39,7 @@ def _quantity(v) -> Decimal | None:
 
 
 @rule("WH120", ERROR, "a ClusterQueue or Cohort the Kueue webhook refuses: a covered resource or flavor listed twice, "
-      "a resource name that is no label key, a negative quota, a fair-sharing weight below 0 or at most 1n, more than "
+      "a resource name that is no label key, a negative quota, a bad namespaceSelector, a fair-sharing weight below 0 or at most 1n, more than "
       "256 flavors or covered resources, more than 512 flavor-resource pairs in a group, an admission check onFlavors "
       "entry that is no flavor of the queue (Kueue webhooks: validateClusterQueueSpec, validateResourceGroups, "
       "validateFairSharing, validateAdmissionCheckOnFlavors, validateCohort)",
@@ -51,6 +51,8 @@ def queue_specs(model):
             yield from _resource_groups(o, ("spec", "resourceGroups"), groups)
             yield from _fair_sharing(o, _dict(o.spec.get("fairSharing")))
             if kind == "ClusterQueue":
+                for path, message in M.label_selector(o.spec.get("namespaceSelector"), ("spec", "namespaceSelector")):
+                    yield hit(o, path, message)
                 yield from _totals(o, groups)
                 yield from _on_flavors(o, groups)
 
