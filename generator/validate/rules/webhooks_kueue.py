@@ -1,7 +1,7 @@
 """Kueue v0.17.4's validating webhooks for its own objects, the checks its CRDs do not
 already state as CEL rules (CE001) and KQ008/KQ014 do not hold: pkg/webhooks/
 clusterqueue_webhook.go (validateClusterQueueSpec: validateResourceGroups, ValidateLabelSelector,
-validateFlavorQuotas' quantity sign, validateFairSharing, validateTotalFlavors,
+validateFairSharing, validateTotalFlavors,
 validateTotalCoveredResources, validateFlavorResourceCombinations;
 validateAdmissionCheckOnFlavors), cohort_webhook.go (validateCohort), common.go
 (validateResourceName) and resourceflavor_webhook.go (ValidateResourceFlavor:
@@ -38,12 +38,12 @@ def _quantity(v) -> Decimal | None:
         return None
 
 
-@rule("WH120", ERROR, "a ClusterQueue or Cohort the Kueue webhook refuses: a covered resource or flavor listed twice, "
-      "a resource name that is no label key, a negative quota, a bad namespaceSelector, a fair-sharing weight below 0 or at most 1n, more than "
+@rule("WH120", ERROR, "a ClusterQueue or Cohort the Kueue webhook refuses: a resource name that is no label key, a bad "
+      "namespaceSelector, a fair-sharing weight below 0 or at most 1n, more than "
       "256 flavors or covered resources, more than 512 flavor-resource pairs in a group, an admission check onFlavors "
       "entry that is no flavor of the queue (Kueue webhooks: validateClusterQueueSpec, validateResourceGroups, "
       "validateFairSharing, validateAdmissionCheckOnFlavors, validateCohort)",
-      "list each resource and flavor once; quotas >= 0; restrict admission checks to flavors the queue has")
+      "resource names like cpu or nvidia.com/gpu; restrict admission checks to flavors the queue has")
 def queue_specs(model):
     for kind in ("ClusterQueue", "Cohort"):
         for o in model.all(KUEUE, kind):
@@ -58,29 +58,11 @@ def queue_specs(model):
 
 
 def _resource_groups(o, at, groups):
-    seen_resources: set = set()
-    seen_flavors: set = set()
+    """validateResourceGroups' resource names (a repeated resource or flavor and a negative quota are KQ014's)."""
     for i, rg in enumerate(groups):
-        rg = _dict(rg)
-        for j, name in enumerate(_list(rg.get("coveredResources"))):
-            path = at + (i, "coveredResources", j)
+        for j, name in enumerate(_list(_dict(rg).get("coveredResources"))):
             for message in M.qualified_name(str(name)):   # content.IsLabelKey
-                yield hit(o, path, E.invalid(name, message))
-            if name in seen_resources:
-                yield hit(o, path, E.duplicate(name))
-            seen_resources.add(name)
-        for j, fq in enumerate(_list(rg.get("flavors"))):
-            fq = _dict(fq)
-            path = at + (i, "flavors", j)
-            for k, rq in enumerate(_list(fq.get("resources"))):
-                for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
-                    q = _quantity(_dict(rq).get(key)) if key in _dict(rq) else None
-                    if q is not None and q < 0:
-                        yield hit(o, path + ("resources", k, key), E.invalid(str(_dict(rq)[key]), E.NEGATIVE))
-            name = fq.get("name")
-            if name in seen_flavors:
-                yield hit(o, path + ("name",), E.duplicate(name))
-            seen_flavors.add(name)
+                yield hit(o, at + (i, "coveredResources", j), E.invalid(name, message))
 
 
 def _fair_sharing(o, fs):
