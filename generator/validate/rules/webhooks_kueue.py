@@ -8,6 +8,7 @@ validateAdmissionCheckOnFlavors), cohort_webhook.go (validateCohort), common.go
 nodeLabels, validateNodeTaints, validateTolerations). Messages are the webhook's own."""
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from ...kernel import quantity
@@ -139,3 +140,115 @@ def _taints(o, taints):
             yield hit(o, at, E.duplicate(t) + ": taints must be unique by key and effect pair")
             continue
         seen.add((t.get("effect"), key))
+
+
+# ----------------------------------------------------------------- job integrations (jobframework)
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"                                    # constants.QueueLabel
+PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"                          # constants.PrebuiltWorkloadLabel
+SYNC_COMPLETION = "kueue.x-k8s.io/job-completions-equal-parallelism"        # job.JobCompletionsEqualParallelismAnnotation
+REQUIRED = "kueue.x-k8s.io/podset-required-topology"                        # kueue.PodSet*Annotation
+PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
+GO_BOOLS = ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False")   # strconv.ParseBool
+
+
+@rule("WH122", ERROR, "a queued Job the Kueue job webhook refuses: a prebuilt-workload-name label that is no DNS-1123 "
+      "subdomain, a job-completions-equal-parallelism annotation that is no boolean, or true on a NonIndexed Job or "
+      "one whose completions differ from parallelism (Kueue webhooks: jobframework.ValidatePrebuiltWorkloadName, "
+      "JobWebhook.validateSyncCompletionCreate)",
+      "name prebuilt Workloads like any object; completions-equal-parallelism needs an Indexed Job with completions = "
+      "parallelism")
+def queued_job_labels(model):
+    for o in model.objects:
+        prebuilt = o.labels.get(PREBUILT)
+        if isinstance(prebuilt, str):
+            errors = M.dns1123_subdomain(prebuilt)
+            if errors:   # ValidateLabelAsCRDName joins the messages with ","
+                yield hit(o, ("metadata", "labels", PREBUILT), E.invalid(prebuilt, ",".join(errors)))
+        if o.group == "batch" and o.kind == "Job" and SYNC_COMPLETION in o.annotations:
+            yield from _sync_completion(o, str(o.annotations[SYNC_COMPLETION]))
+
+
+def _sync_completion(o, text):
+    at = ("metadata", "annotations", SYNC_COMPLETION)
+    if text not in GO_BOOLS:
+        yield hit(o, at, E.invalid(text, f'strconv.ParseBool: parsing {E.value(text)}: invalid syntax'))
+        return
+    if text not in ("1", "t", "T", "TRUE", "true", "True"):
+        return
+    if o.spec.get("completionMode", "NonIndexed") == "NonIndexed":
+        yield hit(o, at, E.invalid(text, "should not be enabled for NonIndexed jobs"))
+    parallelism, completions = o.spec.get("parallelism", 1), o.spec.get("completions", 1)
+    if parallelism != completions:
+        yield hit(o, ("spec", "completions"), E.invalid(o.spec.get("completions"), f"should be equal to parallelism "
+                                                                                   f"when {SYNC_COMPLETION} is "
+                                                                                   f"annotation is true"))
+
+
+@rule("WH123", ERROR, "Kueue topology annotations on a queued pod template that its webhook refuses: more than one of "
+      "required / preferred / unconstrained, a topology level that is no label key, a non-boolean unconstrained, a "
+      "slice size that is no number >= 1 or above the pod set's pods, a slice topology without a slice size or the "
+      "reverse, a group name that is a number or without required / preferred topology (Kueue webhooks: "
+      "jobframework.ValidateTASPodSetRequest, ValidateSliceSizeAnnotationUpperBound)",
+      "one of podset-required-topology / podset-preferred-topology (a node label such as "
+      "cloud.google.com/gce-topology-block) per pod template; slice size with slice topology, at most the pods")
+def topology_annotations(model):
+    for o, ps in model.workloads():
+        if QUEUE_LABEL not in o.labels or not ps.path:
+            continue
+        at = ps.path + ("metadata", "annotations")
+        for path, message in tas_request(at, ps.annotations):
+            yield hit(o, path, message)
+        size = ps.annotations.get(SLICE_SIZE)
+        if isinstance(size, str) and _go_int32(size) is not None and _go_int32(size) > ps.count:
+            yield hit(o, at + (SLICE_SIZE,), E.invalid(size, f"must not be greater than pod set count {ps.count}"))
+
+
+def _go_int32(text: str) -> int | None:
+    """strconv.ParseInt(s, 10, 32)."""
+    if not re.fullmatch(r"[-+]?\d+", text):
+        return None
+    v = int(text)
+    return v if -2**31 <= v < 2**31 else None
+
+
+def tas_request(at: tuple, annotations: dict):
+    """ValidateTASPodSetRequest (its multi-level constraints annotation aside): (path, message)."""
+    found = {k: k in annotations for k in (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE, GROUP_NAME)}
+    if found[REQUIRED] + found[PREFERRED] + found[UNCONSTRAINED] > 1:
+        yield at, (f'Invalid value: must not contain more than one topology annotation: ["{REQUIRED}", "{PREFERRED}", '
+                   f'"{UNCONSTRAINED}"]')
+    for key in (REQUIRED, PREFERRED, SLICE_REQUIRED):
+        if found[key]:
+            for message in M.qualified_name(str(annotations[key])):   # ValidateLabelName
+                yield at + (key,), E.invalid(str(annotations[key]), message)
+    if found[GROUP_NAME]:
+        yield from _group_name(at, str(annotations[GROUP_NAME]), found)
+    if found[UNCONSTRAINED] and str(annotations[UNCONSTRAINED]) not in GO_BOOLS:
+        yield at + (UNCONSTRAINED,), E.invalid(str(annotations[UNCONSTRAINED]), "must be a boolean value")
+    if found[SLICE_SIZE]:
+        size = _go_int32(str(annotations[SLICE_SIZE]))
+        if size is None:
+            yield at + (SLICE_SIZE,), E.invalid(str(annotations[SLICE_SIZE]), "must be a numeric value")
+        elif size < 1:
+            yield at + (SLICE_SIZE,), E.invalid(str(annotations[SLICE_SIZE]), "must be greater than or equal to 1")
+    if found[SLICE_REQUIRED] and not found[SLICE_SIZE]:
+        yield at + (SLICE_SIZE,), E.required(f"must be set when '{SLICE_REQUIRED}' is specified")
+    if found[SLICE_SIZE] and not found[SLICE_REQUIRED]:
+        yield at + (SLICE_SIZE,), E.forbidden(f"may not be set when '{SLICE_REQUIRED}' is not specified")
+
+
+def _group_name(at, name, found):
+    path = at + (GROUP_NAME,)
+    if re.fullmatch(r"\d+", name) and int(name) < 2**64:   # strconv.ParseUint(name, 10, 64) succeeds
+        yield path, E.invalid(name, "must not be a number")
+    if found[SLICE_SIZE]:
+        yield path, E.forbidden(f"may not be set when '{SLICE_SIZE}' is specified")
+    if found[SLICE_REQUIRED]:
+        yield path, E.forbidden(f"may not be set when '{SLICE_REQUIRED}' is specified")
+    if not found[PREFERRED] and not found[REQUIRED]:
+        yield path, E.forbidden(f"may not be set when neither '{PREFERRED}' nor '{REQUIRED}' is specified")
