@@ -181,26 +181,28 @@ def label_selector(sel, path: tuple) -> Iterator[tuple[tuple, str]]:
             yield path + ("matchLabels",), E.invalid(v, msg)
     exprs = sel.get("matchExpressions")
     for i, req in enumerate(exprs if isinstance(exprs, list) else []):
-        if not isinstance(req, dict):
-            continue
-        at = path + ("matchExpressions", i)
-        op, values = req.get("operator"), req.get("values")
-        values = values if isinstance(values, list) else []
-        if op in ("In", "NotIn"):
-            if not values:
-                yield at + ("values",), E.required("must be specified when `operator` is 'In' or 'NotIn'")
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                yield at + ("values",), E.forbidden("may not be specified when `operator` is 'Exists' or "
-                                                    "'DoesNotExist'")
-        elif isinstance(op, str):
-            yield at + ("operator",), E.invalid(op, "not a valid selector operator")
-        key = req.get("key")
-        for msg in qualified_name(key) if isinstance(key, str) else ():
-            yield at + ("key",), E.invalid(key, msg)
-        for j, v in enumerate(values):
-            for msg in label_value(v) if isinstance(v, str) else ():
-                yield at + ("values", j), E.invalid(v, msg)
+        if isinstance(req, dict):
+            yield from _requirement(req, path + ("matchExpressions", i))
+
+
+def _requirement(req: dict, at: tuple) -> Iterator[tuple[tuple, str]]:
+    """ValidateLabelSelectorRequirement."""
+    op, values = req.get("operator"), req.get("values")
+    values = values if isinstance(values, list) else []
+    if op in ("In", "NotIn"):
+        if not values:
+            yield at + ("values",), E.required("must be specified when `operator` is 'In' or 'NotIn'")
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            yield at + ("values",), E.forbidden("may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+    elif isinstance(op, str):
+        yield at + ("operator",), E.invalid(op, "not a valid selector operator")
+    key = req.get("key")
+    for msg in qualified_name(key) if isinstance(key, str) else ():
+        yield at + ("key",), E.invalid(key, msg)
+    for j, v in enumerate(values):
+        for msg in label_value(v) if isinstance(v, str) else ():
+            yield at + ("values", j), E.invalid(v, msg)
 
 
 def selector_empty(sel) -> bool:

@@ -10,8 +10,7 @@ checks written first: negative replicas, restartPolicy, progressDeadlineSeconds,
 maxUnavailable and maxSurge both 0, and the selector against the template labels."""
 from __future__ import annotations
 
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 

@@ -10,8 +10,7 @@ converted before these run; their one metric is left to AS014 and the schema."""
 from __future__ import annotations
 
 from ...kernel import quantity
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 

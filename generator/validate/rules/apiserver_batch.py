@@ -12,8 +12,7 @@ import re
 import zoneinfo
 
 from ...kernel.labelmatch import ANY, selector_matches
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 from .apiserver_kinds import job_specs
@@ -157,30 +156,36 @@ def _completion_mode(o, path, spec):
     mode = spec.get("completionMode") or "NonIndexed"
     if mode not in ("NonIndexed", "Indexed"):
         yield hit(o, path + ("completionMode",), E.not_supported(mode, ["NonIndexed", "Indexed"]))
-        return
-    per_index, failed = spec.get("backoffLimitPerIndex"), spec.get("maxFailedIndexes")
-    if mode == "NonIndexed":
-        for key, v in (("backoffLimitPerIndex", per_index), ("maxFailedIndexes", failed)):
+    elif mode == "NonIndexed":
+        for key in ("backoffLimitPerIndex", "maxFailedIndexes"):
+            v = spec.get(key)
             if M.is_int(v):
                 yield hit(o, path + (key,), E.invalid(v, "requires indexed completion mode"))
-        return
+    else:
+        yield from _indexed_limits(o, path, spec)
+
+
+def _indexed_limits(o, path, spec):
+    """validateJobSpec's Indexed branch: maxFailedIndexes and the limits above 100000 completions."""
+    per_index, failed = spec.get("backoffLimitPerIndex"), spec.get("maxFailedIndexes")
     completions, par = _completions(spec), spec.get("parallelism")
     if M.is_int(failed) and completions is not None and failed > completions:
         yield hit(o, path + ("maxFailedIndexes",), E.invalid(failed, "must be less than or equal to completions"))
     if M.is_int(failed) and failed > MAX_FAILED_INDEXES:
         yield hit(o, path + ("maxFailedIndexes",), E.invalid(failed, f"must be less than or equal to "
                                                                      f"{MAX_FAILED_INDEXES}"))
-    if completions is not None and completions > COMPLETIONS_SOFT_LIMIT and per_index is not None:
-        tail = f"when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
-        if failed is None:
-            yield hit(o, path + ("maxFailedIndexes",),
-                      E.required(f"must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"))
-        if M.is_int(par) and par > PARALLELISM_LIMIT_HIGH_COMPLETIONS:
-            yield hit(o, path + ("parallelism",),
-                      E.invalid(par, f"must be less than or equal to {PARALLELISM_LIMIT_HIGH_COMPLETIONS} {tail}"))
-        if M.is_int(failed) and failed > MAX_FAILED_INDEXES_HIGH_COMPLETIONS:
-            yield hit(o, path + ("maxFailedIndexes",),
-                      E.invalid(failed, f"must be less than or equal to {MAX_FAILED_INDEXES_HIGH_COMPLETIONS} {tail}"))
+    if completions is None or completions <= COMPLETIONS_SOFT_LIMIT or per_index is None:
+        return
+    tail = f"when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+    if failed is None:
+        yield hit(o, path + ("maxFailedIndexes",),
+                  E.required(f"must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"))
+    if M.is_int(par) and par > PARALLELISM_LIMIT_HIGH_COMPLETIONS:
+        yield hit(o, path + ("parallelism",),
+                  E.invalid(par, f"must be less than or equal to {PARALLELISM_LIMIT_HIGH_COMPLETIONS} {tail}"))
+    if M.is_int(failed) and failed > MAX_FAILED_INDEXES_HIGH_COMPLETIONS:
+        yield hit(o, path + ("maxFailedIndexes",),
+                  E.invalid(failed, f"must be less than or equal to {MAX_FAILED_INDEXES_HIGH_COMPLETIONS} {tail}"))
 
 
 # ----------------------------------------------------------------- validatePodFailurePolicy
@@ -269,7 +274,7 @@ def _exit_codes(o, at, codes, names):
         if v in seen:
             yield hit(o, at + ("values", j), E.duplicate(v))
         seen.add(v)
-    if any(a > b for a, b in zip(values, values[1:])):
+    if any(a > b for a, b in zip(values, values[1:], strict=False)):
         yield hit(o, at + ("values",), E.invalid(values, "must be ordered"))
 
 
@@ -375,16 +380,7 @@ def indexes_format(text: str, completions: int) -> tuple[int, str]:
       "e.g. Etc/UTC")
 def cronjob_spec(model):
     for o in model.all("batch", "CronJob"):
-        schedule = o.spec.get("schedule")
-        if schedule == "" or (schedule is None and "schedule" in o.spec):
-            yield hit(o, ("spec", "schedule"), E.required())
-        elif isinstance(schedule, str):
-            error = cron_error(schedule)
-            if error:
-                yield hit(o, ("spec", "schedule"), E.invalid(schedule, error))
-            if "TZ" in schedule:
-                yield hit(o, ("spec", "schedule"),
-                          E.invalid(schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
+        yield from _schedule(o)
         for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
             v = o.spec.get(key)
             if M.is_int(v) and v < 0:
@@ -396,6 +392,20 @@ def cronjob_spec(model):
         policy = o.spec.get("concurrencyPolicy")
         if isinstance(policy, str) and policy and policy not in ("Allow", "Forbid", "Replace"):
             yield hit(o, ("spec", "concurrencyPolicy"), E.not_supported(policy, ["Allow", "Forbid", "Replace"]))
+
+
+def _schedule(o):
+    """validateCronJobSpec's schedule: Required, validateScheduleFormat."""
+    schedule = o.spec.get("schedule")
+    if schedule == "" or (schedule is None and "schedule" in o.spec):
+        yield hit(o, ("spec", "schedule"), E.required())
+    elif isinstance(schedule, str):
+        error = cron_error(schedule)
+        if error:
+            yield hit(o, ("spec", "schedule"), E.invalid(schedule, error))
+        if "TZ" in schedule:   # on create, a TZ= prefix is never allowed
+            yield hit(o, ("spec", "schedule"),
+                      E.invalid(schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
 
 
 # validateTimeZone: validTimeZoneCharacters.
@@ -445,21 +455,26 @@ def cron_error(spec: str) -> str:
             return f"provided bad location {zone}: unknown time zone {zone}"
         spec = spec[space:].strip() if space >= 0 else ""
     if spec.startswith("@"):
-        if spec in _DESCRIPTORS:
-            return ""
-        if spec.startswith("@every "):
-            duration = spec[len("@every "):]
-            return "" if _DURATION.match(duration) else f'failed to parse duration {spec}: time: invalid duration "{duration}"'
-        return f"unrecognized descriptor: {spec}"
+        return _descriptor_error(spec)
     fields = spec.split()
     if len(fields) != 5:
         return f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
-    for text, bounds in zip(fields, _FIELDS):
+    for text, bounds in zip(fields, _FIELDS, strict=True):
         for expr in text.split(","):
             error = _cron_range(expr, *bounds)
             if error:
                 return error
     return ""
+
+
+def _descriptor_error(spec: str) -> str:
+    """parseDescriptor."""
+    if spec in _DESCRIPTORS:
+        return ""
+    if spec.startswith("@every "):
+        duration = spec[len("@every "):]
+        return "" if _DURATION.match(duration) else f'failed to parse duration {spec}: time: invalid duration "{duration}"'
+    return f"unrecognized descriptor: {spec}"
 
 
 def _cron_range(expr: str, lo: int, hi: int, names: dict) -> str:

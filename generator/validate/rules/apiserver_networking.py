@@ -8,8 +8,7 @@ pkg/apis/networking/v1/defaults.go (a path without pathType is ImplementationSpe
 a port without protocol TCP)."""
 from __future__ import annotations
 
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 
@@ -126,7 +125,11 @@ def _service_backend(o, at, service):
     elif isinstance(name, str):
         for message in M.dns1035_label(name):   # ValidateServiceName
             yield hit(o, at + ("service", "name"), E.invalid(name, message))
-    port = _dict(service.get("port"))
+    yield from _service_port(o, at, _dict(service.get("port")))
+
+
+def _service_port(o, at, port):
+    """validateIngressBackend: a service port by name or by number, not both."""
     port_name, number = port.get("name") or "", port.get("number") or 0
     if port_name and number:
         yield hit(o, at, E.invalid("", "cannot set both port name & port number"))

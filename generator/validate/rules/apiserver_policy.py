@@ -3,8 +3,7 @@ v1.31 pkg/apis/policy/validation/validation.go (ValidatePodDisruptionBudgetSpec,
 apps/validation ValidatePositiveIntOrPercent and IsNotMoreThan100Percent)."""
 from __future__ import annotations
 
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 

@@ -6,8 +6,7 @@ SetDefaults_RoleBinding: roleRef and User / Group subjects get the RBAC group). 
 rules of a Role and a binding's roleRef kind are AS016 (apiserver_kinds)."""
 from __future__ import annotations
 
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 

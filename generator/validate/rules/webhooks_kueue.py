@@ -12,8 +12,7 @@ import re
 from decimal import Decimal
 
 from ...kernel import quantity
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 
@@ -230,6 +229,11 @@ def tas_request(at: tuple, annotations: dict):
         yield from _group_name(at, str(annotations[GROUP_NAME]), found)
     if found[UNCONSTRAINED] and str(annotations[UNCONSTRAINED]) not in GO_BOOLS:
         yield at + (UNCONSTRAINED,), E.invalid(str(annotations[UNCONSTRAINED]), "must be a boolean value")
+    yield from _slice(at, annotations, found)
+
+
+def _slice(at, annotations, found):
+    """validateSliceSizeAnnotation and the slice annotations' pairing."""
     if found[SLICE_SIZE]:
         size = _go_int32(str(annotations[SLICE_SIZE]))
         if size is None:

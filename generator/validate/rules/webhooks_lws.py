@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from .. import apierrors as E
-from .. import apimachinery as M
+from .. import apierrors as E, apimachinery as M
 from ..findings import ERROR
 from . import hit, rule
 
