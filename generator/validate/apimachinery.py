@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
+from typing import TypeGuard
 
 from . import apierrors as E
 
@@ -41,7 +42,7 @@ _PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
 _HAS_LETTER = re.compile(r"[a-z]")
 
 
-def is_int(v) -> bool:
+def is_int(v) -> TypeGuard[int]:
     """An integer as Go decodes it into an int32 (bool is no integer; out-of-range is AS005)."""
     return isinstance(v, int) and not isinstance(v, bool) and -E.INT32_MAX - 1 <= v <= E.INT32_MAX
 

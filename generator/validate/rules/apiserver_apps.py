@@ -182,12 +182,12 @@ def _daemonset_strategy(o):
     # SetDefaults_DaemonSet: maxUnavailable 1 and maxSurge 0 when unset.
     rolling = _dict(strategy.get("rollingUpdate"))
     unavailable, surge = rolling.get("maxUnavailable", 1), rolling.get("maxSurge", 0)
-    at = at + ("rollingUpdate",)
-    yield from _int_or_percent(o, at + ("maxUnavailable",), unavailable)
-    yield from _int_or_percent(o, at + ("maxSurge",), surge)
+    rolling_at = at + ("rollingUpdate",)
+    yield from _int_or_percent(o, rolling_at + ("maxUnavailable",), unavailable)
+    yield from _int_or_percent(o, rolling_at + ("maxSurge",), surge)
     has_unavailable = M.int_or_percent_value(unavailable) not in (0, None)
     has_surge = M.int_or_percent_value(surge) not in (0, None)
     if has_unavailable and has_surge:
-        yield hit(o, at + ("maxSurge",), E.invalid(surge, "may not be set when maxUnavailable is non-zero"))
+        yield hit(o, rolling_at + ("maxSurge",), E.invalid(surge, "may not be set when maxUnavailable is non-zero"))
     elif not has_unavailable and not has_surge:
-        yield hit(o, at + ("maxUnavailable",), E.required("cannot be 0 when maxSurge is 0"))
+        yield hit(o, rolling_at + ("maxUnavailable",), E.required("cannot be 0 when maxSurge is 0"))

@@ -437,7 +437,7 @@ def _known_zone(zone: str) -> bool:
 
 
 # robfig/cron/v3 parser.go: the bounds of the standard parser's fields and their names.
-_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+_FIELDS: tuple[tuple[int, int, dict[str, int]], ...] = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
            (1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
            (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
 _DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
