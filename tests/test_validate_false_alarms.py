@@ -187,3 +187,27 @@ def test_folder_findings_equal_each_file_checked_with_the_others_as_context(tmp_
     assert sorted(map(_key, folder.findings)) == sorted(map(_key, alone))
     rules = [f.rule for f in folder.findings]
     assert {"SV001", "KQ002"} <= set(rules) and "HP001" not in rules, [f.report_line() for f in folder.findings]
+
+
+def test_shell_variables_in_a_command_are_not_placeholders(tmp_path):
+    """Issue 36 item 4: `$HOSTNAME` and `${RANK}` in a training script are the shell's, so the pod
+    template is not templated and the slice check still runs (a v6e 4x4 slice of 16 chips is 4 pods of
+    4: parallelism 2 is wrong, TP006). Negative half: an envsubst placeholder elsewhere in the pod spec
+    (the image) still holds the slice finding back as a templated value (IN004)."""
+    def jobset(image: str) -> str:
+        return JOBSET.format(selector="            nodeSelector:\n"
+                                      "              cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice\n"
+                                      "              cloud.google.com/gke-tpu-topology: 4x4\n").replace(
+            "parallelism: 4\n        completions: 4", "parallelism: 2\n        completions: 2").replace(
+            "image: registry.example/jax:1.0.0",
+            f"image: {image}\n              command: [bash, -c, 'python train.py --host=$HOSTNAME --rank=${{RANK}}']")
+    shell = tmp_path / "shell.yaml"
+    shell.write_text(jobset("registry.example/jax:1.0.0"))
+    report = run("--disable", "KQ001", str(shell))
+    assert len(lines(report, "TP006")) == 1, [f.report_line() for f in report.findings]
+    assert lines(report, "IN004") == []
+    templated = tmp_path / "templated.yaml"
+    templated.write_text(jobset("registry.example/jax:${IMAGE_TAG}"))
+    report = run("--disable", "KQ001", str(templated))
+    assert lines(report, "TP006") == []
+    assert len(lines(report, "IN004")) == 1

@@ -409,12 +409,14 @@ _INTEGRATIONS = {
     ("apps", "ReplicaSet"): _replicated,
     ("apps", "StatefulSet"): _replicated,
     ("apps", "DaemonSet"): _replicated,
+    ("", "ReplicationController"): _replicated,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,
     ("kueue.x-k8s.io", "Workload"): _workload,
 }
 # Kinds whose spec.replicas counts Workloads (Deployment: one per pod; LWS: one per group).
-_COPIES_FOLLOW_REPLICAS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")}
+_COPIES_FOLLOW_REPLICAS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("", "ReplicationController"),
+                           ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")}
 # Where Kueue reads the queue and priority labels: the pod for pod-integration kinds.
 _LABELS_ON_POD = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "DaemonSet")}
 

@@ -14,32 +14,10 @@ from . import apierrors as E
 
 # IsValidPercent: percentFmt and its RegexError message.
 PERCENT = re.compile(r"^[0-9]+%$")
-PERCENT_MESSAGE = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
-                   "regex used for validation is '[0-9]+%')")
-# IsDNS1123Label / IsDNS1123Subdomain / IsDNS1035Label: formats and RegexError messages.
-_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-DNS1123_LABEL = re.compile(rf"^{_LABEL}$")
-DNS1123_LABEL_MESSAGE = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-                         "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-                         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
-DNS1123_SUBDOMAIN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
-DNS1123_SUBDOMAIN_MESSAGE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-                             "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
-                             r"used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1035_LABEL_MESSAGE = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                         "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-                         "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
-WILDCARD_DNS1123 = re.compile(rf"^\*\.{_LABEL}(\.{_LABEL})*$")
-WILDCARD_DNS1123_MESSAGE = ("a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, "
-                            "which must consist of lower case alphanumeric characters, '-' or '.' and end with an "
-                            "alphanumeric character (e.g. '*.example.com', regex used for validation is "
-                            r"'\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-# IsQualifiedName's name part (qualifiedNameFmt) and IsValidLabelValue (labelValueFmt).
-_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-# IsValidPortName (IANA_SVC_NAME).
-_PORT_NAME_CHARS = re.compile(r"^[-a-z0-9]+$")
-_HAS_LETTER = re.compile(r"[a-z]")
+PERCENT_MESSAGE = E.regex_error("a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%",
+                                "1%", "93%")
+WILDCARD_DNS1123_FMT = r"\*\." + E.DNS1123_SUBDOMAIN_FMT
+WILDCARD_DNS1123 = re.compile("^" + WILDCARD_DNS1123_FMT + "$")
 
 
 def is_int(v) -> TypeGuard[int]:
@@ -49,26 +27,27 @@ def is_int(v) -> TypeGuard[int]:
 
 def dns1123_label(s: str) -> list[str]:
     """IsDNS1123Label."""
-    out = ["must be no more than 63 characters"] if len(s) > 63 else []
-    return out + ([] if DNS1123_LABEL.match(s) else [DNS1123_LABEL_MESSAGE])
+    return E.is_dns1123_label(s)
 
 
 def dns1123_subdomain(s: str) -> list[str]:
     """IsDNS1123Subdomain."""
-    out = ["must be no more than 253 characters"] if len(s) > 253 else []
-    return out + ([] if DNS1123_SUBDOMAIN.match(s) else [DNS1123_SUBDOMAIN_MESSAGE])
+    return E.is_dns1123_subdomain(s)
 
 
 def dns1035_label(s: str) -> list[str]:
     """IsDNS1035Label (ValidateServiceName)."""
-    out = ["must be no more than 63 characters"] if len(s) > 63 else []
-    return out + ([] if DNS1035_LABEL.match(s) else [DNS1035_LABEL_MESSAGE])
+    return E.is_dns1035_label(s)
 
 
 def wildcard_dns1123_subdomain(s: str) -> list[str]:
     """IsWildcardDNS1123Subdomain."""
-    out = ["must be no more than 253 characters"] if len(s) > 253 else []
-    return out + ([] if WILDCARD_DNS1123.match(s) else [WILDCARD_DNS1123_MESSAGE])
+    out = [E.max_len_error(253)] if len(s) > 253 else []
+    if not WILDCARD_DNS1123.match(s):
+        out.append(E.regex_error("a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, "
+                                 "which must consist of lower case alphanumeric characters, '-' or '.' and end with an "
+                                 "alphanumeric character", WILDCARD_DNS1123_FMT, "*.example.com"))
+    return out
 
 
 def path_segment_name(s: str) -> list[str]:
@@ -79,17 +58,8 @@ def path_segment_name(s: str) -> list[str]:
 
 
 def port_name(s: str) -> list[str]:
-    """IsValidPortName (its checks in its order)."""
-    out = ["must be no more than 15 characters"] if len(s) > 15 else []
-    if not _PORT_NAME_CHARS.match(s):
-        out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not _HAS_LETTER.search(s):
-        out.append("must contain at least one letter (a-z)")
-    if "--" in s:
-        out.append("must not contain consecutive hyphens")
-    if s.startswith("-") or s.endswith("-"):
-        out.append("must not begin or end with a hyphen")
-    return out
+    """IsValidPortName."""
+    return E.is_valid_port_name(s)
 
 
 def percent(s: str) -> list[str]:
@@ -99,21 +69,12 @@ def percent(s: str) -> list[str]:
 
 def label_value(v: str) -> list[str]:
     """IsValidLabelValue."""
-    out = ["must be no more than 63 characters"] if len(v) > 63 else []
-    if v and not _NAME_PART.match(v):
-        out.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                   "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
-                   "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-    return out
+    return E.is_label_value(v)
 
 
 def ip(s: str) -> bool:
-    """netutils.ParseIPSloppy succeeds (leading zeros in IPv4 allowed, as Go's legacy parser)."""
-    try:
-        ipaddress.ip_address(s)
-        return True
-    except ValueError:
-        return bool(re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", s)) and all(int(p) < 256 for p in s.split("."))
+    """netutils.ParseIPSloppy succeeds."""
+    return E.is_valid_ip(s)
 
 
 def cidr(s: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -211,31 +172,9 @@ def selector_empty(sel) -> bool:
     return isinstance(sel, dict) and not sel.get("matchLabels") and not sel.get("matchExpressions")
 
 
-QUALIFIED_NAME_MESSAGE = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                          "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                          "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-
-
 def qualified_name(s: str) -> list[str]:
     """IsQualifiedName."""
-    parts = s.split("/")
-    if len(parts) > 2:
-        return ["a qualified name " + QUALIFIED_NAME_MESSAGE + " with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
-    out = []
-    name = parts[-1]
-    if len(parts) == 2:
-        if not parts[0]:
-            out.append("prefix part must be non-empty")
-        else:
-            out += ["prefix part " + m for m in dns1123_subdomain(parts[0])]
-    if not name:
-        out.append("name part must be non-empty")
-    elif len(name) > 63:
-        out.append("name part must be no more than 63 characters")
-    if name and not _NAME_PART.match(name):
-        out.append("name part " + QUALIFIED_NAME_MESSAGE)
-    return out
+    return E.is_qualified_name(s)
 
 
 # IsDomainPrefixedPath: httpPathFmt.

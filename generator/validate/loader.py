@@ -61,8 +61,21 @@ def placeholders(value, whole: bool = True) -> list[str]:
     return found
 
 
+# A container's command and args are shell text: `$HOSTNAME`, `${RANK}` there are the shell's
+# variables when the container runs, not a template's holes, so they never mark the object
+# templated (Helm's {{ }}, angle brackets and upper-case tutorial words there still do).
+SHELL_KEYS = frozenset({"command", "args"})
+SHELL_VARIABLE = re.compile(r"^\$\{?[A-Za-z_]")
+
+
+def _in_shell_text(path: tuple) -> bool:
+    named = [p for p in path if isinstance(p, str)]
+    return bool(named) and named[-1] in SHELL_KEYS
+
+
 def placeholder_paths(body, path: tuple = ()) -> list[tuple[tuple, list[str]]]:
-    """(path, placeholders) of every string value (or map key) of an object that holds one."""
+    """(path, placeholders) of every string value (or map key) of an object that holds one;
+    shell variables in a container's command and args are not placeholders (SHELL_KEYS)."""
     out: list[tuple[tuple, list[str]]] = []
     stack = [(body, path)]
     while stack:
@@ -77,6 +90,8 @@ def placeholder_paths(body, path: tuple = ()) -> list[tuple[tuple, list[str]]]:
             stack.extend((x, p + (i,)) for i, x in enumerate(v))
         else:
             held = placeholders(v, whole=False)
+            if held and _in_shell_text(p):
+                held = [h for h in held if not SHELL_VARIABLE.match(h)]
             if held:
                 out.append((p, held))
     return out
