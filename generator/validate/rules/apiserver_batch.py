@@ -100,14 +100,14 @@ def _job_selector(o):
             yield hit(o, ("spec", "template", "metadata", "labels"),
                       E.invalid(labels, "`selector` does not match template `labels`"))
         return
-    if o.generated_name:
-        return
     # generateSelector: the job-name labels are set on the template unless present, the uid ones too.
-    for key in JOB_NAME_LABELS:
+    # With generateName the name is not known yet: any value may match it.
+    job_name = ANY if o.generated_name else o.name
+    for key in JOB_NAME_LABELS if not o.generated_name else ():
         if key in labels and labels[key] != o.name:
             yield hit(o, ("spec", "template", "metadata", "labels", key), E.invalid(labels, f"must be '{o.name}'"))
     if isinstance(sel, dict):
-        generated = {**{k: o.name for k in JOB_NAME_LABELS}, **{k: ANY for k in UID_LABELS}}
+        generated = {**{k: job_name for k in JOB_NAME_LABELS}, **{k: ANY for k in UID_LABELS}}
         if not selector_matches(sel, generated):
             yield hit(o, ("spec", "selector"), E.invalid(sel, "`selector` not auto-generated"))
         # ValidateJobSpec: the selector (with the uid label added) against the template labels
