@@ -222,6 +222,23 @@ spec:
                                                             "`minReplicas`")]
 
 
+def test_v2beta1_HPA_metrics_are_not_read_as_v2():
+    """autoscaling/v2beta1 spells targets targetAverageUtilization, ...; AS330/AS331 read v2 and v2beta2 only."""
+    text = """apiVersion: autoscaling/{v}
+kind: HorizontalPodAutoscaler
+metadata: {{name: h, namespace: team}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: d}}
+  minReplicas: 1
+  maxReplicas: 4
+  metrics:
+  - type: Resource
+    resource: {{name: cpu, targetAverageUtilization: 60}}
+"""
+    assert findings(text.format(v="v2beta1"), "AS330") == []
+    assert findings(text.format(v="v2beta2"), "AS330") != []
+
+
 def test_ValidateConfigMap_and_ValidateSecret():
     text = """apiVersion: v1
 kind: ConfigMap

@@ -32,7 +32,8 @@ def _list(v) -> list:
 
 
 def _v2(o) -> bool:
-    return str(o.body.get("apiVersion", "")).startswith("autoscaling/v2")
+    # autoscaling/v2beta1 has another metric shape (targetAverageUtilization, ...); it is not checked
+    return o.body.get("apiVersion") in ("autoscaling/v2", "autoscaling/v2beta2")
 
 
 @rule("AS330", ERROR, "an HPA metric the API server refuses: an unknown type, the source for another type, no or "
