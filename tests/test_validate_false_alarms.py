@@ -211,3 +211,43 @@ def test_shell_variables_in_a_command_are_not_placeholders(tmp_path):
     report = run("--disable", "KQ001", str(templated))
     assert lines(report, "TP006") == []
     assert len(lines(report, "IN004")) == 1
+
+
+RC = """apiVersion: v1
+kind: ReplicationController
+metadata: {name: web, namespace: team}
+spec:
+  replicas: 2
+  selector: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/web:1.0.0
+        ports: [{containerPort: 8080, name: http}]
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team}
+spec:
+  selector: {app: SELECTED}
+  ports: [{port: 80, targetPort: http}]
+"""
+
+
+def test_services_select_replication_controller_pods(tmp_path):
+    """Issue 36: a ReplicationController's pods are pods: a Service selecting them raises no SV001/SV002,
+    and the RC's pod template is checked like any other (duplicate container names, AS001). Negative
+    half: a selector typo beside the RC is still the open-world SV001 warning."""
+    f = tmp_path / "rc.yaml"
+    f.write_text(RC.replace("SELECTED", "web"))
+    assert [x.report_line() for x in run(str(f)).findings] == []
+    f.write_text(RC.replace("SELECTED", "wbe"))
+    assert len(lines(run(str(f)), "SV001")) == 1
+    f.write_text(RC.replace("SELECTED", "web").replace("      containers:\n", "      containers:\n"
+                 "      - {name: web, image: registry.example/web:1.0.0, resources: {requests: {cpu: '1', memory: 1Gi}}}\n"))
+    assert len(lines(run(str(f)), "AS001")) == 1

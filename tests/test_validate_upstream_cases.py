@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.kernel import yamlio
+from generator.kernel import apiscope, yamlio
 from generator.validate import command, coverage, validate
 from generator.validate.rules import RULES
 from tests import helpers
@@ -43,7 +43,7 @@ def objects_of(case: dict, n: int) -> list[dict]:
         objs = copy.deepcopy(case["objects"])
         for o in objs:
             meta = o.setdefault("metadata", {})
-            if o.get("kind") not in ("Namespace", "PriorityClass", "ClusterRole", "ClusterRoleBinding"):
+            if not apiscope.is_cluster_scoped(str(o.get("apiVersion")), str(o.get("kind"))):
                 meta.setdefault("namespace", f"case{n}")
         return objs
     spec = copy.deepcopy(case["pod"]) if "pod" in case else {"containers": [copy.deepcopy(case["container"])]}

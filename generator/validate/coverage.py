@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 from ..kernel import yamlio
 
@@ -179,3 +180,35 @@ def reachable(sources: list[str], entry_points: tuple[str, ...] | list[str]) -> 
                 seen.add(tok)
                 queue.append(tok)
     return order
+
+
+def unlisted(table: Table, root: Path) -> tuple[list[str], list[str]]:
+    """(reachable functions without a row, rows no entry point reaches) of a table whose Go
+    sources are under `root` (the upstream data root: ../shared, or the download cache)."""
+    folder = root / table.upstream
+    sources = [p.read_text() for p in sorted(folder.glob("*.go"))]
+    reached = reachable(sources, table.entry_points)
+    rows = {r.function for r in table.rows}
+    return [f for f in reached if f not in rows], sorted(rows - set(reached))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m generator.validate.coverage`: for each table with Go sources, the rows to add
+    (as YAML stubs, not ported yet) and the rows to drop; exit 1 if there are any."""
+    from ..kernel import upstream
+    root = upstream.data_root()
+    dirty = False
+    for t in tables():
+        if not t.upstream:
+            continue
+        missing, extra = unlisted(t, root)
+        for f in missing:
+            print(f"{t.name}: add\n- function: {f}\n  status: not-ported\n  why: not ported yet")
+        for f in extra:
+            print(f"{t.name}: drop the row for {f} (no entry point reaches it)")
+        dirty |= bool(missing or extra)
+    return 1 if dirty else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

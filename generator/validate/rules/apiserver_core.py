@@ -31,6 +31,7 @@ from .coresecurity import (
     validate_container_security,
     validate_pod_annotations,
     validate_pod_security_context,
+    validate_profile_annotations_match,
 )
 from .corespec import (
     validate_affinity,
@@ -107,6 +108,7 @@ def _pod_template(o, ps, out) -> None:
     validate_topology_spread(_list(spec.get("topologySpreadConstraints")), base + ("topologySpreadConstraints",), out)
     validate_pod_security_context(spec, base, out)
     validate_container_security(spec, base, out)
+    validate_profile_annotations_match(_dict(meta.get("annotations")), spec, base, out)
     for key in ("containers", "initContainers"):
         for i, c in enumerate(_list(spec.get(key))):
             if isinstance(c, dict):

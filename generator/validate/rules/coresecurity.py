@@ -254,3 +254,55 @@ def _seccomp_annotation(p: str, at: tuple, out: list) -> None:
         out.extend(shifted)
         return
     out.append((ANNOTATION, at, E.invalid(p, "must be a valid seccomp profile")))
+
+
+def _containers_with_path(spec: dict, base: tuple):
+    """podshelper.VisitContainersWithPath: init, regular, then ephemeral containers, with their paths."""
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(_list(spec.get(key))):
+            if isinstance(c, dict):
+                yield base + (key, i), c
+
+
+def _seccomp_match(annotation: str, profile: dict, at: tuple, out: list) -> None:
+    """validateSeccompAnnotationsAndFieldsMatch."""
+    kind = profile.get("type")
+    if kind == "Unconfined" and annotation != "unconfined" \
+            or kind == "RuntimeDefault" and annotation not in ("runtime/default", "docker/default") \
+            or kind == "Localhost" and not annotation.startswith("localhost/"):
+        out.append((SECURITY, at + ("type",), E.forbidden("seccomp type in annotation and field must match")))
+    elif kind == "Localhost" and annotation[len("localhost/"):] != profile.get("localhostProfile"):
+        out.append((SECURITY, at + ("localhostProfile",), E.forbidden("seccomp profile in annotation and field must "
+                                                                      "match")))
+
+
+def validate_profile_annotations_match(annotations: dict, spec: dict, base: tuple, out: list) -> None:
+    """validateSeccompAnnotationsAndFields and validateAppArmorAnnotationsAndFieldsMatchOnCreate: where
+    both the deprecated annotation and the field are set, they must agree."""
+    pod_seccomp = _dict(spec.get("securityContext")).get("seccompProfile")
+    if isinstance(pod_seccomp, dict) and isinstance(annotations.get(SECCOMP_POD), str):
+        _seccomp_match(annotations[SECCOMP_POD], pod_seccomp, base + ("securityContext", "seccompProfile"), out)
+    for at, c in _containers_with_path(spec, base):
+        profile = _dict(c.get("securityContext")).get("seccompProfile")
+        note = annotations.get(SECCOMP_CONTAINER + str(c.get("name")))
+        if isinstance(profile, dict) and isinstance(note, str):
+            _seccomp_match(note, profile, at + ("securityContext", "seccompProfile"), out)
+    if _dict(spec.get("os")).get("name") == "windows":
+        return
+    pod_profile = _dict(spec.get("securityContext")).get("appArmorProfile")
+    for at, c in _containers_with_path(spec, base):
+        profile = _dict(c.get("securityContext")).get("appArmorProfile") or pod_profile
+        note = annotations.get(APPARMOR_CONTAINER + str(c.get("name")))
+        if isinstance(profile, dict) and isinstance(note, str):
+            _apparmor_match(note, profile, at + ("securityContext", "appArmorProfile"), out)
+
+
+def _apparmor_match(annotation: str, profile: dict, at: tuple, out: list) -> None:
+    kind = profile.get("type")
+    if kind == "Unconfined" and annotation != "unconfined" \
+            or kind == "RuntimeDefault" and annotation != "runtime/default" \
+            or kind == "Localhost" and not annotation.startswith("localhost/"):
+        out.append((SECURITY, at + ("type",), E.forbidden("apparmor type in annotation and field must match")))
+    elif kind == "Localhost" and annotation[len("localhost/"):] != profile.get("localhostProfile"):
+        out.append((SECURITY, at + ("localhostProfile",), E.forbidden("apparmor profile in annotation and field must "
+                                                                      "match")))

@@ -485,6 +485,25 @@ def _pvc_rest(spec, at, out):
         out.append((VOLUME, at + ("volumeMode",), E.not_supported(mode, ["Block", "Filesystem"])))
     sel = spec.get("selector")
     validate_label_selector(sel, at + ("selector",), out, VOLUME)
+    for key in ("dataSource", "dataSourceRef"):
+        if isinstance(spec.get(key), dict):
+            _data_source(spec[key], at + (key,), key == "dataSourceRef", out)
     sc = spec.get("storageClassName")
     if isinstance(sc, str) and sc:
         out.extend((VOLUME, at + ("storageClassName",), E.invalid(sc, m)) for m in E.is_dns1123_subdomain(sc))
+
+
+def _data_source(ref: dict, at: tuple, is_ref: bool, out: list) -> None:
+    """validateDataSource and validateDataSourceRef."""
+    for key in ("name", "kind"):
+        if not _str(ref.get(key)):
+            out.append((VOLUME, at + (key,), E.required()))
+    group, kind = _str(ref.get("apiGroup")), ref.get("kind", "")
+    if not group and kind != "PersistentVolumeClaim":
+        out.append((VOLUME, at, E.invalid(kind, "must be 'PersistentVolumeClaim' when referencing the default "
+                                                "apiGroup")))
+    if group:
+        out.extend((VOLUME, at + ("apiGroup",), E.invalid(group, m)) for m in E.is_dns1123_subdomain(group))
+    ns = _str(ref.get("namespace")) if is_ref else ""
+    if ns:
+        out.extend((VOLUME, at + ("namespace",), E.invalid(ns, m)) for m in E.is_dns1123_label(ns))
