@@ -100,8 +100,12 @@ def _job_selector(o):
             yield hit(o, ("spec", "template", "metadata", "labels"),
                       E.invalid(labels, "`selector` does not match template `labels`"))
         return
-    # generateSelector: the job-name labels are set on the template unless present, the uid ones too.
-    # With generateName the name is not known yet: any value may match it.
+    yield from _generated_selector(o, sel, labels)
+
+
+def _generated_selector(o, sel, labels):
+    """validateGeneratedSelector: the job-name labels are set on the template unless present, the
+    uid ones too. With generateName the name is not known yet: any value may match it."""
     job_name = ANY if o.generated_name else o.name
     for key in JOB_NAME_LABELS if not o.generated_name else ():
         if key in labels and labels[key] != o.name:
