@@ -141,7 +141,8 @@ def test_validateJobSpec():
         ("spec.backoffLimit", "Invalid value: -1: must be greater than or equal to 0"),
         ("spec.completions", "Required value: when completion mode is Indexed"),
         ("spec.parallelism", "Invalid value: 200000: must be less than or equal to 100000 when completion mode is Indexed"),
-        ("spec.template.spec.restartPolicy", 'Unsupported value: "Always": supported values: "OnFailure", "Never"'),
+        # v1.31 validateJobSpec: Always (and unset, which defaults to Always) is "Required".
+        ("spec.template.spec.restartPolicy", 'Required value: valid values: "OnFailure", "Never"'),
     ])
 
 
@@ -219,6 +220,23 @@ spec:
     text = text.replace("minReplicas: 0", "minReplicas: 5").replace("maxReplicas: 0", "maxReplicas: 2")
     assert findings(text, "AS014") == [("spec.maxReplicas", "Invalid value: 2: must be greater than or equal to "
                                                             "`minReplicas`")]
+
+
+def test_v2beta1_HPA_metrics_are_not_read_as_v2():
+    """autoscaling/v2beta1 spells targets targetAverageUtilization, ...; AS330/AS331 read v2 and v2beta2 only."""
+    text = """apiVersion: autoscaling/{v}
+kind: HorizontalPodAutoscaler
+metadata: {{name: h, namespace: team}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: d}}
+  minReplicas: 1
+  maxReplicas: 4
+  metrics:
+  - type: Resource
+    resource: {{name: cpu, targetAverageUtilization: 60}}
+"""
+    assert findings(text.format(v="v2beta1"), "AS330") == []
+    assert findings(text.format(v="v2beta2"), "AS330") != []
 
 
 def test_ValidateConfigMap_and_ValidateSecret():

@@ -59,6 +59,11 @@ def port_num(n) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65535
 
 
+def too_many(actual: int, limit: int) -> str:
+    """field.TooMany."""
+    return f"Too many: {actual}: must have at most {limit} items"
+
+
 # ---------------------------------------------------------------- apimachinery's format checks
 # k8s.io/apimachinery/pkg/util/validation (validation.go) at the pinned minor: each returns the
 # list of messages the Go function returns ([] when the value is valid), word for word.

@@ -88,7 +88,8 @@ def job_specs(model):
 
 
 @rule("AS011", ERROR, "a Job spec has a negative count, an Indexed Job without completions or over the parallelism "
-      "limit, or a pod restartPolicy other than OnFailure/Never (API server: ValidateJobSpec, validateJobSpec)",
+      "limit, or a pod restartPolicy other than OnFailure/Never, unset included (API server: ValidateJobSpec, "
+      "validateJobSpec)",
       "counts >= 0; Indexed Jobs set completions; Job pods restart OnFailure or Never")
 def job_spec(model):
     for o, path, spec in job_specs(model):
@@ -105,8 +106,12 @@ def job_spec(model):
                 yield hit(o, path + ("parallelism",), E.invalid(par, f"must be less than or equal to "
                                                                      f"{MAX_INDEXED_PARALLELISM} when completion mode "
                                                                      f"is Indexed"))
-        policy = _dict(_dict(spec.get("template")).get("spec")).get("restartPolicy")
-        if policy is not None and policy not in ("OnFailure", "Never"):
+        pod = _dict(spec.get("template")).get("spec")
+        policy = pod.get("restartPolicy") if isinstance(pod, dict) else "Never"
+        # validateJobSpec (v1.31): unset defaults to Always (SetDefaults_PodSpec); both are "Required".
+        if policy in (None, "", "Always"):
+            yield hit(o, path + ("template", "spec", "restartPolicy"), E.required('valid values: "OnFailure", "Never"'))
+        elif policy not in ("OnFailure", "Never"):
             yield hit(o, path + ("template", "spec", "restartPolicy"), E.not_supported(policy, ["OnFailure", "Never"]))
 
 
