@@ -127,6 +127,10 @@ def cmd_diff(args) -> int:
     from .kernel import crd_dirs
     if args.out is None:
         args.out = paths.shown(paths.platform_dir(args.spec))
+    elif args.spec:
+        paths.platform_dir(args.spec)   # a spec that is a link leading out is refused
+    if not args.spec and os.path.lexists(Path(args.out) / paths.SPEC_NAME):
+        paths.contained(Path(args.out) / paths.SPEC_NAME, args.out, "the spec")
     busy = writer.pending(Path(args.out))
     if busy:   # half switched by a synth that failed: nothing to compare yet
         print(f"diff: {busy}", file=sys.stderr)
@@ -275,7 +279,7 @@ def _run(args: argparse.Namespace) -> int:
         except SpecError as e:
             print(e.render(), file=sys.stderr)
             return EXIT_USAGE
-        except (writer.WriteError, NodeMissing, paths.NoPlatform) as e:
+        except (writer.WriteError, NodeMissing, paths.NoPlatform, paths.OutsideRepository) as e:
             print(f"{args.command}: {e}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as e:

@@ -50,7 +50,8 @@ def _read_manifests(platform: Platform, source: str) -> list[Problem]:
     out = []
     for i, w in enumerate(platform.workloads):
         if isinstance(w, Manifest):
-            out += [Problem(f"workloads[{i}].{p.path}", p.message) for p in w.read(base)]
+            out += [Problem(f"workloads[{i}].{p.path}", p.message)
+                    for p in w.read(base, contained=not source.startswith("<"))]
             out += _manifest_credentials(i, w)
     return out
 

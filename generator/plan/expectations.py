@@ -8,6 +8,9 @@ preemptions and details with today's values. The file is edited in place, value 
 so its comments, order and layout outside the changed values stay as they were."""
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -15,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ..kernel.errors import Problem, SpecError
 from ..kernel.quantity import fmt
 from . import scenario as scenario_mod
 from .simulate import Plan, StepResult
@@ -163,8 +167,28 @@ def rewrite(path: str | Path, plan: Plan) -> int:
     for start, end, repl in sorted(edits, reverse=True):
         text = text[:start] + repl + text[end:]
     if changed:
-        path.write_text(text)
+        _replace_file(path, text)
     return changed
+
+
+def _replace_file(path: Path, text: str) -> None:
+    """Rewrite the scenario in place of the file itself: a new file beside it, renamed over
+    it (a rename replaces a name, never what a link points to). A scenario that is a
+    symbolic link is refused: the file it names may be anywhere."""
+    if path.is_symlink():
+        raise SpecError(str(path), [Problem("", "the scenario is a symbolic link; --update-expectations rewrites "
+                                                "only a plain file (replace the link by the file)")])
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def _value(node, key: str):

@@ -34,6 +34,9 @@ SCHEMA = paths.SCHEMAS / "scenario.schema.json"
 QUEUE_KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Namespace",
                "WorkloadPriorityClass", "PriorityClass", "Topology")
 MAX_COUNT = 1000        # copies one submit step may make
+# A scenario is a reviewed file of steps: the repository's largest is a few KB. Checked on
+# the file's size before it is parsed (a 9.7 MB file of plain steps took 30 s to refuse).
+MAX_SCENARIO_BYTES = 1 * 2**20
 
 
 # ---------------------------------------------------------------- expectations
@@ -304,7 +307,23 @@ def default(cluster: overlay.Cluster, workers: dict[str, overlay.Cluster] | None
 
 def load(path: str, cluster: overlay.Cluster, workers: dict[str, overlay.Cluster] | None = None,
          manager: str | None = None) -> Scenario:
+    # A scenario the repository holds never leads outside it (a link to a file elsewhere is
+    # refused: --update-expectations would write there); its size is checked before parsing.
+    paths.repository_file(path, paths.repository_root(), "the scenario")
+    _check_size(path)
     return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path), workers, manager)
+
+
+def _check_size(path: str) -> None:
+    """A scenario over MAX_SCENARIO_BYTES is refused before it is read as YAML."""
+    try:
+        size = Path(path).stat().st_size if path != "-" else 0
+    except OSError:
+        return   # the reader says why it cannot read it
+    if size > MAX_SCENARIO_BYTES:
+        raise SpecError(str(path), [Problem("", f"the scenario is {size:,} bytes, over the limit of "
+                                                f"{MAX_SCENARIO_BYTES:,} for a scenario (docs/limits.md); "
+                                                "split it into several scenarios")])
 
 
 STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "namespaceLabels", "apply", "remove",
@@ -630,6 +649,11 @@ def _objects(body, path, problems, base_dir: Path) -> list[dict]:
         return [body["manifest"]]
     f = Path(body["file"])
     f = f if f.is_absolute() else base_dir / f
+    try:
+        paths.repository_file(f, paths.repository_root(), "a scenario's file")
+    except paths.OutsideRepository as e:
+        problems.append(problem(path + ["file"], str(e)))
+        return []
     try:
         docs = yamlio.load_user_all(yamlio.read_text(f))   # the bounded reader of user files
     except OSError as e:

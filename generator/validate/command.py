@@ -99,7 +99,7 @@ def options(args):
         except paths.NoPlatform:
             spec = paths.SPEC_NAME
     return Options(paths=args.paths, spec=spec, spec_explicit=args.spec is not None,
-                   out=args.out or paths.shown(Path(spec).resolve().parent), crd_dir=args.crd_dir,
+                   out=args.out or paths.shown(paths.platform_dir(spec)), crd_dir=args.crd_dir,
                    kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
                    namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
