@@ -84,6 +84,20 @@ def pending(root: Path) -> str | None:
     return mid_update_message(root)
 
 
+def pending_under(given: list[str]) -> str | None:
+    """pending() for the output root that holds any of these paths (an overlay named on the
+    command line: overlays/<profile> of a tree a synth left mid-update), else None."""
+    for p in given:
+        if p == "-":
+            continue
+        here = Path(os.path.abspath(p))
+        for d in (here, *here.parents)[:4]:   # the file, its overlay, overlays/, the output root
+            found = pending(d)
+            if found:
+                return found
+    return None
+
+
 def _describe(e: OSError) -> str:
     return f"cannot replace {e.filename or 'an output folder'}: {e.strerror or e}"
 

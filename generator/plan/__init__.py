@@ -12,6 +12,7 @@ holds the accelerators at each step. With --group, group.py reads a MultiKueue m
 and its workers and dispatch.py replays MultiKueue between their simulators."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -76,11 +77,14 @@ def scenario_runs(root: Path, scenario_file: str | None) -> list[tuple[str, str]
             raise SpecError(str(root), [Problem("", f"no overlay given and no scenarios/<profile>/*.yaml under {root}: "
                                                "give an overlay (plan overlays/PROFILE) or write a scenario")])
     out, problems = [], []
+    from ..kernel import paths
     for f in files:
-        overlay = root / "overlays" / f.resolve().parent.name
+        paths.repository_file(f, root, "the scenario")   # a link out of the repository is refused
+        profile = Path(os.path.abspath(f)).parent.name
+        overlay = root / "overlays" / profile
         if not overlay.is_dir():
             problems.append(Problem(str(f), f"no overlay {_shown(overlay, root)} for this scenario's profile "
-                                    f"({f.resolve().parent.name}); run synth, or give the overlay"))
+                                    f"({profile}); run synth, or give the overlay"))
         out.append((_shown(overlay, root), _shown(f, root)))
     if problems:
         raise SpecError(str(root), problems)
@@ -114,10 +118,18 @@ def _check_args(args) -> None:
 
 def run(args) -> int:
     """The CLI command; SpecError (exit 2) propagates to generator.cli."""
+    from ..kernel import writer
     _check_args(args)
     if args.overlay:
+        # An overlay a synth left half switched reads as a mix of two trees: say so, plan nothing.
+        busy = writer.pending_under([p.partition("=")[2] or p for p in args.overlay])
+        if busy:
+            raise writer.MidUpdate(busy)
         return _run_one(args, args.overlay, args.scenario, args.plot)
     root = platform_root()
+    busy = writer.pending(root)
+    if busy:
+        raise writer.MidUpdate(busy)
     runs = scenario_runs(root, args.scenario)
     rc = 0
     for i, (overlay, scen) in enumerate(runs):

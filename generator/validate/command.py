@@ -123,11 +123,11 @@ def run(args) -> int:
     try:
         # The repository's own overlays, half switched by a synth that failed: say so, check nothing.
         opts = options(args)
-        busy = None if args.paths else writer.pending(Path(opts.out))
+        busy = writer.pending_under(args.paths) if args.paths else writer.pending(Path(opts.out))
         if busy:
             raise UsageError(busy)
         report = validate(opts)
-    except (UsageError, crd_dirs.CrdFileError) as e:
+    except (UsageError, crd_dirs.CrdFileError, paths.OutsideRepository) as e:
         for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem
             print(f"validate: {line}", file=sys.stderr)
         sys.stdout.write(render_usage_error(str(e), args.format))
