@@ -191,3 +191,59 @@ def in_env(name: str, value: str, tokens: bool = True) -> str | None:
         return f"{name} looks like a credential; {HOW} (valueFrom.secretKeyRef)"
     what = known_token(value) if tokens else None
     return f"contains {what}; {HOW}" if what else None
+
+
+# ---------------------------------------------------------------- objects a user's file holds
+
+# Kubernetes Secret types whose values are credentials by definition (every type is:
+# kubernetes.io/docs/concepts/configuration/secret/#secret-types); `data` and `stringData`
+# hold them (core/v1 Secret).
+SECRET_HOW = ("create the Secret outside Git (`kubectl create secret generic NAME --from-literal=...`, or an "
+              "external secret store: Secret Manager with the External Secrets Operator or the Secrets Store "
+              "CSI driver) and reference it by name (env valueFrom.secretKeyRef, envFrom.secretRef, a secret volume)")
+
+
+def in_object(obj: dict) -> Iterator[tuple[tuple, str]]:
+    """(path, what is wrong) for credential data an object of a user's manifest file carries
+    beyond what `scan` finds: a Secret's literal values, and credential-named env vars and
+    flags with literal values in any container (as the spec's own fields are checked)."""
+    if obj.get("kind") == "Secret" and str(obj.get("apiVersion", "v1")) == "v1":
+        for field in ("data", "stringData"):
+            if isinstance(obj.get(field), dict) and obj[field]:
+                yield (field,), (f"a Secret with literal values ({len(obj[field])} in {field}) would be committed "
+                                 f"to Git; {SECRET_HOW}")
+    yield from _containers(obj, ())
+
+
+_POD_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _containers(node, path: tuple) -> Iterator[tuple[tuple, str]]:
+    """Every container list under `node` (pod templates nest at different depths per kind)."""
+    stack = [(node, path)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _POD_LISTS and isinstance(value, list):
+                    for i, c in enumerate(value):
+                        if isinstance(c, dict):
+                            yield from _container(c, path + (key, i))
+                elif isinstance(value, (dict, list)):
+                    stack.append((value, path + (key,)))
+        elif isinstance(node, list):
+            stack += [(v, path + (i,)) for i, v in enumerate(node)]
+
+
+def _container(c: dict, path: tuple) -> Iterator[tuple[tuple, str]]:
+    for i, e in enumerate(c.get("env") or []):
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), str):
+            bad = in_env(e["name"], e["value"], tokens=False)
+            if bad:
+                yield path + ("env", i, "value"), bad
+    for field in ("command", "args"):
+        for i, arg in enumerate(c.get(field) or []):
+            if isinstance(arg, str):
+                bad = in_argument(arg, tokens=False)
+                if bad:
+                    yield path + (field, i), bad
