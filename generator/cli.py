@@ -227,6 +227,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="rewrite each scenario's `expect:` that no longer holds from this plan (review the change)")
     p.add_argument("--plot", metavar="FILE.png", help="draw accelerator quota held per workload at each step")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    p.add_argument("--changes-only", action="store_true",
+                   help="with --format json: each step after the first lists only the workloads whose row changed "
+                   "since the step before (and names those gone), not every workload again")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--strict", action="store_true", help="exit 1 if a workload can never be admitted")
     p.add_argument("--kueue-version", choices=versions.known("kueue"),

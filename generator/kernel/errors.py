@@ -224,7 +224,10 @@ class SpecError(Exception):
 
     def _render(self) -> str:
         from . import yamlio
-        root = yamlio.document_nodes(self.source, self._raw)
+        # The file is composed again only when a problem needs a position looked up (never for
+        # a file refused by its size: that would be the work the refusal saves).
+        wanted = any(p.path and p.line is None for p in self.problems)
+        root = yamlio.document_nodes(self.source, self._raw) if wanted else None
         lines = []
         for p in self.problems:
             path, mark = yamlio.locate(root, p.path) if root is not None and p.path else (p.path, None)

@@ -185,7 +185,7 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if plot_file:
         from . import plot  # matplotlib only when asked for
         plot.write(result, plot_file)
-    sys.stdout.write(printable(report.render(result, args.format)))
+    sys.stdout.write(printable(report.render(result, args.format, getattr(args, "changes_only", False))))
     if plot_file:
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures
