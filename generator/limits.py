@@ -33,6 +33,8 @@ def table() -> list[Limit]:
               "a large CRD has some 30,000 values; 1 KB of nested aliases can expand to 10^9"),
         Limit("values aliases add across one stream of documents", yamlio.MAX_NODES, "every file read",
               "documents that each stay under the limit are still a bomb together"),
+        Limit("digits of an integer", yamlio.MAX_INT_DIGITS, "every file read",
+              "no field takes a number past 64 bits (19 digits); Python refuses to convert one of 4,300"),
         *(Limit(f"entries of `{key}` in the spec", n, "synth, check, validate, diff, plan --group",
                 "far above any platform's; counted as the spec is read") for key, n in SPEC_COUNTS.items()),
         Limit("entries of any other list or mapping in the spec", SPEC_ENTRIES, "synth, check, validate, diff",

@@ -84,6 +84,25 @@ def _construct_mapping(loader, node, deep=False):
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+# No field of a spec, scenario or Kubernetes object takes an integer past 64 bits (19 digits):
+# a longer one is refused as it is read, never converted (Python refuses to convert one of
+# over 4,300 digits, and arithmetic on a huge one is slow), with room for any real number.
+MAX_INT_DIGITS = 100
+
+
+def _construct_int(loader, node):
+    digits = sum(ch.isdigit() for ch in node.value)
+    if digits > MAX_INT_DIGITS:
+        raise LimitError(None, None, f"an integer of {digits:,} digits, over the limit of {MAX_INT_DIGITS} "
+                         "(no field takes a number past 64 bits, 19 digits)", node.start_mark)
+    value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    if abs(value).bit_length() > MAX_INT_DIGITS * 4:   # sexagesimal 1:2:3:... grows past its digits
+        raise LimitError(None, None, f"an integer over the limit of {MAX_INT_DIGITS} digits", node.start_mark)
+    return value
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
 _STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 _PLAIN_SCALARS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                             "tag:yaml.org,2002:float"})

@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
+from pydantic import BaseModel
+
 from ..kernel import catalog, credentials, demand, errors, quantity, supply, tpu_slices, versions
 from ..kernel.errors import Problem, format_path
 from . import flavors, hardware, teams as teams_mod
@@ -821,8 +823,41 @@ def secrets(p: Platform) -> list[Problem]:
     return out
 
 
+# ---------------------------------------------------------------- repeated entries
+
+# Lists whose entries may repeat: words of a command line (a flag given twice is the engine's business).
+REPEATABLE = frozenset({"args", "command", "engine_args"})
+
+
+def repeated(p: Platform) -> list[Problem]:
+    """An entry listed twice in any list of names or values of the spec (a team's namespace, a
+    queue's profile, a MultiKueue job kind, ...): one problem per list, for every such list
+    the model has or gains. Lists of named things (pools, teams, workers) have checks of their own."""
+    out: list[Problem] = []
+    stack: list[tuple[object, tuple]] = [(p, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, BaseModel):
+            for name, field in type(node).model_fields.items():
+                value = getattr(node, name)
+                where = path + (field.alias or name,)
+                if isinstance(value, list) and value and name not in REPEATABLE \
+                        and all(isinstance(v, (str, int, float)) for v in value):
+                    dup = sorted({str(v) for v in value if value.count(v) > 1})
+                    if dup:
+                        out.append(Problem(format_path(list(where)), f"lists {', '.join(map(repr, dup))} more "
+                                                                     "than once; give each entry once"))
+                elif isinstance(value, (list, tuple)):
+                    stack += [(v, where + (i,)) for i, v in enumerate(value)]
+                elif isinstance(value, dict):
+                    stack += [(v, where + (k,)) for k, v in value.items()]
+                elif isinstance(value, BaseModel):
+                    stack.append((value, where))
+    return sorted(out, key=lambda x: x.path)
+
+
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
+    repeated, pins, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides, fits_quota,
     tpu_tiers,
     teams, multikueue, gitops, secrets,
 )
