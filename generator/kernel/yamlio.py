@@ -403,6 +403,13 @@ def dump(obj) -> str:
                      allow_unicode=True, width=4096)
 
 
+def dump_styled(obj, flow: bool | None, width: int) -> str:
+    """dump() with another flow style and width (a scenario's expectations, rewritten in place):
+    the same quoting of strings other readers would take for numbers or booleans."""
+    return yaml.dump(obj, Dumper=_FastDumper, sort_keys=False, default_flow_style=flow, allow_unicode=True,
+                     width=width)
+
+
 def dump_all(objs) -> str:
     return yaml.dump_all(objs, Dumper=_FastDumper, sort_keys=False, default_flow_style=False,
                          allow_unicode=True, width=4096)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ..kernel import yamlio
 from ..kernel.errors import Problem, SpecError
 from ..kernel.quantity import fmt
 from . import scenario as scenario_mod
@@ -216,7 +217,7 @@ def _edits(node, old: dict, new: dict, text: str) -> list[tuple[int, int, str]]:
         eol = text.find("\n", at)
         eol = len(text) if eol < 0 else eol
         pad = " " * node.start_mark.column
-        dumped = yaml.safe_dump(added, default_flow_style=None, sort_keys=False, width=10**9, allow_unicode=True)
+        dumped = yamlio.dump_styled(added, None, 10**9)
         out.append((eol, eol, "".join(f"\n{pad}{ln}" for ln in dumped.rstrip("\n").split("\n"))))
     return out
 
@@ -234,9 +235,9 @@ def _replace(node, value: Any, text: str) -> tuple[int, int, str]:
     start, end = node.start_mark.index, _end(node)
     flow = isinstance(node, yaml.ScalarNode) or node.flow_style
     if flow or not value:
-        dumped = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**9, allow_unicode=True)
+        dumped = yamlio.dump_styled(value, True, 10**9)
         return start, end, dumped.strip().removesuffix("\n...").removesuffix("...").strip()
-    dumped = yaml.safe_dump(value, default_flow_style=False, sort_keys=False, width=100, allow_unicode=True)
+    dumped = yamlio.dump_styled(value, False, 100)
     pad = " " * node.start_mark.column
     lines = dumped.rstrip("\n").split("\n")
     return start, end, "\n".join([lines[0]] + [pad + ln for ln in lines[1:]])
