@@ -705,7 +705,22 @@ def _group_members(p: Platform, g, base: str, managers: list[str]) -> list[Probl
 
 
 def _group(p: Platform, g) -> list[Problem]:
-    return _group_kueue(p, g) + _group_teams(p, g) + _manager_workloads(p, g) + _worker_flavors(p, g)
+    return (_group_kueue(p, g) + _group_teams(p, g) + _manager_workloads(p, g) + _worker_flavors(p, g)
+            + _dispatched_kinds(p, g))
+
+
+def _dispatched_kinds(p: Platform, g) -> list[Problem]:
+    """Every integration the manager enables is dispatched (Kueue's MultiKueue builds an adapter
+    per enabled integration it supports: cmd/kueue/main.go, jobframework.GetMultiKueueAdapters over
+    # cfg.Integrations.Frameworks), so each
+    worker must enable it too; the workers enable jobKinds. The manager's workloads' kinds
+    must therefore be among them (`jobKinds: []` left the workers without batch/job)."""
+    needed = sorted({f for w in p.workloads_for(g.manager) for f in w.frameworks} - set(g.job_kinds))
+    if not needed:
+        return []
+    return [Problem("jobKinds", f"the manager {g.manager!r} runs workloads of {', '.join(needed)}, which MultiKueue "
+                                f"dispatches to the workers, but jobKinds ({', '.join(g.job_kinds) or 'empty'}) "
+                                "leaves it off the workers' Kueue; list it in jobKinds")]
 
 
 def _group_kueue(p: Platform, g) -> list[Problem]:
