@@ -304,3 +304,23 @@ def test_credential_named_env_and_flags_in_a_manifest_file_are_refused(tmp_path)
     assert all("s3cr3tPassw0rd" not in f and "abc123def456" not in f for f in found)
     assert _manifest_problems(tmp_path, _job([{"name": "DB_PASSWORD", "value": "$(FROM_SECRET)"}],
                                              ["--hf-token=$(HF_TOKEN)"])) == []
+
+
+def test_redaction_is_linear_in_the_length_of_the_text():
+    # A 9 MB invalid name used to spend seconds here: every pattern over the whole value, and the
+    # URL pattern searched again from each word start of "a-a-a-..." (quadratic). Minutes if it
+    # were still quadratic; the bound only guards against that.
+    import time
+
+    from generator.kernel.errors import show
+    assert set(credentials.ANCHORS) == {what for what, _ in credentials.KNOWN_TOKENS}
+    start = time.monotonic()
+    assert len(show("a-" * 4_500_000)) <= 200
+    credentials.redact("a-" * 1_000_000 + "://")
+    assert credentials.known_token("x" * 9_000_000) is None
+    assert time.monotonic() - start < 20
+    # The negative half: what the anchors let through is still found, at any place in a long text.
+    for what, token in TOKENS.items():
+        text = "a-" * 100_000 + " " + token + " " + "a-" * 100_000
+        assert "<redacted>" in credentials.redact(text), what
+        assert credentials.known_token(text) is not None, what
