@@ -105,12 +105,14 @@ PLANTS = {
     "overlay-link": lambda r: _link(r, f"overlays/{PROFILE}", "../../outside/victim"),
     "scenario-link": lambda r: _link(r, f"scenarios/{PROFILE}/burst.yaml", "../../../outside/scenario.yaml"),
     "scenario-folder-link": lambda r: _link(r, f"scenarios/{PROFILE}", "../../outside"),
+    "plot-folder-link": lambda r: _link(r, "plots", "../outside/victim"),
+    "output-file-link": lambda r: _link(r, "base/namespace_llm.yaml", "../../outside/victim/data.txt"),
 }
 
 COMMANDS = (["synth"], ["check"], ["validate"], ["plan"], ["plan", "--update-expectations"],
             ["plan", f"overlays/{PROFILE}", "--scenario", f"scenarios/{PROFILE}/burst.yaml",
              "--update-expectations"],
-            ["diff", "HEAD", "--no-regenerate"], ["diff", "HEAD"])
+            ["diff", "HEAD", "--no-regenerate"], ["diff", "HEAD"], ["plan", "--plot", "plots"])
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +196,18 @@ def test_a_plain_clone_still_works(origin, tmp_path, capsys, monkeypatch):
     assert cli.main(["synth"]) == 0
     assert cli.main(["check"]) == 0
     assert cli.main(["plan"]) == 0
+
+
+def test_check_reads_no_file_through_a_link(origin, tmp_path, capsys, monkeypatch):
+    """A generated file replaced by a link: check reports it as differing, never reads its target."""
+    from generator import cli
+
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(origin), str(clone))
+    outside = _outside(tmp_path)
+    (outside / "victim" / "data.txt").write_text((clone / "base" / "namespace_llm.yaml").read_text())
+    PLANTS["output-file-link"](clone)
+    monkeypatch.chdir(clone)
+    capsys.readouterr()
+    assert cli.main(["check"]) == 1
+    assert "differs: base/namespace_llm.yaml" in capsys.readouterr().err   # though the target's text is right

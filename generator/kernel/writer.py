@@ -390,17 +390,30 @@ def _write_locked(tree: dict[str, str], root: Path, owned: tuple[str, ...]) -> N
 
 # ---------------------------------------------------------------- reading
 
+# What read_tree gives for a symbolic link in the output: never its target's text (it may
+# point anywhere); no generated file has this text, so `check` reports the link as differing.
+LINK = "<a symbolic link, which synth never writes>\n"
+
+
 def read_tree(root: Path, owned: tuple[str, ...]) -> dict[str, str]:
+    """The files under the owned folders; links are not followed (see LINK)."""
     root = Path(root)
     out = {}
     for top in owned:
         base = root / top
-        if not base.exists():
+        if base.is_symlink():
+            out[top] = LINK
             continue
-        for path in sorted(base.rglob("*")):
-            if path.is_file():
-                out[path.relative_to(root).as_posix()] = path.read_text()
-    return out
+        for dirpath, dirnames, filenames in os.walk(base):   # never into a linked folder
+            here = Path(dirpath)
+            for name in dirnames + filenames:
+                path = here / name
+                rel = path.relative_to(root).as_posix()
+                if path.is_symlink():
+                    out[rel] = LINK
+                elif name in filenames and path.is_file():
+                    out[rel] = path.read_text()
+    return dict(sorted(out.items()))
 
 
 def diff_trees(expected: dict[str, str], actual: dict[str, str]) -> list[str]:

@@ -118,7 +118,7 @@ def _check_args(args) -> None:
 
 def run(args) -> int:
     """The CLI command; SpecError (exit 2) propagates to generator.cli."""
-    from ..kernel import writer
+    from ..kernel import paths, writer
     _check_args(args)
     if args.overlay:
         # An overlay a synth left half switched reads as a mix of two trees: say so, plan nothing.
@@ -138,6 +138,7 @@ def run(args) -> int:
         plot = None
         if args.plot:
             plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")
+            paths.repository_file(args.plot, root, "the plot folder")   # a link out of the repository: refused
             Path(args.plot).mkdir(parents=True, exist_ok=True)
         rc = max(rc, _run_one(args, [str(root / overlay)], str(root / scen), plot, (overlay, scen)))
     return rc
@@ -183,7 +184,10 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if shown is not None:
         result = replace(result, source=shown[0], scenario=shown[1])
     if plot_file:
+        from ..kernel import paths
         from . import plot  # matplotlib only when asked for
+        # A plot inside the repository stays there: a committed link at its path is not written through.
+        paths.repository_file(plot_file, paths.repository_root(), "the plot")
         plot.write(result, plot_file)
     sys.stdout.write(printable(report.render(result, args.format, getattr(args, "changes_only", False))))
     if plot_file:
