@@ -75,14 +75,17 @@ def problems(tree: dict[str, str], emitted: dict[str, list[dict]] | None = None)
         # An overlay with base/: the set applied together. base/ alone is checked with each overlay.
         checked = base + objs if overlay else objs
         if directory != "base" or not any(d.startswith("overlays/") for d in by_dir):
-            out += _rule_problems(directory, checked, rule_ids, whole_set=overlay or directory == "base")
+            out += _rule_problems(directory, checked, rule_ids, whole_set=overlay or directory == "base",
+                                  from_base=len(base) if overlay else 0)
         out += _sizes(directory, sized) + _selectors(directory, objs)
     return sorted(set(out), key=lambda p: (p.path, p.message))
 
 
-def _rule_problems(directory: str, objs: list[dict], rule_ids: list[str], whole_set: bool) -> list[Problem]:
+def _rule_problems(directory: str, objs: list[dict], rule_ids: list[str], whole_set: bool,
+                   from_base: int = 0) -> list[Problem]:
     """The errors the rules find in `objs`: as one closed set (an overlay), or each object on its
-    own (a folder of controller configuration, whose references lie elsewhere)."""
+    own (a folder of controller configuration, whose references lie elsewhere). The first
+    `from_base` objects are base/'s: a problem of theirs is named there (once, not per overlay)."""
     from .objects import Model, Obj
     from .rules import RULES
 
@@ -97,7 +100,8 @@ def _rule_problems(directory: str, objs: list[dict], rule_ids: list[str], whole_
                 if (hit.severity or rule.severity) != "error" or (hit.missing and not whole_set):
                     continue
                 meta = (hit.obj.body.get("metadata") or {}) if hit.obj is not None else {}
-                where = f"{directory}/{hit.obj.kind}/{meta.get('name')}" if hit.obj is not None else directory
+                folder = "base" if hit.obj is not None and hit.obj.index < from_base else directory
+                where = f"{folder}/{hit.obj.kind}/{meta.get('name')}" if hit.obj is not None else directory
                 out.append(Problem(where, f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks "
                                           "missed)"))
     return out
