@@ -85,9 +85,10 @@ def _construct_mapping(loader, node, deep=False):
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 # No field of a spec, scenario or Kubernetes object takes an integer past 64 bits (19 digits):
-# a longer one is refused as it is read, never converted (Python refuses to convert one of
-# over 4,300 digits, and arithmetic on a huge one is slow), with room for any real number.
-MAX_INT_DIGITS = 100
+# one of over 1,000 digits is refused as it is read, never converted (Python refuses to
+# convert one of over 4,300 digits, and arithmetic on a huge one is slow); shorter ones reach
+# the field's own check, which names the field and its range.
+MAX_INT_DIGITS = 1_000
 
 
 def _construct_int(loader, node):
@@ -96,7 +97,7 @@ def _construct_int(loader, node):
         raise LimitError(None, None, f"an integer of {digits:,} digits, over the limit of {MAX_INT_DIGITS} "
                          "(no field takes a number past 64 bits, 19 digits)", node.start_mark)
     value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
-    if abs(value).bit_length() > MAX_INT_DIGITS * 4:   # sexagesimal 1:2:3:... grows past its digits
+    if abs(value).bit_length() > MAX_INT_DIGITS * 4:   # 0x..., sexagesimal 1:2:3:... grow past their digits
         raise LimitError(None, None, f"an integer over the limit of {MAX_INT_DIGITS} digits", node.start_mark)
     return value
 
