@@ -100,7 +100,7 @@ def _pod_spec(volumes: list[dict], mounts: list[dict]) -> dict:
     return d
 
 
-EMPTY = {"emptyDir": {}}
+EMPTY: dict[str, dict] = {"emptyDir": {}}
 # What synth wrote that its own validate refused (issue 37): each is now refused before writing,
 # by the rule that names it. Expected rule ids and words are the validator's own (validate rules).
 REFUSED = {

@@ -187,19 +187,25 @@ def _read_journal(root: Path, owned: tuple[str, ...]) -> dict:
         journal = json.loads(data.decode()) if len(data) <= MAX_JOURNAL_BYTES else None
     except ValueError:
         journal = None
-    if not isinstance(journal, dict) or set(journal) != {"staging", "retired", "owned"}:
+    if not isinstance(journal, dict) or not _own_format(journal, owned):
         raise WriteError(bad)
-    staging, retired, tops = journal["staging"], journal["retired"], journal["owned"]
-    if not (isinstance(staging, str) and isinstance(retired, str) and isinstance(tops, list)
-            and RUN_DIR.fullmatch(staging) and RUN_DIR.fullmatch(retired)
-            and staging.startswith(STAGING) and retired.startswith(RETIRED)
-            and staging[len(STAGING):] == retired[len(RETIRED):]
-            and all(isinstance(t, str) for t in tops) and set(tops) <= set(owned)):
-        raise WriteError(bad)
-    for name in (staging, retired):
+    for name in (journal["staging"], journal["retired"]):
         if (root / name).is_symlink() or ((root / name).exists() and not (root / name).is_dir()):
             raise WriteError(bad)
     return journal
+
+
+def _own_format(journal, owned: tuple[str, ...]) -> bool:
+    """Exactly what _write_locked writes: a run's two folders (one run id) and owned folder names."""
+    if not isinstance(journal, dict) or set(journal) != {"staging", "retired", "owned"}:
+        return False
+    staging, retired, tops = journal["staging"], journal["retired"], journal["owned"]
+    if not (isinstance(staging, str) and isinstance(retired, str) and isinstance(tops, list)):
+        return False
+    return (bool(RUN_DIR.fullmatch(staging)) and bool(RUN_DIR.fullmatch(retired))
+            and staging.startswith(STAGING) and retired.startswith(RETIRED)
+            and staging[len(STAGING):] == retired[len(RETIRED):]
+            and all(isinstance(t, str) for t in tops) and set(tops) <= set(owned))
 
 
 def _replay(root: Path, journal: dict) -> None:

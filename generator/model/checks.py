@@ -852,23 +852,31 @@ def repeated(p: Platform) -> list[Problem]:
     stack: list[tuple[object, tuple]] = [(p, ())]
     while stack:
         node, path = stack.pop()
-        if isinstance(node, BaseModel):
-            for name, field in type(node).model_fields.items():
-                value = getattr(node, name)
-                where = path + (field.alias or name,)
-                if isinstance(value, list) and value and name not in REPEATABLE \
-                        and all(isinstance(v, (str, int, float)) for v in value):
-                    dup = sorted({str(v) for v in value if value.count(v) > 1})
-                    if dup:
-                        out.append(Problem(format_path(list(where)), f"lists {', '.join(map(repr, dup))} more "
-                                                                     "than once; give each entry once"))
-                elif isinstance(value, (list, tuple)):
-                    stack += [(v, where + (i,)) for i, v in enumerate(value)]
-                elif isinstance(value, dict):
-                    stack += [(v, where + (k,)) for k, v in value.items()]
-                elif isinstance(value, BaseModel):
-                    stack.append((value, where))
+        if not isinstance(node, BaseModel):
+            continue
+        for name, field in type(node).model_fields.items():
+            value, where = getattr(node, name), path + (field.alias or name,)
+            if _scalar_list(value) and name not in REPEATABLE:
+                dup = sorted({str(v) for v in value if value.count(v) > 1})
+                if dup:
+                    out.append(Problem(format_path(list(where)), f"lists {', '.join(map(repr, dup))} more "
+                                                                 "than once; give each entry once"))
+            else:
+                stack += _children(value, where)
     return sorted(out, key=lambda x: x.path)
+
+
+def _scalar_list(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, (str, int, float)) for v in value)
+
+
+def _children(value, where: tuple) -> list[tuple[object, tuple]]:
+    """The models under a field's value (in a list, a mapping, or the value itself)."""
+    if isinstance(value, (list, tuple)):
+        return [(v, where + (i,)) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return [(v, where + (k,)) for k, v in value.items()]
+    return [(value, where)] if isinstance(value, BaseModel) else []
 
 
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (

@@ -340,14 +340,7 @@ def from_dict(raw, cluster: overlay.Cluster, source: str = "<scenario>",
               workers: dict[str, overlay.Cluster] | None = None, manager: str | None = None) -> Scenario:
     """A scenario checked against the overlay (or, with `workers`, against a MultiKueue group
     whose manager is `cluster`, named `manager`)."""
-    if not isinstance(raw, dict):
-        raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
-    errors = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
-    if errors:
-        raise SpecError(source, errors)
-    over = _over_limits(raw, len(cluster.owners) + sum(len(w.owners) for w in (workers or {}).values()))
-    if over:   # before any copy is made: a bound from the counts as written
-        raise SpecError(source, over)
+    _checked_before_the_work(raw, cluster, source, workers)
     problems: list[Problem] = []
     sc = Scenario(source, raw.get("description", ""), raw.get("cubes"))
     sc.initial_expect = _expect(raw.get("expect"))
@@ -364,11 +357,29 @@ def from_dict(raw, cluster: overlay.Cluster, source: str = "<scenario>",
             sc.steps.append(step)
     if problems:
         raise SpecError(source, problems)
-    over = _rows_over(len(sc.initial), [len(st.args["owners"]) if st.kind == "submit" else
-                                        st.args["replicas"] if st.kind == "scale" else 0 for st in sc.steps])
+    over = _rows_over(len(sc.initial), [_added(st) for st in sc.steps])
     if over:   # the files' objects counted: still before the simulation
         raise SpecError(source, over)
     return sc
+
+
+def _checked_before_the_work(raw, cluster: overlay.Cluster, source: str,
+                             workers: dict[str, overlay.Cluster] | None) -> None:
+    """The scenario's shape (its schema) and its limits on the counts as written: SpecError
+    before any copy is made."""
+    if not isinstance(raw, dict):
+        raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
+    errors = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
+    if errors:
+        raise SpecError(source, errors)
+    over = _over_limits(raw, len(cluster.owners) + sum(len(w.owners) for w in (workers or {}).values()))
+    if over:
+        raise SpecError(source, over)
+
+
+def _added(step: Step) -> int:
+    """Workloads a step may add: a submit's objects, a scale's replicas."""
+    return len(step.args["owners"]) if step.kind == "submit" else step.args["replicas"] if step.kind == "scale" else 0
 
 
 def _over_limits(raw: dict, declared: int) -> list[Problem]:

@@ -96,15 +96,19 @@ def _rule_problems(directory: str, objs: list[dict], rule_ids: list[str], whole_
         for rule_id in rule_ids:
             rule = RULES[rule_id]
             assert rule.check is not None, "api_rules() are rules over the model"
-            for hit in rule.check(model):
-                if (hit.severity or rule.severity) != "error" or (hit.missing and not whole_set):
-                    continue
-                meta = (hit.obj.body.get("metadata") or {}) if hit.obj is not None else {}
-                folder = "base" if hit.obj is not None and hit.obj.index < from_base else directory
-                where = f"{folder}/{hit.obj.kind}/{meta.get('name')}" if hit.obj is not None else directory
-                out.append(Problem(where, f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks "
-                                          "missed)"))
+            out += [_named(directory, rule_id, hit, from_base) for hit in rule.check(model)
+                    if (hit.severity or rule.severity) == "error" and not (hit.missing and not whole_set)]
     return out
+
+
+def _named(directory: str, rule_id: str, hit, from_base: int) -> Problem:
+    """A rule's hit as synth reports it: the folder, kind and name of the object."""
+    if hit.obj is None:
+        return Problem(directory, f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)")
+    meta = hit.obj.body.get("metadata") or {}
+    folder = "base" if hit.obj.index < from_base else directory
+    return Problem(f"{folder}/{hit.obj.kind}/{meta.get('name')}",
+                   f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)")
 
 
 def _sizes(directory: str, sized: list[tuple[dict, int]]) -> list[Problem]:
