@@ -164,6 +164,10 @@ def cmd_diff(args) -> int:
     from .kernel import crd_dirs
     if args.out is None:
         args.out = paths.shown(paths.platform_dir(args.spec))
+    elif args.spec:
+        paths.platform_dir(args.spec)   # a spec that is a link leading out is refused
+    if not args.spec and os.path.lexists(Path(args.out) / paths.SPEC_NAME):
+        paths.contained(Path(args.out) / paths.SPEC_NAME, args.out, "the spec")
     busy = writer.pending(Path(args.out))
     if busy:   # half switched by a synth that failed: nothing to compare yet
         print(f"diff: {busy}", file=sys.stderr)
@@ -275,6 +279,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true",
                    help="per scenario only the verdict, what needs attention (failed expectations, workloads "
                    "that can never be admitted) and the per-step counts (text and markdown)")
+    p.add_argument("--changes-only", action="store_true",
+                   help="with --format json: each step after the first lists only the workloads whose row changed "
+                   "since the step before (and names those gone), not every workload again")
     p.add_argument("--cubes", type=int, help="TPU cubes in the reservation when the quota is unlimited")
     p.add_argument("--nodes", metavar="FILE", action="append",
                    help="Node objects to place topology-aware workloads on (kubectl get nodes -o yaml), instead of "
@@ -332,7 +339,7 @@ def _run(args: argparse.Namespace) -> int:
         except SpecError as e:
             print(e.render(), file=sys.stderr)
             return EXIT_USAGE
-        except (writer.WriteError, NodeMissing, paths.NoPlatform, stamp.Stale) as e:
+        except (writer.WriteError, NodeMissing, paths.NoPlatform, paths.OutsideRepository, stamp.Stale) as e:
             print(f"{args.command}: {e}", file=sys.stderr)
             return EXIT_USAGE
         except KeyboardInterrupt as e:

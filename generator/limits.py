@@ -33,6 +33,8 @@ def table() -> list[Limit]:
               "a large CRD has some 30,000 values; 1 KB of nested aliases can expand to 10^9"),
         Limit("values aliases add across one stream of documents", yamlio.MAX_NODES, "every file read",
               "documents that each stay under the limit are still a bomb together"),
+        Limit("digits of an integer", yamlio.MAX_INT_DIGITS, "every file read",
+              "no field takes a number past 64 bits (19 digits); Python refuses to convert one of 4,300"),
         *(Limit(f"entries of `{key}` in the spec", n, "synth, check, validate, diff, plan --group",
                 "far above any platform's; counted as the spec is read") for key, n in SPEC_COUNTS.items()),
         Limit("entries of any other list or mapping in the spec", SPEC_ENTRIES, "synth, check, validate, diff",
@@ -40,6 +42,13 @@ def table() -> list[Limit]:
         Limit("bytes of one generated object", guard.MAX_OBJECT_BYTES, "synth (before writing)",
               "etcd's default request limit is 1.5 MiB"),
         Limit("copies one scenario `submit` step makes", scenario.MAX_COUNT, "plan", "scenarios stay reviewable"),
+        Limit("bytes of one scenario file (checked before it is parsed)", scenario.MAX_SCENARIO_BYTES, "plan",
+              "the shipped scenarios are a few KB"),
+        Limit("steps in one scenario", scenario.MAX_STEPS, "plan", "scenarios stay reviewable"),
+        Limit("workload rows one plan simulates and reports (workloads live at each step, summed over the "
+              "steps; checked on the counts as written, then on the objects read)", scenario.MAX_ROWS, "plan",
+              "bounds the replay's time and the report's size (about 10 MB of JSON; `--changes-only` lists "
+              "only what changed)"),
         Limit("workloads simulated in one plan (more are left out, with a note)", simulate.MAX_WORKLOADS, "plan",
               "keeps a replay within seconds"),
         Limit("TPU cubes per reservation", simulate.MAX_CUBES, "plan", "the largest TPU7x reservations"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -96,3 +97,26 @@ def test_validate_as_a_process_writes_its_whole_report(tmp_path):
     assert len(run.stdout) > 64 * 1024
     report = json.loads(run.stdout)
     assert report["summary"]["errors"] >= 1 and report["summary"]["warnings"] >= 300
+
+
+def test_ctrl_c_while_the_tool_is_still_being_imported_is_one_line():
+    """Ctrl-C before generator.cli has taken charge of it: while the package is imported (the
+    excepthook generator/__init__.py installs first) and while generator.entry imports the
+    command (its own try). Python's own start-up (site) is before any of the tool's code runs."""
+    env = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
+    during_import = subprocess.run([sys.executable, "-c", "import sys; sys.argv[1:] = ['synth']; import generator; "
+                                    "raise KeyboardInterrupt"], capture_output=True, text=True, env=env, timeout=60)
+    assert during_import.stderr == "synth: interrupted (Ctrl-C); stopped\n", during_import.stderr
+    assert during_import.returncode in (-2, 130)
+    in_entry = subprocess.run([sys.executable, "-c", "import sys, builtins; sys.argv[1:] = ['plan']; real = builtins.__import__\n"
+                               "def imp(name, *a, **k):\n"
+                               "    if name == 'cli' or name.endswith('.cli'): raise KeyboardInterrupt\n"
+                               "    return real(name, *a, **k)\n"
+                               "builtins.__import__ = imp\n"
+                               "from generator import entry; entry.run()"],
+                              capture_output=True, text=True, env=env, timeout=60)
+    assert (in_entry.returncode, in_entry.stderr) == (130, "plan: interrupted (Ctrl-C); stopped\n")
+    # The negative half: another exception is still Python's usual report.
+    other = subprocess.run([sys.executable, "-c", "import generator; raise ValueError('x')"], capture_output=True,
+                           text=True, env=env, timeout=60)
+    assert other.returncode == 1 and "Traceback" in other.stderr and "ValueError: x" in other.stderr

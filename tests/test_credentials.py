@@ -263,3 +263,64 @@ def _problems_at(raw, source) -> list[str]:
     except SpecError as e:
         return [f"{p.path}: {p.message}" for p in e.problems]
     return []
+
+
+def _manifest_problems(tmp_path, *docs) -> list[str]:
+    raw = helpers.fixture_raw()
+    raw["workloads"].append({"name": "mine", "kind": "manifest", "file": "job.yaml", "profiles": ["l4-standard"],
+                             "namespace": "llm", "queue": "lq", "priority": "medium"})
+    (tmp_path / "job.yaml").write_text(yamlio.dump_all(list(docs)))
+    return [p for p in _problems_at(raw, str(tmp_path / "spec.yaml")) if "job.yaml" in p]
+
+
+def _job(env: list[dict], args: list[str] | None = None) -> dict:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "mine", "namespace": "llm"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "registry.example/trainer:1.0.0", "env": env, "args": args or [],
+                 "resources": {"requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}}}]}}}}
+
+
+def test_a_literal_secret_in_a_manifest_file_is_refused(tmp_path):
+    # A Secret's data/stringData are its values (core/v1 Secret); committed, they are in Git for good.
+    # No published token format is needed: "hunter2" would pass `scan`, and is still a password.
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": "llm"},
+              "stringData": {"password": "hunter2"}}
+    ref = [{"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}]
+    assert _manifest_problems(tmp_path, _job(ref)) == []   # a reference by name is the way
+    found = _manifest_problems(tmp_path, _job(ref), secret)
+    assert len(found) == 1 and "document 2 (Secret/db): stringData: a Secret with literal values" in found[0], found
+    assert "hunter2" not in found[0] and "secretKeyRef" in found[0] and "external secret store" in found[0]
+    secret = {**secret, "data": {"password": "aHVudGVyMg=="}}
+    del secret["stringData"]
+    assert len(_manifest_problems(tmp_path, _job(ref), secret)) == 1
+
+
+def test_credential_named_env_and_flags_in_a_manifest_file_are_refused(tmp_path):
+    # The spec's own env and args go through credentials.in_env / in_argument; a manifest's containers too.
+    literal = [{"name": "DB_PASSWORD", "value": "s3cr3tPassw0rd"}]
+    found = _manifest_problems(tmp_path, _job(literal, ["--hf-token=abc123def456"]))
+    assert sorted(f.split(": ", 4)[3] for f in found) == [
+        "spec.template.spec.containers[0].args[0]", "spec.template.spec.containers[0].env[0].value"], found
+    assert all("s3cr3tPassw0rd" not in f and "abc123def456" not in f for f in found)
+    assert _manifest_problems(tmp_path, _job([{"name": "DB_PASSWORD", "value": "$(FROM_SECRET)"}],
+                                             ["--hf-token=$(HF_TOKEN)"])) == []
+
+
+def test_redaction_is_linear_in_the_length_of_the_text():
+    # A 9 MB invalid name used to spend seconds here: every pattern over the whole value, and the
+    # URL pattern searched again from each word start of "a-a-a-..." (quadratic). Minutes if it
+    # were still quadratic; the bound only guards against that.
+    import time
+
+    from generator.kernel.errors import show
+    assert set(credentials.ANCHORS) == {what for what, _ in credentials.KNOWN_TOKENS}
+    start = time.monotonic()
+    assert len(show("a-" * 4_500_000)) <= 200
+    credentials.redact("a-" * 1_000_000 + "://")
+    assert credentials.known_token("x" * 9_000_000) is None
+    assert time.monotonic() - start < 20
+    # The negative half: what the anchors let through is still found, at any place in a long text.
+    for what, token in TOKENS.items():
+        text = "a-" * 100_000 + " " + token + " " + "a-" * 100_000
+        assert "<redacted>" in credentials.redact(text), what
+        assert credentials.known_token(text) is not None, what

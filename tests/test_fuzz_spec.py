@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from generator import model as spec
@@ -121,3 +122,44 @@ def _value(node, path):
     for part in path:
         node = node[part]
     return node
+
+
+def _lists(node, prefix=()):
+    """The path of every non-empty list in the spec."""
+    if isinstance(node, list) and node:
+        yield prefix
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        yield from _lists(v, prefix + (k,))
+
+
+# Lists where an entry may repeat: words of a command line.
+REPEATABLE = {"args", "command", "engineArgs"}
+
+
+# Every fixture and example spec (the files their manifest workloads name made absolute).
+ALL_SPECS = {p.stem: p for p in [*sorted((Path(__file__).parent / "fixtures").glob("*.yaml")),
+                                 *sorted((Path(__file__).parent.parent / "examples").glob("*.yaml"))]}
+
+
+def _duplicated():
+    for name, path in ALL_SPECS.items():
+        for where in _lists(yamlio.load_strict(path.read_text())):
+            if where[-1] not in REPEATABLE:
+                yield pytest.param(name, where, id=f"{name}:{'.'.join(map(str, where))}")
+
+
+@pytest.mark.parametrize(("base", "path"), list(_duplicated()))
+def test_every_list_with_an_entry_twice_is_refused_in_one_line_or_built(base, path):
+    """Every list of the fixtures with its first entry listed twice (a team's namespace, a
+    queue's profile, a node pool, a worker, ...): a SpecError naming the list, never another
+    exception, never output that holds the same object twice."""
+    from tests import helpers
+    raw = helpers.example_raw(ALL_SPECS[base])
+    items = _value(raw, path)
+    items.append(copy.deepcopy(items[0]))
+    s = _accepted(raw)
+    if s is None:
+        return
+    tree = platform.build(s)   # an internal error fails the test
+    assert guard.problems(tree) == []

@@ -42,7 +42,9 @@ def _both(tree, emitted):
 def test_object_size_limit_fires_just_past_it():
     at, past = _sized(_config_map("at", 10), LIMIT), _sized(_config_map("past", 10), LIMIT + 1)
     objs = [at, past]
-    (p,) = _both(_tree("overlays/p", objs), {"overlays/p": objs})
+    # Both ConfigMaps also hold over 1 MiB of data, which AS015 refuses (the API server's
+    # ConfigMap limit): only the size problem is looked at here.
+    (p,) = [x for x in _both(_tree("overlays/p", objs), {"overlays/p": objs}) if "bytes; the API" in x.message]
     assert p.path == "overlays/p/ConfigMap/past"
     assert p.message == f"the object is {LIMIT + 1} bytes; the API server stores at most {LIMIT}"
 
@@ -81,3 +83,73 @@ def test_synth_refuses_an_object_the_api_server_would_not_store(tmp_path, capsys
     refused = [line for line in helpers.without_warnings(err)]
     assert refused and all(line.startswith(f"{spec}: overlays/l4-") and "Deployment/tgi-gemma-deployment: the object is "
                            in line and f"bytes; the API server stores at most {LIMIT}" in line for line in refused), err
+
+
+# ---------------------------------------------------------------- the validator's rules, all of them
+
+def _job_set(name: str, job: str = "w") -> dict:
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name, "namespace": "llm"},
+            "spec": {"replicatedJobs": [{"name": job, "replicas": 1, "template": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "i:1"}]}}}}}]}}
+
+
+def _pod_spec(volumes: list[dict], mounts: list[dict]) -> dict:
+    d = _deployment("d", "llm", "x")
+    d["spec"]["template"]["spec"]["volumes"] = volumes
+    d["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = mounts
+    return d
+
+
+EMPTY: dict[str, dict] = {"emptyDir": {}}
+# What synth wrote that its own validate refused (issue 37): each is now refused before writing,
+# by the rule that names it. Expected rule ids and words are the validator's own (validate rules).
+REFUSED = {
+    "a duplicate volume": (_pod_spec([{"name": "v", **EMPTY}, {"name": "v", **EMPTY}], []), "AS004"),
+    "two mounts at one path": (_pod_spec([{"name": "a", **EMPTY}, {"name": "b", **EMPTY}],
+                                         [{"name": "a", "mountPath": "/m"}, {"name": "b", "mountPath": "/m"}]), "AS004"),
+    "a priority class named system-*": ({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                         "metadata": {"name": "system-high"}, "value": 1000}, "AS013"),
+    # JobSet's webhook (pkg/webhooks/jobset_webhook.go, ValidateCreate): the pod names it generates
+    # (<jobset>-<job>-<index>-<pod index>-<suffix>) must stay DNS labels of at most 63 characters.
+    "JobSet names too long for their pods": (_job_set("j" * 60, "worker"), "WH001"),
+}
+
+
+def test_every_api_server_and_webhook_rule_of_the_registry_runs():
+    """Chosen by family from the registry: a rule added to validate is run by synth's guard unedited."""
+    from generator.validate.rules import RULES, Rule
+    ids = guard.api_rules()
+    assert {"AS004", "AS013", "WH001", "KQ001", "NM001", "WK001", "SE003"} <= set(ids)
+    assert not [i for i in ids if RULES[i].check is None]
+    RULES["AS699"] = Rule("AS699", "error", "a test rule", "", lambda m: [])
+    try:
+        assert "AS699" in guard.api_rules()
+    finally:
+        del RULES["AS699"]
+
+
+def test_what_validate_refuses_synth_refuses_before_writing():
+    for what, (obj, rule_id) in REFUSED.items():
+        found = _both(_tree("overlays/p", [obj]), {"overlays/p": [obj]})
+        assert [p.message.split(":")[0] for p in found] == [rule_id], (what, found)
+    # The negative half: the same objects made right are accepted.
+    good = [_pod_spec([{"name": "a", **EMPTY}, {"name": "b", **EMPTY}],
+                      [{"name": "a", "mountPath": "/a"}, {"name": "b", "mountPath": "/b"}]),
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+            _job_set("short")]
+    assert _both(_tree("overlays/p", good), {"overlays/p": good}) == []
+
+
+def test_an_overlay_is_checked_with_base_as_one_set():
+    # A queue label naming a LocalQueue of base/ is fine; naming none is KQ001 (closed: the set is whole).
+    lq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "llm"},
+          "spec": {"clusterQueue": "cq"}}
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+          "spec": {"namespaceSelector": {}, "resourceGroups": []}}
+    job = _job_set("j")
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+    tree = {**_tree("base", [lq]), **_tree("overlays/p", [cq, job])}
+    assert guard.problems(tree) == []
+    job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "nowhere"
+    tree = {**_tree("base", [lq]), **_tree("overlays/p", [cq, job])}
+    assert [p.message[:5] for p in guard.problems(tree)] == ["KQ001"]

@@ -197,3 +197,33 @@ def test_fuzz_cohort_graphs_in_validate_and_plan(tmp_path_factory, capsys, paren
         assert "internal error" not in text and "Traceback" not in text, text
         named = "form a cycle" in text or "is its own parent" in text
         assert named == cycle, (args, parents, text)
+
+
+# ---------------------------------------------------------------- integers past any field's range
+
+HUGE = "9" * 5_001   # past Python's integer conversion limit (4,300 digits)
+
+
+@pytest.mark.parametrize("command", ["synth", "validate", "plan"])
+def test_an_integer_of_5001_digits_is_one_line(tmp_path, command):
+    """It used to be an internal error (ValueError from int()) in synth, validate and plan."""
+    spec = tmp_path / "platform.yaml"
+    spec.write_text(helpers.FIXTURE_SPEC.read_text().replace("nodes: 3", f"nodes: {HUGE}", 1))
+    assert HUGE in spec.read_text()
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(f"steps:\n- title: t\n  scale: {{kind: Deployment, name: d, replicas: {HUGE}}}\n")
+    args = {"synth": ("synth", "--spec", spec, "--out", tmp_path / "out"),
+            "validate": ("validate", "--spec", spec),
+            "plan": ("plan", helpers.generated() / "overlays" / "l4-standard", "--scenario", scenario)}[command]
+    r = _run(*args, cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    line = _one_problem_line(r.stderr)
+    assert f"an integer of 5,001 digits, over the limit of {yamlio.MAX_INT_DIGITS}" in line, line
+    assert "internal error" not in r.stderr
+
+
+def test_integers_up_to_the_limit_still_read():
+    assert yamlio.load_user(f"a: {'9' * yamlio.MAX_INT_DIGITS}\n") == {"a": int("9" * yamlio.MAX_INT_DIGITS)}
+    assert yamlio.load_user("a: 0x1F\nb: -12\nc: 1_000\n") == {"a": 31, "b": -12, "c": 1000}
+    with pytest.raises(yamlio.InputError, match="over the limit of"):
+        yamlio.load_user(f"a: {'9' * (yamlio.MAX_INT_DIGITS + 1)}\n")

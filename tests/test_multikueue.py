@@ -165,3 +165,22 @@ def test_incremental_dispatch_needs_kueue_0_13():
     tree = _tree(raw)
     assert _config(tree, "manager")["multiKueue"] == {
         "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
+
+
+def test_job_kinds_cover_what_the_manager_runs():
+    # The manager's Kueue dispatches every integration it enables (cmd/kueue/main.go:
+    # jobframework.GetMultiKueueAdapters over cfg.Integrations.Frameworks); the workers enable
+    # jobKinds. `jobKinds: []` wrote workers without batch/job, which validate's MK104 refused.
+    import copy
+
+    from generator import model as specmod
+    from generator.kernel.errors import SpecError
+    from tests import helpers
+    raw = helpers.example_raw(helpers.ROOT / "examples" / "multikueue.yaml")
+    specmod.from_dict(copy.deepcopy(raw), "mk.yaml")   # the example as shipped is accepted
+    for kinds, words in (([], "needs at least 1"), (["jobset.x-k8s.io/jobset"], "runs workloads of batch/job")):
+        bad = copy.deepcopy(raw)
+        bad["multiKueue"][0]["jobKinds"] = kinds
+        with pytest.raises(SpecError) as e:
+            specmod.from_dict(bad, "mk.yaml")
+        assert [p.path for p in e.value.problems if words in p.message] == ["multiKueue[0].jobKinds"], e.value

@@ -243,3 +243,77 @@ def test_fuzz_overlays_and_scenarios_never_traceback(objs, steps, tmp_path_facto
     sc.write_text(json.dumps({"steps": steps}))
     rc = cli.main(["plan", str(f), "--scenario", str(sc), "--format", "json"])
     assert rc in (0, 1, 2)
+
+
+# ---------------------------------------------------------------- limits on the work a scenario asks for
+
+def _submits(steps: int, count: int) -> dict:
+    manifest = job("x", 1, {"cpu": 1})
+    manifest["metadata"] = {"generateName": "x-", "namespace": manifest["metadata"]["namespace"]}
+    return {"steps": [{"title": f"wave {i}", "submit": {"manifest": manifest, "count": count}} for i in range(steps)]}
+
+
+def test_submissions_times_steps_are_refused_before_the_work(tmp_path, capsys):
+    # 20 steps that each submit 1,000 Jobs: 1,000 + 2,000 + ... + 10,000 (simulated at most) + ... rows.
+    import time
+
+    from generator.plan import scenario, simulate
+    overlay = _write(tmp_path, _base())
+    f = tmp_path / "waves.yaml"
+    f.write_text(yamlio.dump(_submits(20, 1000)))
+    start = time.monotonic()
+    rc, out, err = _cli(capsys, overlay, "--scenario", f)
+    rows = sum(min(1000 * i, simulate.MAX_WORKLOADS) for i in range(1, 21))   # no initial workload in _base()
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert f"{rows:,} workload rows" in err and f"limit of {scenario.MAX_ROWS:,}" in err, err
+    assert time.monotonic() - start < 5
+    # The negative half: a scenario under the limit is planned.
+    f.write_text(yamlio.dump(_submits(2, 3)))
+    assert _cli(capsys, overlay, "--scenario", f)[0] == 0
+
+
+def test_too_many_steps_are_refused(tmp_path, capsys):
+    from generator.plan import scenario
+    overlay = _write(tmp_path, _base())
+    f = tmp_path / "steps.yaml"
+    n = scenario.MAX_STEPS + 1
+    f.write_text(yamlio.dump({"steps": [{"title": f"s{i}", "quota": {"clusterQueue": "cq", "flavor": "f",
+                                                                     "resource": "cpu", "nominalQuota": 8}}
+                                        for i in range(n)]}))
+    rc, _, err = _cli(capsys, overlay, "--scenario", f)
+    assert rc == 2 and f"{n:,} steps, over the limit of {scenario.MAX_STEPS:,}" in err, err
+
+
+def test_a_huge_scenario_is_refused_by_its_size_before_parsing(tmp_path, capsys):
+    # 9.7 MB of plain steps: no aliases, so the refusal names the size, not "aliases expand".
+    import time
+
+    from generator.plan import scenario
+    overlay = _write(tmp_path, _base())
+    f = tmp_path / "huge.yaml"
+    line = "- {title: step, quota: {clusterQueue: cq, flavor: f, resource: cpu, nominalQuota: 8}}\n"
+    f.write_text("steps:\n" + line * (9_700_000 // len(line)))
+    size = f.stat().st_size
+    start = time.monotonic()
+    rc, _, err = _cli(capsys, overlay, "--scenario", f)
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert f"{size:,} bytes, over the limit of {scenario.MAX_SCENARIO_BYTES:,}" in err and "aliases" not in err
+    assert time.monotonic() - start < 5
+
+
+def test_changes_only_json_does_not_repeat_unchanged_workloads(tmp_path, capsys):
+    overlay = _write(tmp_path, _base())
+    f = tmp_path / "waves.yaml"
+    f.write_text(yamlio.dump(_submits(3, 2)))
+    full = json.loads(_cli(capsys, overlay, "--scenario", f, "--format", "json")[1])
+    short = json.loads(_cli(capsys, overlay, "--scenario", f, "--format", "json", "--changes-only")[1])
+    assert [len(s["workloads"]) for s in full["steps"]] == [0, 2, 4, 6]
+    assert [len(s["workloads"]) for s in short["steps"]] == [0, 2, 2, 2]
+    assert [s.get("unchangedWorkloads") for s in short["steps"]] == [None, 0, 2, 4]
+    # Replaying the changes step by step gives the full report's rows back.
+    rows: dict = {}
+    for a, b in zip(full["steps"], short["steps"], strict=True):
+        rows.update({r["workload"]: r for r in b["workloads"]})
+        for gone in b.get("goneWorkloads", []):
+            rows.pop(gone)
+        assert sorted(rows.values(), key=json.dumps) == sorted(a["workloads"], key=json.dumps)

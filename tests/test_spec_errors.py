@@ -263,3 +263,57 @@ def test_a_hint_never_suggests_a_rejected_pool_topology():
     assert any("profiles.v6e.nodePools['v6e'].topology:" in line for line in lines), lines
     assert not any("1x1x1" in line.split(":", 3)[-1].split(";", 1)[-1] for line in lines
                    if "topology:" not in line), lines
+
+
+def test_volume_mounts_the_api_server_refuses_are_refused_in_the_spec():
+    # k8s.io/kubernetes pkg/apis/core/validation/validation.go, ValidateVolumeMounts: a mountPath
+    # twice is "must be unique"; validateLocalDescendingPath refuses a subPath with a '..' element.
+    import copy
+
+    from generator import model as specmod
+    from generator.kernel import yamlio
+    from generator.kernel.errors import SpecError
+    raw = yamlio.load_strict((helpers.FIXTURES / "serving.yaml").read_text())
+    i, w = next((i, w) for i, w in enumerate(raw["workloads"]) if (w.get("pod") or {}).get("volumeMounts"))
+    specmod.from_dict(copy.deepcopy(raw), "s.yaml")   # as the fixture has it: accepted
+    cases = {"twice": ([{"name": "data", "mountPath": "/data"}, {"name": "data", "mountPath": "/data"}],
+                       f"workloads[{i}].pod.volumeMounts[1].mountPath"),
+             "dotdot": ([{"name": "data", "mountPath": "/data", "subPath": "../x"}],
+                        f"workloads[{i}].pod.volumeMounts[0].subPath")}
+    for what, (mounts, path) in cases.items():
+        bad = copy.deepcopy(raw)
+        bad["workloads"][i]["pod"]["volumeMounts"] = mounts
+        bad["workloads"][i]["pod"]["volumes"] = w["pod"]["volumes"]
+        with pytest.raises(SpecError) as e:
+            specmod.from_dict(bad, "s.yaml")
+        assert path in [p.path for p in e.value.problems], (what, e.value)
+    ok = copy.deepcopy(raw)
+    ok["workloads"][i]["pod"]["volumeMounts"] = [{"name": "data", "mountPath": "/data", "subPath": "a..b/c"}]
+    specmod.from_dict(ok, "s.yaml")   # '..' inside a name is no '..' element
+
+
+def test_tolerations_and_annotations_the_api_server_refuses_are_refused_in_the_spec():
+    # ValidateTolerations: a value is a label value (no spaces), tolerationSeconds only with
+    # NoExecute; ValidateAnnotationsSize: all annotations at most 256 KiB (TotalAnnotationSizeLimitB).
+    import copy
+
+    from generator import model as specmod
+    from generator.kernel import yamlio
+    from generator.kernel.errors import SpecError
+    raw = yamlio.load_strict((helpers.FIXTURES / "serving.yaml").read_text())
+    i = next(i for i, w in enumerate(raw["workloads"]) if (w.get("pod") or {}).get("tolerations"))
+    good = {"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 30}
+    limit = 256 * 1024
+    cases = [({"tolerations": [{**good, "value": "has space"}]}, "pod.tolerations[0].value"),
+             ({"tolerations": [{**good, "effect": "NoSchedule"}]}, "pod.tolerations[0]"),
+             ({"annotations": {"a": "x" * limit}}, "pod.annotations")]
+    for pod, where in cases:
+        bad = copy.deepcopy(raw)
+        bad["workloads"][i]["pod"].update(pod)
+        with pytest.raises(SpecError) as e:
+            specmod.from_dict(bad, "s.yaml")
+        assert any(p.path.startswith(f"workloads[{i}].{where}") or p.path == f"workloads[{i}].{where}"
+                   for p in e.value.problems), (pod.keys(), e.value)
+    ok = copy.deepcopy(raw)   # the negative half: at the limits, accepted
+    ok["workloads"][i]["pod"].update({"tolerations": [good], "annotations": {"a": "x" * (limit - 1)}})
+    specmod.from_dict(ok, "s.yaml")

@@ -54,9 +54,9 @@ def step(name, fn):
 
 os.replace = step("rename", os.replace)
 shutil.rmtree = step("delete", shutil.rmtree)
-write_text = pathlib.Path.write_text
-pathlib.Path.write_text = lambda self, text, *a: (
-    step("write", write_text)(self, text) if self.name.endswith("0.yaml") else write_text(self, text))
+write_new = writer._write_new
+writer._write_new = lambda path, text: (
+    step("write", write_new)(path, text) if path.name.endswith("0.yaml") else write_new(path, text))
 try:
     count[0] = -1
     announce("ready")

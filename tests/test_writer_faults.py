@@ -105,3 +105,23 @@ def test_commands_that_only_read_the_output_say_it_is_mid_update(tmp_path, monke
     assert code == 2, (out, err)
     assert "mid-update" in err and "internal error" not in err and "Traceback" not in err
     assert (tmp_path / writer.JOURNAL).exists()          # reading never changes the tree
+
+
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_explicit_overlay_paths_say_the_tree_is_mid_update(tmp_path, monkeypatch, capsys, command):
+    """validate and plan given an overlay's path (not the repository's) see the journal beside it:
+    a tree half switched is a mix of two trees, read silently before."""
+    _old_tree(tmp_path)
+    monkeypatch.setattr(writer.os, "replace", Faulty(3, lasting=True))
+    with pytest.raises(writer.MidUpdate):
+        writer.write_tree(NEW, tmp_path, OWNED)
+    monkeypatch.undo()
+    overlay = tmp_path / "overlays" / "p"
+    assert overlay.is_dir()
+    code, out, err = helpers.run_cli(capsys, command, overlay)
+    assert code == 2, (out, err)
+    assert "mid-update" in err and "internal error" not in err and "Traceback" not in err
+    assert (tmp_path / writer.JOURNAL).exists()
+    # The negative half: once a synth (here: settle) finishes the switch, the same path is read.
+    writer.settle(tmp_path)
+    assert writer.pending_under([str(overlay)]) is None

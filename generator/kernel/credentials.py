@@ -62,7 +62,10 @@ KNOWN_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a bearer token in a URL", re.compile(r"(?i)[?&#](access_?token|private_token|api_?key|token)=[^&#\s]{8,}")),
     # A password in a URL's userinfo, scheme://user:password@host (RFC 3986, section 3.2.1:
     # "Use of the format user:password in the userinfo field is deprecated").
-    ("credentials in a URL (user:password@)", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@")),
+    # Searched only from the start of a run of scheme characters, the whole run taken as the
+    # scheme (more is redacted, never less): from every word start, as `\b` did, a 9 MB word
+    # like "a-a-a-..." was scanned again from each of its millions of starts.
+    ("credentials in a URL (user:password@)", re.compile(r"(?i)(?<![a-z0-9+.-])[a-z0-9+.-]+://[^/?#@\s:]*:[^/?#@\s]+@")),
     # PEM private keys (RFC 7468, section 10 and 11), e.g. a service account key file pasted in.
     # The whole block is matched, so `redact` removes the key material too.
     ("a private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?s:.*?)"
@@ -100,20 +103,36 @@ def looks_like_token(value: str, stand_ins_allowed: bool = False) -> bool:
     return not stand_ins_allowed or (any(ch.isdigit() for ch in v) and any(ch.isalpha() for ch in v))
 
 
-def _scoped(pattern: str) -> str:
-    return f"(?i:{pattern[4:]})" if pattern.startswith("(?i)") else f"(?:{pattern})"
+# For each format, words one of which any match contains (lower case): a value holding none of
+# a format's words is not searched with its pattern. A substring test is a fast linear pass,
+# where running every pattern over a 9 MB value took seconds; most values hold no such word.
+ANCHORS: dict[str, tuple[str, ...]] = {
+    "a Hugging Face token": ("hf_",),
+    "a GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "a GitLab token": ("glpat-", "glptt-"),
+    "an AWS access key": ("akia", "asia", "abia", "acca"),
+    "an AWS secret access key": ("secret",),
+    "a Google service account key": ("service_account",),
+    "a Google API key": ("aiza",),
+    "a Slack token": ("xox", "xapp-"),
+    "a JSON Web Token": (".ey",),
+    "a bearer token": ("bearer",),
+    "a bearer token in a URL": ("token=", "key="),
+    "credentials in a URL (user:password@)": ("://",),
+    "a private key": ("private key",),
+}
 
 
-# All formats in one expression: one search tells most values apart (the spec has hundreds).
-_ANY = re.compile("|".join(_scoped(p.pattern) for _, p in KNOWN_TOKENS))
+def _candidates(text: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The formats whose words the text holds, in KNOWN_TOKENS' order."""
+    low = text.lower()
+    return [(what, p) for what, p in KNOWN_TOKENS if any(a in low for a in ANCHORS[what])]
 
 
 @lru_cache(maxsize=4096)   # the same keys and values recur: a 1,000-workload spec has 400 distinct in 43,000
 def known_token(value: str) -> str | None:
     """The kind of credential a value contains, when it has a published token format."""
-    if not _ANY.search(value):
-        return None
-    for what, pattern in KNOWN_TOKENS:
+    for what, pattern in _candidates(value):
         if pattern.search(value):
             return what
     return None
@@ -121,8 +140,8 @@ def known_token(value: str) -> str | None:
 
 def redact(text: str) -> str:
     """text with every credential of a published format replaced by <redacted>: for
-    messages that quote what the user wrote."""
-    for _, pattern in KNOWN_TOKENS:
+    messages that quote what the user wrote. Linear in the text's length."""
+    for _, pattern in _candidates(text):
         text = pattern.sub("<redacted>", text)
     return text
 
@@ -191,3 +210,59 @@ def in_env(name: str, value: str, tokens: bool = True) -> str | None:
         return f"{name} looks like a credential; {HOW} (valueFrom.secretKeyRef)"
     what = known_token(value) if tokens else None
     return f"contains {what}; {HOW}" if what else None
+
+
+# ---------------------------------------------------------------- objects a user's file holds
+
+# Kubernetes Secret types whose values are credentials by definition (every type is:
+# kubernetes.io/docs/concepts/configuration/secret/#secret-types); `data` and `stringData`
+# hold them (core/v1 Secret).
+SECRET_HOW = ("create the Secret outside Git (`kubectl create secret generic NAME --from-literal=...`, or an "
+              "external secret store: Secret Manager with the External Secrets Operator or the Secrets Store "
+              "CSI driver) and reference it by name (env valueFrom.secretKeyRef, envFrom.secretRef, a secret volume)")
+
+
+def in_object(obj: dict) -> Iterator[tuple[tuple, str]]:
+    """(path, what is wrong) for credential data an object of a user's manifest file carries
+    beyond what `scan` finds: a Secret's literal values, and credential-named env vars and
+    flags with literal values in any container (as the spec's own fields are checked)."""
+    if obj.get("kind") == "Secret" and str(obj.get("apiVersion", "v1")) == "v1":
+        for field in ("data", "stringData"):
+            if isinstance(obj.get(field), dict) and obj[field]:
+                yield (field,), (f"a Secret with literal values ({len(obj[field])} in {field}) would be committed "
+                                 f"to Git; {SECRET_HOW}")
+    yield from _containers(obj, ())
+
+
+_POD_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _containers(node, path: tuple) -> Iterator[tuple[tuple, str]]:
+    """Every container list under `node` (pod templates nest at different depths per kind)."""
+    stack = [(node, path)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _POD_LISTS and isinstance(value, list):
+                    for i, c in enumerate(value):
+                        if isinstance(c, dict):
+                            yield from _container(c, path + (key, i))
+                elif isinstance(value, (dict, list)):
+                    stack.append((value, path + (key,)))
+        elif isinstance(node, list):
+            stack += [(v, path + (i,)) for i, v in enumerate(node)]
+
+
+def _container(c: dict, path: tuple) -> Iterator[tuple[tuple, str]]:
+    for i, e in enumerate(c.get("env") or []):
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), str):
+            bad = in_env(e["name"], e["value"], tokens=False)
+            if bad:
+                yield path + ("env", i, "value"), bad
+    for field in ("command", "args"):
+        for i, arg in enumerate(c.get(field) or []):
+            if isinstance(arg, str):
+                bad = in_argument(arg, tokens=False)
+                if bad:
+                    yield path + (field, i), bad

@@ -158,13 +158,18 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # A run of text without spaces this long is a value no `show` cut (a file's path is shorter).
 MAX_WORD = 200
+# Characters past a cut that are still searched for a credential starting before it (every
+# format's pattern matches a token's first few hundred characters; a key block runs to the end).
+REDACT_MARGIN = 4096
 _LONG_WORD = re.compile(r"\S{" + str(MAX_WORD + 1) + ",}")
 
 
 def show(value: Any) -> str:
     """A value as a message quotes it: repr, cut to MAX_VALUE characters."""
     from .credentials import redact
-    text = redact(repr(value))   # before cutting: a cut token would no longer match its format
+    # Redacted before the cut (a cut token would no longer match its format), on what is shown
+    # and a margin past it for a token that starts within: never the whole of a 9 MB value.
+    text = redact(repr(value)[:MAX_VALUE + REDACT_MARGIN])
     return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
 
 
@@ -226,7 +231,10 @@ class SpecError(Exception):
 
     def _render(self) -> str:
         from . import yamlio
-        root = yamlio.document_nodes(self.source, self._raw)
+        # The file is composed again only when a problem needs a position looked up (never for
+        # a file refused by its size: that would be the work the refusal saves).
+        wanted = any(p.path and p.line is None for p in self.problems)
+        root = yamlio.document_nodes(self.source, self._raw) if wanted else None
         lines = []
         for p in self.problems:
             path, mark = yamlio.locate(root, p.path) if root is not None and p.path else (p.path, None)

@@ -44,20 +44,76 @@ class NoPlatform(Exception):
     """No platform.yaml in the working directory or any folder above it."""
 
 
+class OutsideRepository(Exception):
+    """A path the repository holds (the spec, a scenario, a manifest) leads outside it
+    through a symbolic link or `..`: a branch's contents never choose where the tool reads
+    or writes outside the repository. One line, exit 2."""
+
+
+def inside(path: str | Path, root: str | Path) -> bool:
+    """Whether `path`, every symbolic link followed, is `root` (links followed) or under it."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def contained(path: str | Path, root: str | Path, what: str) -> Path:
+    """`path` when it stays inside the repository `root` once its links are followed, else
+    OutsideRepository naming it (`what`: "the spec", "the scenario", ...)."""
+    if not inside(path, root):
+        via = " through a symbolic link" if os.path.islink(path) or _linked(path, root) else ""
+        raise OutsideRepository(f"{path}: {what} leads outside the repository {shown(root)}{via} "
+                                f"(to {os.path.realpath(path)}); keep it a plain file inside the repository")
+    return Path(path)
+
+
+def _linked(path: str | Path, root: str | Path) -> bool:
+    p = Path(os.path.abspath(path))
+    return any(q.is_symlink() for q in (p, *p.parents))
+
+
+def repository_file(path: str | Path, root: str | Path, what: str) -> Path:
+    """`path` when it is outside `root` as written (named on the command line), or stays
+    inside `root` once its links are followed; else OutsideRepository."""
+    if lexically_inside(path, root):
+        contained(path, root, what)
+    return Path(path)
+
+
+def repository_root() -> Path:
+    """The platform repository of the working directory (the spec's folder), else the working directory."""
+    try:
+        return find_spec().parent
+    except NoPlatform:
+        return Path.cwd()
+
+
+def lexically_inside(path: str | Path, root: str | Path) -> bool:
+    """Whether `path` as written (no link followed) is under `root`: a path the repository
+    holds, rather than one a user named outside it on the command line."""
+    a, b = os.path.abspath(path), os.path.abspath(root)
+    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
+
+
 def find_spec(start: Path | None = None) -> Path:
     """The platform repository's spec: platform.yaml in `start` (default: the
     working directory) or the nearest folder above it that has one."""
     here = Path(start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         if (d / SPEC_NAME).is_file():
-            return d / SPEC_NAME
+            return contained(d / SPEC_NAME, d, "the spec")
     raise NoPlatform(f"no {SPEC_NAME} in {here} or any folder above it; run the command inside a platform "
                      f"repository, create one with `gke-ml-platform init DIR`, or pass --spec FILE")
 
 
 def platform_dir(spec: str | Path | None = None) -> Path:
-    """The platform repository: the folder of `spec`, else of the spec found from the working directory."""
-    return Path(spec).resolve().parent if spec else find_spec().parent
+    """The platform repository: the folder of `spec`, else of the spec found from the working directory.
+    The folder the spec's path names, not the folder of a symbolic link's target: a spec that
+    is a link leading outside it is refused (OutsideRepository), never followed out."""
+    if not spec:
+        return find_spec().parent
+    root = Path(os.path.abspath(spec)).parent.resolve()
+    contained(spec, root, "the spec")
+    return root
 
 
 def shown(path: Path | str) -> str:

@@ -84,6 +84,26 @@ def _construct_mapping(loader, node, deep=False):
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+# No field of a spec, scenario or Kubernetes object takes an integer past 64 bits (19 digits):
+# one of over 1,000 digits is refused as it is read, never converted (Python refuses to
+# convert one of over 4,300 digits, and arithmetic on a huge one is slow); shorter ones reach
+# the field's own check, which names the field and its range.
+MAX_INT_DIGITS = 1_000
+
+
+def _construct_int(loader, node):
+    digits = sum(ch.isdigit() for ch in node.value)
+    if digits > MAX_INT_DIGITS:
+        raise LimitError(None, None, f"an integer of {digits:,} digits, over the limit of {MAX_INT_DIGITS} "
+                         "(no field takes a number past 64 bits, 19 digits)", node.start_mark)
+    value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    if abs(value).bit_length() > MAX_INT_DIGITS * 4:   # 0x..., sexagesimal 1:2:3:... grow past their digits
+        raise LimitError(None, None, f"an integer over the limit of {MAX_INT_DIGITS} digits", node.start_mark)
+    return value
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
 _STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 _PLAIN_SCALARS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                             "tag:yaml.org,2002:float"})
@@ -382,6 +402,13 @@ _FastDumper = yamldump.faster(_Dumper)   # the same text, less pure-Python work 
 def dump(obj) -> str:
     return yaml.dump(obj, Dumper=_FastDumper, sort_keys=False, default_flow_style=False,
                      allow_unicode=True, width=4096)
+
+
+def dump_styled(obj, flow: bool | None, width: int) -> str:
+    """dump() with another flow style and width (a scenario's expectations, rewritten in place):
+    the same quoting of strings other readers would take for numbers or booleans."""
+    return yaml.dump(obj, Dumper=_FastDumper, sort_keys=False, default_flow_style=flow, allow_unicode=True,
+                     width=width)
 
 
 def dump_all(objs) -> str:

@@ -50,7 +50,8 @@ def _read_manifests(platform: Platform, source: str) -> list[Problem]:
     out = []
     for i, w in enumerate(platform.workloads):
         if isinstance(w, Manifest):
-            out += [Problem(f"workloads[{i}].{p.path}", p.message) for p in w.read(base)]
+            out += [Problem(f"workloads[{i}].{p.path}", p.message)
+                    for p in w.read(base, contained=not source.startswith("<"))]
             out += _manifest_credentials(i, w)
     return out
 
@@ -60,8 +61,9 @@ def _manifest_credentials(i: int, w: Manifest) -> list[Problem]:
     out = []
     for n, obj in enumerate(w.objects, 1):
         where = f"{w.file}: document {n} ({obj.get('kind')}/{(obj.get('metadata') or {}).get('name')})"
+        found = [*credentials.scan(obj), *credentials.in_object(obj)]
         out += [Problem(f"workloads[{i}].file", f"{where}: {format_path(list(path)) or '<root>'}: {what}")
-                for path, what in credentials.scan(obj)]
+                for path, what in found]
     return out
 
 

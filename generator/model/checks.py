@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
+from pydantic import BaseModel
+
 from ..kernel import catalog, credentials, errors, quantity, supply, tpu_slices, versions
 from ..kernel.catalog import node_labels as L
 from ..kernel.errors import Problem, format_path
@@ -723,7 +725,22 @@ def _group_members(p: Platform, g, base: str, managers: list[str]) -> list[Probl
 
 
 def _group(p: Platform, g) -> list[Problem]:
-    return _group_kueue(p, g) + _group_teams(p, g) + _manager_workloads(p, g) + _worker_flavors(p, g)
+    return (_group_kueue(p, g) + _group_teams(p, g) + _manager_workloads(p, g) + _worker_flavors(p, g)
+            + _dispatched_kinds(p, g))
+
+
+def _dispatched_kinds(p: Platform, g) -> list[Problem]:
+    """Every integration the manager enables is dispatched (Kueue's MultiKueue builds an adapter
+    per enabled integration it supports: cmd/kueue/main.go, jobframework.GetMultiKueueAdapters over
+    # cfg.Integrations.Frameworks), so each
+    worker must enable it too; the workers enable jobKinds. The manager's workloads' kinds
+    must therefore be among them (`jobKinds: []` left the workers without batch/job)."""
+    needed = sorted({f for w in p.workloads_for(g.manager) for f in w.frameworks} - set(g.job_kinds))
+    if not needed:
+        return []
+    return [Problem("jobKinds", f"the manager {g.manager!r} runs workloads of {', '.join(needed)}, which MultiKueue "
+                                f"dispatches to the workers, but jobKinds ({', '.join(g.job_kinds) or 'empty'}) "
+                                "leaves it off the workers' Kueue; list it in jobKinds")]
 
 
 def _group_kueue(p: Platform, g) -> list[Problem]:
@@ -841,8 +858,50 @@ def secrets(p: Platform) -> list[Problem]:
     return out
 
 
+# ---------------------------------------------------------------- repeated entries
+
+# Lists whose entries may repeat: words of a command line (a flag given twice is the engine's business).
+REPEATABLE = frozenset({"args", "command", "engine_args"})
+
+
+def repeated(p: Platform) -> list[Problem]:
+    """An entry listed twice in any list of names or values of the spec (a team's namespace, a
+    queue's profile, a MultiKueue job kind, ...): one problem per list, for every such list
+    the model has or gains. Lists of named things (pools, teams, workers) have checks of their own."""
+    out: list[Problem] = []
+    stack: list[tuple[object, tuple]] = [(p, ())]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, BaseModel):
+            continue
+        for name, field in type(node).model_fields.items():
+            value, where = getattr(node, name), path + (field.alias or name,)
+            if _scalar_list(value) and name not in REPEATABLE:
+                dup = sorted({str(v) for v in value if value.count(v) > 1})
+                if dup:
+                    out.append(Problem(format_path(list(where)), f"lists {', '.join(map(repr, dup))} more "
+                                                                 "than once; give each entry once"))
+            else:
+                stack += _children(value, where)
+    return sorted(out, key=lambda x: x.path)
+
+
+def _scalar_list(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, (str, int, float)) for v in value)
+
+
+def _children(value, where: tuple) -> list[tuple[object, tuple]]:
+    """The models under a field's value (in a list, a mapping, or the value itself)."""
+    if isinstance(value, (list, tuple)):
+        return [(v, where + (i,)) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return [(v, where + (k,)) for k, v in value.items()]
+    return [(value, where)] if isinstance(value, BaseModel) else []
+
+
 CHECKS: tuple[Callable[[Platform], list[Problem]], ...] = (
-    pins, integrations, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects, guides,
+    repeated, pins, integrations, tiers, namespaces, profiles, queues, cohort_cycles, workloads, duplicate_objects,
+    guides,
     tpu_tiers,
     teams, multikueue, gitops, secrets,
 )

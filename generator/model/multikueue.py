@@ -37,7 +37,8 @@ class MultiKueueGroup(SpecModel):
     workers: list[Worker] = Field(min_length=1, max_length=10,
                                   description="In dispatch preference order (Kueue v0.12 allows 10 per config).")
     job_kinds: list[Integration] = Field(
-        default_factory=lambda: list(DISPATCHABLE), description="Kueue integrations dispatched to the workers.")
+        default_factory=lambda: list(DISPATCHABLE), min_length=1,
+        description="Kueue integrations dispatched to the workers (at least one: a group dispatches jobs).")
     dispatcher: Literal["all-at-once", "incremental"] = Field(
         "all-at-once", description="How workers are nominated (Kueue v0.13 and later; v0.12 always all at once).")
 

@@ -5,22 +5,26 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from .fields import DnsLabel, DnsSubdomain, EnvName, LabelKey, Labels, Quantity, SpecModel
+from .fields import DnsLabel, DnsSubdomain, EnvName, LabelKey, Labels, LabelValue, Quantity, SpecModel
 
 
 class Toleration(SpecModel):
     key: LabelKey | None = None
     operator: Literal["Exists", "Equal"] = "Equal"
-    value: str | None = Field(None, max_length=63)
+    # A label value (ValidateTolerations: validation.IsValidLabelValue), so no spaces.
+    value: LabelValue | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
     toleration_seconds: int | None = Field(None, ge=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> Toleration:
+        # k8s.io/kubernetes pkg/apis/core/validation/validation.go, ValidateTolerations.
         if self.operator == "Exists" and self.value:
             raise ValueError("operator Exists takes no value")
+        if self.toleration_seconds is not None and self.effect != "NoExecute":
+            raise ValueError("tolerationSeconds needs effect NoExecute (the API server refuses it with any other)")
         if self.key is None and self.operator != "Exists":
             raise ValueError("a toleration without a key must use operator Exists")
         return self
@@ -97,6 +101,21 @@ class PodExtras(SpecModel):
     tolerations: list[Toleration] = Field(default_factory=list)
     volumes: list[Volume] = Field(default_factory=list)
     volume_mounts: list[VolumeMount] = Field(default_factory=list)
+
+    @field_validator("annotations")
+    @classmethod
+    def _annotations_size(cls, v: dict[str, str]) -> dict[str, str]:
+        # k8s.io/apimachinery pkg/api/validation/objectmeta.go, ValidateAnnotationsSize: keys and
+        # values together at most TotalAnnotationSizeLimitB (256 KiB), counted in bytes.
+        size = sum(len(k.encode()) + len(val.encode()) for k, val in v.items())
+        if size > ANNOTATIONS_MAX_BYTES:
+            raise ValueError(f"annotations hold {size:,} bytes, over the API server's limit of "
+                             f"{ANNOTATIONS_MAX_BYTES:,} (256 KiB) for all of an object's annotations")
+        return v
+
+
+# apimachinery's TotalAnnotationSizeLimitB = 256 * (1 << 10).
+ANNOTATIONS_MAX_BYTES = 256 * 1024
 
 
 class Security(SpecModel):

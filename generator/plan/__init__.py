@@ -12,6 +12,7 @@ holds the accelerators at each step. With --group, group.py reads a MultiKueue m
 and its workers and dispatch.py replays MultiKueue between their simulators."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -76,11 +77,14 @@ def scenario_runs(root: Path, scenario_file: str | None) -> list[tuple[str, str]
             raise SpecError(str(root), [Problem("", f"no overlay given and no scenarios/<profile>/*.yaml under {root}: "
                                                "give an overlay (plan overlays/PROFILE) or write a scenario")])
     out, problems = [], []
+    from ..kernel import paths
     for f in files:
-        overlay = root / "overlays" / f.resolve().parent.name
+        paths.repository_file(f, root, "the scenario")   # a link out of the repository is refused
+        profile = Path(os.path.abspath(f)).parent.name
+        overlay = root / "overlays" / profile
         if not overlay.is_dir():
             problems.append(Problem(str(f), f"no overlay {_shown(overlay, root)} for this scenario's profile "
-                                    f"({f.resolve().parent.name}); run synth, or give the overlay"))
+                                    f"({profile}); run synth, or give the overlay"))
         out.append((_shown(overlay, root), _shown(f, root)))
     if problems:
         raise SpecError(str(root), problems)
@@ -135,11 +139,19 @@ def _check_plot(where: str, many: bool) -> None:
 
 def run(args) -> int:
     """The CLI command; SpecError (exit 2) propagates to generator.cli."""
+    from ..kernel import paths, writer
     _check_args(args)
     if args.overlay:
+        # An overlay a synth left half switched reads as a mix of two trees: say so, plan nothing.
+        busy = writer.pending_under([p.partition("=")[2] or p for p in args.overlay])
+        if busy:
+            raise writer.MidUpdate(busy)
         _current(args, args.overlay)
         return _run_one(args, args.overlay, args.scenario, args.plot)
     root = platform_root()
+    busy = writer.pending(root)
+    if busy:
+        raise writer.MidUpdate(busy)
     runs = scenario_runs(root, args.scenario)
     _current(args, [str(root / o) for o, _ in runs])
     rc = 0
@@ -149,6 +161,7 @@ def run(args) -> int:
         plot = None
         if args.plot:
             plot = str(Path(args.plot) / f"{Path(overlay).name}--{Path(scen).stem}.png")   # plot.write makes the folder
+            paths.repository_file(args.plot, root, "the plot folder")   # a link out of the repository: refused
         rc = max(rc, _run_one(args, [str(root / overlay), *kueue_config(root, overlay)], str(root / scen), plot,
                               (overlay, scen)))
     return rc
@@ -227,9 +240,13 @@ def _run_one(args, overlay: list[str], scenario_file: str | None, plot_file: str
     if shown is not None:
         result = replace(result, source=shown[0], scenario=shown[1])
     if plot_file:
+        from ..kernel import paths
         from . import plot  # matplotlib only when asked for
+        # A plot inside the repository stays there: a committed link at its path is not written through.
+        paths.repository_file(plot_file, paths.repository_root(), "the plot")
         plot.write(result, plot_file)
-    sys.stdout.write(printable(report.render(result, args.format, getattr(args, "summary", False))))
+    sys.stdout.write(printable(report.render(result, args.format, getattr(args, "summary", False),
+                                             getattr(args, "changes_only", False))))
     if plot_file:
         print(f"plan: wrote {plot_file}", file=sys.stderr)
     failures = result.failures

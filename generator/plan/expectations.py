@@ -8,8 +8,11 @@ preemptions and details with today's values. The file is edited in place, value 
 so its comments, order and layout outside the changed values stay as they were."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import stat
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from ..kernel import yamlio
+from ..kernel.errors import Problem, SpecError
 from ..kernel.quantity import fmt
 from . import scenario as scenario_mod
 from .simulate import Plan, StepResult
@@ -170,7 +175,7 @@ def rewrite(path: str | Path, plan: Plan, flags: list[str] | None = None) -> int
     for start, end, repl in sorted(edits, reverse=True):
         text = text[:start] + repl + text[end:]
     if changed:
-        path.write_text(text)
+        _replace_file(path, text)
     return changed
 
 
@@ -226,6 +231,26 @@ def _mentions(text: str, words: set[str]) -> set[str]:
     return {w for w in words if re.search(rf"(?<![\w.-]){re.escape(w.lower())}", lower)}
 
 
+def _replace_file(path: Path, text: str) -> None:
+    """Rewrite the scenario in place of the file itself: a new file beside it, renamed over
+    it (a rename replaces a name, never what a link points to). A scenario that is a
+    symbolic link is refused: the file it names may be anywhere."""
+    if path.is_symlink():
+        raise SpecError(str(path), [Problem("", "the scenario is a symbolic link; --update-expectations rewrites "
+                                                "only a plain file (replace the link by the file)")])
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def _value(node, key: str):
     if not isinstance(node, yaml.MappingNode):
         return None
@@ -253,7 +278,7 @@ def _edits(node, old: dict, new: dict, text: str) -> list[tuple[int, int, str]]:
         eol = text.find("\n", at)
         eol = len(text) if eol < 0 else eol
         pad = " " * node.start_mark.column
-        dumped = yaml.safe_dump(added, default_flow_style=None, sort_keys=False, width=10**9, allow_unicode=True)
+        dumped = yamlio.dump_styled(added, None, 10**9)
         out.append((eol, eol, "".join(f"\n{pad}{ln}" for ln in dumped.rstrip("\n").split("\n"))))
     return out
 
@@ -326,9 +351,9 @@ def _replace(node, value: Any, text: str) -> tuple[int, int, str]:
     start, end = node.start_mark.index, _end(node)
     flow = isinstance(node, yaml.ScalarNode) or node.flow_style
     if flow or not value:
-        dumped = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**9, allow_unicode=True)
+        dumped = yamlio.dump_styled(value, True, 10**9)
         return start, end, dumped.strip().removesuffix("\n...").removesuffix("...").strip()
-    dumped = yaml.safe_dump(value, default_flow_style=False, sort_keys=False, width=100, allow_unicode=True)
+    dumped = yamlio.dump_styled(value, False, 100)
     pad = " " * node.start_mark.column
     lines = dumped.rstrip("\n").split("\n")
     return start, end, "\n".join([lines[0]] + [pad + ln for ln in lines[1:]])

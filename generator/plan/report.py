@@ -19,9 +19,11 @@ STATE_LABEL = {
 }
 
 
-def render(plan: Plan, form: str, summary: bool = False) -> str:
+def render(plan: Plan, form: str, summary: bool = False, changes_only: bool = False) -> str:
     if summary:
         return {"text": summary_text, "json": as_json, "markdown": summary_markdown}[form](plan)
+    if form == "json" and changes_only:
+        return as_json(plan, changes_only=True)
     return {"text": text, "json": as_json, "markdown": markdown}[form](plan)
 
 
@@ -278,7 +280,31 @@ def _md_usage(plan: Plan, step: StepResult) -> list[str]:
 
 
 # ---------------------------------------------------------------- json
-def as_json(plan: Plan) -> str:
+def _json_row(plan: Plan, r) -> dict:
+    return {
+        "workload": r.workload, "kind": r.kind, "clusterQueue": r.cluster_queue,
+        "priority": r.priority, "prioritySource": r.priority_source, "state": r.state,
+        "detail": r.detail, "demand": r.demand, "flavors": r.flavors,
+        **({"topology": r.topology} if r.topology else {}),
+        **({"submittedTo": r.home, "runsOn": r.cluster, "copies": dict(r.copies)} if plan.clusters else {}),
+    }
+
+
+def _json_rows(plan: Plan, step: StepResult, before: StepResult | None) -> dict:
+    """A step's workloads: all of them; with `before` (--changes-only), only those whose row
+    changed since that step, the ones gone named, the rest counted (a report of 20 steps of
+    1,000 workloads otherwise repeats each workload 20 times)."""
+    if before is None:
+        return {"workloads": [_json_row(plan, r) for r in step.rows]}
+    old = {r.workload: r for r in before.rows}
+    changed = [r for r in step.rows if old.get(r.workload) != r]
+    now = {r.workload for r in step.rows}
+    return {"workloads": [_json_row(plan, r) for r in changed],
+            "unchangedWorkloads": len(step.rows) - len(changed),
+            "goneWorkloads": sorted(w for w in old if w not in now)}
+
+
+def as_json(plan: Plan, changes_only: bool = False) -> str:
     doc = {
         "overlay": plan.source,
         "scenario": plan.scenario,
@@ -293,13 +319,7 @@ def as_json(plan: Plan) -> str:
             "title": s.title,
             "action": s.action,
             "events": list(s.events),
-            "workloads": [{
-                "workload": r.workload, "kind": r.kind, "clusterQueue": r.cluster_queue,
-                "priority": r.priority, "prioritySource": r.priority_source, "state": r.state,
-                "detail": r.detail, "demand": r.demand, "flavors": r.flavors,
-                **({"topology": r.topology} if r.topology else {}),
-                **({"submittedTo": r.home, "runsOn": r.cluster, "copies": dict(r.copies)} if plan.clusters else {}),
-            } for r in s.rows],
+            **_json_rows(plan, s, plan.steps[i - 1] if changes_only and i else None),
             "usage": [{
                 **({"cluster": u.cluster} if plan.clusters else {}),
                 "clusterQueue": u.cluster_queue, "cohort": u.cohort, "flavor": u.flavor, "resource": u.resource,
@@ -314,6 +334,6 @@ def as_json(plan: Plan) -> str:
                 "flavor": c.flavor,
                 "cubes": [{"usedChips": used, "chips": total, "holders": list(h)} for used, total, h in c.cubes],
             } for c in s.cubes],
-        } for s in plan.steps],
+        } for i, s in enumerate(plan.steps)],
     }
     return json.dumps(doc, indent=2) + "\n"

@@ -34,6 +34,14 @@ SCHEMA = paths.SCHEMAS / "scenario.schema.json"
 QUEUE_KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Namespace",
                "WorkloadPriorityClass", "PriorityClass", "Topology")
 MAX_COUNT = 1000        # copies one submit step may make
+# A scenario is a reviewed file of steps: the repository's largest is a few KB. Checked on
+# the file's size before it is parsed (a 9.7 MB file of plain steps took 30 s to refuse).
+MAX_SCENARIO_BYTES = 1 * 2**20
+MAX_STEPS = 1_000       # steps in one scenario
+# Workload rows a plan computes and reports, summed over its steps (each step reports every
+# workload live at it): 20 steps that each submit 1,000 Jobs are 210,000 rows, 53 s and 79 MB
+# of JSON; the largest shipped scenario has under 100.
+MAX_ROWS = 20_000
 
 
 # ---------------------------------------------------------------- expectations
@@ -308,7 +316,23 @@ def default(cluster: overlay.Cluster, workers: dict[str, overlay.Cluster] | None
 
 def load(path: str, cluster: overlay.Cluster, workers: dict[str, overlay.Cluster] | None = None,
          manager: str | None = None) -> Scenario:
+    # A scenario the repository holds never leads outside it (a link to a file elsewhere is
+    # refused: --update-expectations would write there); its size is checked before parsing.
+    paths.repository_file(path, paths.repository_root(), "the scenario")
+    _check_size(path)
     return from_dict(userinput.load_mapping(path, "scenario"), cluster, str(path), workers, manager)
+
+
+def _check_size(path: str) -> None:
+    """A scenario over MAX_SCENARIO_BYTES is refused before it is read as YAML."""
+    try:
+        size = Path(path).stat().st_size if path != "-" else 0
+    except OSError:
+        return   # the reader says why it cannot read it
+    if size > MAX_SCENARIO_BYTES:
+        raise SpecError(str(path), [Problem("", f"the scenario is {size:,} bytes, over the limit of "
+                                                f"{MAX_SCENARIO_BYTES:,} for a scenario (docs/limits.md); "
+                                                "split it into several scenarios")])
 
 
 STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "namespaceLabels", "apply", "remove",
@@ -320,11 +344,7 @@ def from_dict(raw, cluster: overlay.Cluster, source: str = "<scenario>",
               workers: dict[str, overlay.Cluster] | None = None, manager: str | None = None) -> Scenario:
     """A scenario checked against the overlay (or, with `workers`, against a MultiKueue group
     whose manager is `cluster`, named `manager`)."""
-    if not isinstance(raw, dict):
-        raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
-    errors = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
-    if errors:
-        raise SpecError(source, errors)
+    _checked_before_the_work(raw, cluster, source, workers)
     problems: list[Problem] = []
     sc = Scenario(source, raw.get("description", ""), raw.get("cubes"))
     sc.initial_expect = _expect(raw.get("expect"))
@@ -341,7 +361,55 @@ def from_dict(raw, cluster: overlay.Cluster, source: str = "<scenario>",
             sc.steps.append(step)
     if problems:
         raise SpecError(source, problems)
+    over = _rows_over(len(sc.initial), [_added(st) for st in sc.steps])
+    if over:   # the files' objects counted: still before the simulation
+        raise SpecError(source, over)
     return sc
+
+
+def _checked_before_the_work(raw, cluster: overlay.Cluster, source: str,
+                             workers: dict[str, overlay.Cluster] | None) -> None:
+    """The scenario's shape (its schema) and its limits on the counts as written: SpecError
+    before any copy is made."""
+    if not isinstance(raw, dict):
+        raise SpecError(source, [Problem("", "a scenario is a YAML mapping with `steps`")])
+    errors = [userinput.schema_problem(e) for e in _validator().iter_errors(raw)]
+    if errors:
+        raise SpecError(source, errors)
+    over = _over_limits(raw, len(cluster.owners) + sum(len(w.owners) for w in (workers or {}).values()))
+    if over:
+        raise SpecError(source, over)
+
+
+def _added(step: Step) -> int:
+    """Workloads a step may add: a submit's objects, a scale's replicas."""
+    return len(step.args["owners"]) if step.kind == "submit" else step.args["replicas"] if step.kind == "scale" else 0
+
+
+def _over_limits(raw: dict, declared: int) -> list[Problem]:
+    """MAX_STEPS and MAX_ROWS on the scenario as written (a submit step adds at least `count` workloads)."""
+    steps = raw["steps"]
+    if len(steps) > MAX_STEPS:
+        return [Problem("steps", f"{len(steps):,} steps, over the limit of {MAX_STEPS:,} steps in one scenario "
+                                 "(docs/limits.md); split it into several scenarios")]
+    initial = raw.get("initial", "all")
+    added = [s["submit"].get("count", 1) if isinstance(s.get("submit"), dict) else
+             s["scale"].get("replicas", 0) if isinstance(s.get("scale"), dict) else 0 for s in steps]
+    return _rows_over(declared if initial == "all" else len(initial), added)
+
+
+def _rows_over(initial: int, added: list[int]) -> list[Problem]:
+    from .simulate import MAX_WORKLOADS
+    live, rows = initial, min(initial, MAX_WORKLOADS)
+    for n in added:
+        live += n
+        rows += min(live, MAX_WORKLOADS)
+    if rows <= MAX_ROWS:
+        return []
+    return [Problem("steps", f"{len(added):,} steps with up to {min(live, MAX_WORKLOADS):,} workloads make "
+                             f"{rows:,} workload rows to simulate and report, over the limit of {MAX_ROWS:,} "
+                             "for one plan (docs/limits.md); submit fewer copies, or split the steps into "
+                             "several scenarios")]
 
 
 def _step(i: int, s: dict, clusters: _Clusters, problems: list, base_dir: Path) -> Step | None:
@@ -636,6 +704,11 @@ def _objects(body, path, problems, base_dir: Path) -> list[dict]:
     f = Path(body["file"])
     f = f if f.is_absolute() else base_dir / f
     try:
+        paths.repository_file(f, paths.repository_root(), "a scenario's file")
+    except paths.OutsideRepository as e:
+        problems.append(problem(path + ["file"], str(e)))
+        return []
+    try:
         docs = yamlio.load_user_all(yamlio.read_text(f))   # the bounded reader of user files
     except OSError as e:
         problems.append(problem(path + ["file"], f"cannot read {f}: {e.strerror or e}"))
@@ -705,12 +778,12 @@ def _copies(s: dict, obj: dict, j: int, available: dict, live: dict, path: list,
     """`count` copies of one object, each named from generateName (the first free suffix)."""
     out = []
     taken = {o.name for o in list(work.owners) + list(live.values())}
+    n = 1   # suffixes are tried from here on: each copy's search starts after the last one taken
     for _ in range(s.get("count", 1)):
         sub: list[Problem] = []
         o = copy.deepcopy(obj)
         prefix = o["metadata"].get("generateName")
         if not o["metadata"].get("name") and isinstance(prefix, str):
-            n = 1
             while f"{prefix}{n}" in taken:
                 n += 1
             o["metadata"]["name"] = f"{prefix}{n}"

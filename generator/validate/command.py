@@ -101,7 +101,7 @@ def options(args):
         except paths.NoPlatform:
             spec = paths.SPEC_NAME
     return Options(paths=args.paths, spec=spec, spec_explicit=args.spec is not None,
-                   out=args.out or paths.shown(Path(spec).resolve().parent), crd_dir=args.crd_dir,
+                   out=args.out or paths.shown(paths.platform_dir(spec)), crd_dir=args.crd_dir,
                    kubernetes_version=args.kubernetes_version,
                    kueue_version=args.kueue_version, profile=args.profile, autopilot=args.autopilot,
                    namespace=args.namespace, context=list(args.context), closed=args.closed, config=args.config,
@@ -141,12 +141,12 @@ def run(args) -> int:
     try:
         # The repository's own overlays, half switched by a synth that failed: say so, check nothing.
         opts = options(args)
-        busy = None if args.paths else writer.pending(Path(opts.out))
+        busy = writer.pending_under(args.paths) if args.paths else writer.pending(Path(opts.out))
         if busy:
             raise UsageError(busy)
         _current(args, opts)
         report = validate(opts)
-    except (UsageError, crd_dirs.CrdFileError) as e:
+    except (UsageError, crd_dirs.CrdFileError, paths.OutsideRepository) as e:
         for line in str(e).splitlines():   # a spec with problems: synth's lines, one per problem
             print(f"validate: {line}", file=sys.stderr)
         sys.stdout.write(render_usage_error(str(e), args.format))

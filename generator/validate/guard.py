@@ -1,9 +1,12 @@
-"""What `synth` runs on everything it is about to write: the validator's rules
-for what the API server refuses that need no schemas (names, label keys and
-values, port names, selectors that do not match their pod templates), plus
-the API server's object size limit and selector uniqueness between workloads
-of one namespace. A hit is a generator bug or a spec the checks let through:
-synth refuses to write, naming the object and the rule."""
+"""What `synth` runs on everything it is about to write, all or nothing: every rule of
+the validator for what the API server or an admission webhook refuses (the registry's
+AS*, WH*, KQ*, NM* and WK* rules over the model, SE003 for credentials: a rule added
+there is run here without editing this file), plus the API server's object size limit
+and selector uniqueness between workloads of one namespace. Each overlay is checked as
+the set `kubectl apply -k` sends (base/ and the overlay: its kustomization lists only
+resources), closed (what it names must be in it); other folders object by object.
+A hit is a generator bug or a spec the checks let through: synth refuses to write,
+naming the object and the rule."""
 from __future__ import annotations
 
 from ..kernel import yamlio
@@ -11,9 +14,21 @@ from ..kernel.demand import api_group
 from ..kernel.errors import Problem
 from ..kernel.paths import file_name
 
-# Rules of generator/validate/rules that need no CRD or core schemas (SE003: no credential of a
-# published format in any key or value, the spec check's last guard on what is written).
-API_RULES = ("NM001", "NM002", "NM003", "WK001", "SE003")
+# Rules of generator/validate/rules run here: those for what the API server (AS, NM, WK) or a
+# webhook (WH; Kueue's KQ) refuses, chosen from the registry by their id's family, and SE003 (no
+# credential of a published format in any key or value). Only their errors stop synth.
+API_FAMILIES = ("AS", "WH", "KQ", "NM", "WK")
+EXTRA_RULES = ("SE003",)
+# Rules that need more than the objects themselves (a cluster's live state, the Kueue
+# Configuration in controllers/) or judge a plan, not what the API server accepts.
+NOT_HERE = frozenset({"KQ009"})
+
+
+def api_rules() -> list[str]:
+    """The ids of the rules the guard runs, from the registry (h36's new AS/WH rules included)."""
+    from .rules import RULES
+    return sorted(r.id for r in RULES.values() if r.check is not None and r.id not in NOT_HERE
+                  and (r.id.rstrip("0123456789") in API_FAMILIES or r.id in EXTRA_RULES))
 # etcd's default request limit (--max-request-bytes 1.5 MiB, the limit the Kubernetes
 # docs quote for object size); the stored object must fit in one request.
 MAX_OBJECT_BYTES = 1_572_864
@@ -50,23 +65,50 @@ def _header(text: str) -> str:
 
 def problems(tree: dict[str, str], emitted: dict[str, list[dict]] | None = None) -> list[Problem]:
     """`emitted`: the objects of some directories as the build made them (else parsed from the tree)."""
+    out: list[Problem] = []
+    by_dir = _objects(tree, emitted or {})
+    base = [o for o, _ in by_dir.get("base", [])]
+    rule_ids = api_rules()
+    for directory, sized in by_dir.items():
+        objs = [o for o, _ in sized]
+        overlay = directory.startswith("overlays/")
+        # An overlay with base/: the set applied together. base/ alone is checked with each overlay.
+        checked = base + objs if overlay else objs
+        if directory != "base" or not any(d.startswith("overlays/") for d in by_dir):
+            out += _rule_problems(directory, checked, rule_ids, whole_set=overlay or directory == "base",
+                                  from_base=len(base) if overlay else 0)
+        out += _sizes(directory, sized) + _selectors(directory, objs)
+    return sorted(set(out), key=lambda p: (p.path, p.message))
+
+
+def _rule_problems(directory: str, objs: list[dict], rule_ids: list[str], whole_set: bool,
+                   from_base: int = 0) -> list[Problem]:
+    """The errors the rules find in `objs`: as one closed set (an overlay), or each object on its
+    own (a folder of controller configuration, whose references lie elsewhere). The first
+    `from_base` objects are base/'s: a problem of theirs is named there (once, not per overlay)."""
     from .objects import Model, Obj
     from .rules import RULES
 
-    out: list[Problem] = []
-    for directory, sized in _objects(tree, emitted or {}).items():
-        objs = [o for o, _ in sized]
-        model = Model([Obj(i, o) for i, o in enumerate(objs)], closed=True)
-        for rule_id in API_RULES:
-            check = RULES[rule_id].check
-            assert check is not None, "API_RULES are rules over the model"
-            for hit in check(model):
-                assert hit.obj is not None, "these rules report on an object"
-                meta = hit.obj.body.get("metadata") or {}
-                out.append(Problem(f"{directory}/{hit.obj.kind}/{meta.get('name')}",
-                                   f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)"))
-        out += _sizes(directory, sized) + _selectors(directory, objs)
+    groups = [objs] if whole_set else [[o] for o in objs]
+    out = []
+    for group in groups:
+        model = Model([Obj(i, o) for i, o in enumerate(group)], closed=whole_set)
+        for rule_id in rule_ids:
+            rule = RULES[rule_id]
+            assert rule.check is not None, "api_rules() are rules over the model"
+            out += [_named(directory, rule_id, hit, from_base) for hit in rule.check(model)
+                    if (hit.severity or rule.severity) == "error" and not (hit.missing and not whole_set)]
     return out
+
+
+def _named(directory: str, rule_id: str, hit, from_base: int) -> Problem:
+    """A rule's hit as synth reports it: the folder, kind and name of the object."""
+    if hit.obj is None:
+        return Problem(directory, f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)")
+    meta = hit.obj.body.get("metadata") or {}
+    folder = "base" if hit.obj.index < from_base else directory
+    return Problem(f"{folder}/{hit.obj.kind}/{meta.get('name')}",
+                   f"{rule_id}: {hit.message} (a generator bug, or a spec value the checks missed)")
 
 
 def _sizes(directory: str, sized: list[tuple[dict, int]]) -> list[Problem]:

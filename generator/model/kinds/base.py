@@ -61,6 +61,22 @@ class Resources(SpecModel):
         return {r: v for r, v in out.items() if v is not None}
 
 
+def _mount_problems(mounts) -> list[Problem]:
+    """What the API server refuses in a container's volumeMounts (k8s.io/kubernetes
+    pkg/apis/core/validation/validation.go, ValidateVolumeMounts): a mountPath given twice
+    ("must be unique"), and a subPath that leaves its volume (validateLocalDescendingPath:
+    "must not contain '..'")."""
+    out = []
+    for i, m in enumerate(mounts):
+        if m.mount_path in [x.mount_path for x in mounts[:i]]:
+            out.append(Problem(f"pod.volumeMounts[{i}].mountPath", f"{m.mount_path!r} is mounted twice; the API "
+                                                                  "server wants each mountPath once"))
+        if m.sub_path is not None and ".." in m.sub_path.replace("\\", "/").split("/"):
+            out.append(Problem(f"pod.volumeMounts[{i}].subPath", f"{m.sub_path!r} has a '..' element; a subPath "
+                                                                "stays inside its volume (the API server refuses it)"))
+    return out
+
+
 class WorkloadBase(SpecModel):
     # DNS-1035 (a letter first): the name becomes Service, JobSet and LWS names.
     name: ServiceName
@@ -132,7 +148,7 @@ class WorkloadBase(SpecModel):
             if m.name not in volumes:
                 out.append(Problem(f"pod.volumeMounts[{i}].name", f"no volume {m.name!r} in pod.volumes "
                                                                   f"(declared: {', '.join(volumes) or 'none'})"))
-        return out
+        return out + _mount_problems(self.pod.volume_mounts)
 
     def names_of_objects(self) -> list[tuple[str, str]]:
         """(kind, name) of the namespaced objects it creates, for duplicate detection."""

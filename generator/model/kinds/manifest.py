@@ -9,12 +9,13 @@ RayJob and RayCluster are refused: KubeRay's CRDs are not among the pinned relea
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import ClassVar, Literal
 
 from pydantic import Field, PrivateAttr
 
-from ...kernel import catalog, demand, userinput
+from ...kernel import catalog, demand, paths, userinput
 from ...kernel.catalog.gpudirect import GpuDirect
 from ...kernel.errors import Problem, SpecError
 from .. import hardware, topology
@@ -56,10 +57,14 @@ class Manifest(WorkloadBase):
     def images(self) -> list[tuple[tuple, str]]:
         return []
 
-    def read(self, base: Path) -> list[Problem]:
+    def read(self, base: Path, contained: bool = True) -> list[Problem]:
         """Read the file (through the bounded reader) and set what the manifest's kind needs
         from the platform. Problems are relative to the workload."""
         path = Path(self.file) if Path(self.file).is_absolute() else base / self.file
+        if contained and not paths.inside(path, base):
+            # The spec's files stay in its repository: a link or `..` never reads a file elsewhere.
+            return [Problem("file", f"{self.file}: leads outside the repository {base} (to {os.path.realpath(path)}); "
+                                    "keep the manifest a plain file inside the repository")]
         try:
             objs = userinput.load_objects(path, "manifest")
         except SpecError as e:
