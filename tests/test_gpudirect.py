@@ -509,6 +509,6 @@ def test_manifest_gpudirect_needs_the_command_where_a_script_runs_first(tmp_path
     del jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["command"]
     w.update(gpudirect=True, file=str(helpers.write_spec(tmp_path / "jobset.yaml", jobset)))
     with pytest.raises(SpecError) as e:
-        specmod.from_dict(raw, "test-spec.yaml")
+        specmod.from_dict(raw, str(tmp_path / "test-spec.yaml"))   # the spec beside its manifest
     (line,) = [x for x in str(e.value).splitlines() if ".gpudirect" in x]
     assert "give the container's `command`" in line and "GPUDirect-RDMA" in line

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+from pathlib import Path
 import json
 
 import pytest
@@ -156,6 +157,10 @@ def test_validate_in_repository_mode_reads_the_configuration_beside_the_overlay(
     root = tmp_path / "repo"
     root.mkdir()
     raw = _team_jobset(None)
+    for w in raw["workloads"]:   # the repository holds the manifests its spec names
+        if w.get("file"):
+            (root / Path(w["file"]).name).write_text(Path(w["file"]).read_text())
+            w["file"] = Path(w["file"]).name
     (root / "platform.yaml").write_text(yamlio.dump(raw))
     s = helpers.synth_into(root, raw, str(root / "platform.yaml"))
     profile = next(iter(s.profiles))

@@ -109,7 +109,7 @@ def test_a_placed_deployment_carries_its_priority_on_its_pods(tmp_path):
     manifest = tmp_path / "mixed.yaml"
     manifest.write_text(yamlio.dump_all([*jobset, deployment]))
     raw["workloads"][0]["file"] = str(manifest)
-    tree = helpers.render(raw)
+    tree = helpers.tree.build(helpers.specmod.from_dict(raw, str(tmp_path / "test-spec.yaml")))   # beside its manifest
     (dep,) = [yamlio.load_all(t)[0] for p, t in tree.items() if p.endswith("deployment_team-a_eval-server.yaml")]
     wpc = raw["priorityTiers"]["batch"]["workloadPriorityClass"]["name"]
     pod_labels = dep["spec"]["template"]["metadata"]["labels"]

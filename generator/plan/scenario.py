@@ -331,7 +331,7 @@ def _check_size(path: str) -> None:
         return   # the reader says why it cannot read it
     if size > MAX_SCENARIO_BYTES:
         raise SpecError(str(path), [Problem("", f"the scenario is {size:,} bytes, over the limit of "
-                                                f"{MAX_SCENARIO_BYTES:,} for a scenario (docs/limits.md); "
+                                                f"{MAX_SCENARIO_BYTES:,} for a scenario (the documentation page 'Limits on input'); "
                                                 "split it into several scenarios")])
 
 
@@ -391,7 +391,7 @@ def _over_limits(raw: dict, declared: int) -> list[Problem]:
     steps = raw["steps"]
     if len(steps) > MAX_STEPS:
         return [Problem("steps", f"{len(steps):,} steps, over the limit of {MAX_STEPS:,} steps in one scenario "
-                                 "(docs/limits.md); split it into several scenarios")]
+                                 "(the documentation page 'Limits on input'); split it into several scenarios")]
     initial = raw.get("initial", "all")
     added = [s["submit"].get("count", 1) if isinstance(s.get("submit"), dict) else
              s["scale"].get("replicas", 0) if isinstance(s.get("scale"), dict) else 0 for s in steps]
@@ -408,7 +408,7 @@ def _rows_over(initial: int, added: list[int]) -> list[Problem]:
         return []
     return [Problem("steps", f"{len(added):,} steps with up to {min(live, MAX_WORKLOADS):,} workloads make "
                              f"{rows:,} workload rows to simulate and report, over the limit of {MAX_ROWS:,} "
-                             "for one plan (docs/limits.md); submit fewer copies, or split the steps into "
+                             "for one plan (the documentation page 'Limits on input'); submit fewer copies, or split the steps into "
                              "several scenarios")]
 
 
