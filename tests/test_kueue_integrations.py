@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-from pathlib import Path
 import json
+from pathlib import Path
 
 import pytest
 

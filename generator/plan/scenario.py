@@ -331,8 +331,8 @@ def _check_size(path: str) -> None:
         return   # the reader says why it cannot read it
     if size > MAX_SCENARIO_BYTES:
         raise SpecError(str(path), [Problem("", f"the scenario is {size:,} bytes, over the limit of "
-                                                f"{MAX_SCENARIO_BYTES:,} for a scenario (the documentation page 'Limits on input'); "
-                                                "split it into several scenarios")])
+                                                f"{MAX_SCENARIO_BYTES:,} for a scenario (the documentation page "
+                                                "'Limits on input'); split it into several scenarios")])
 
 
 STEP_KINDS = ("scale", "submit", "delete", "finish", "quota", "stopPolicy", "namespaceLabels", "apply", "remove",
@@ -408,8 +408,8 @@ def _rows_over(initial: int, added: list[int]) -> list[Problem]:
         return []
     return [Problem("steps", f"{len(added):,} steps with up to {min(live, MAX_WORKLOADS):,} workloads make "
                              f"{rows:,} workload rows to simulate and report, over the limit of {MAX_ROWS:,} "
-                             "for one plan (the documentation page 'Limits on input'); submit fewer copies, or split the steps into "
-                             "several scenarios")]
+                             "for one plan (the documentation page 'Limits on input'); submit fewer copies, or "
+                             "split the steps into several scenarios")]
 
 
 def _step(i: int, s: dict, clusters: _Clusters, problems: list, base_dir: Path) -> Step | None:
