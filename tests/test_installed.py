@@ -139,7 +139,11 @@ def test_a_user_platform_from_init_to_diff_never_touches_this_checkout(installed
     sub = repo / "overlays"   # every command from a folder inside the repository, too
     installed.run(sub, "synth")
     installed.run(sub, "check")
-    assert installed.run(repo, "validate").stdout.startswith("validate: 1 source(s), ")
+    out = installed.run(repo, "validate").stdout.splitlines()
+    assert out[-1].startswith("validate: 1 source(s), ") and " 0 error(s)" in out[-1], out
+    # The edit put a team in a cohort with the platform's queue and listed only l4-spot for it:
+    # the cohort's policy holes are warned about, each with its fix (generator/kernel/policy.py).
+    assert any(" KQ031 warning: " in line for line in out), out
     diff = installed.run(sub, "diff", first).stdout
     assert "ClusterQueue gpus, flavor h100, nvidia.com/gpu: quota 16 → 24 (+8)" in diff, diff   # the pool's 8 more H100s
     assert "mistral-serving" in diff and "team-a" in diff
