@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..kernel import catalog
 from ..kernel.catalog import node_labels
 from . import hardware
 

@@ -77,8 +77,10 @@ __all__ = [
     "gpu_family",
     "labels",
     "machine",
+    "pool_machine",
     "sources",
     "tilings",
     "tpu_generation",
     "tpu_topologies",
+    "with_gpus",
 ]
