@@ -91,3 +91,13 @@ def test_gpus_only_on_n1(machine, gpus, why):
     with pytest.raises(SpecError) as e:
         specmod.from_dict(raw, "accelerators.yaml")
     assert any("gpus" in line and why in line for line in str(e.value).splitlines()), str(e.value)
+
+
+def test_t4_pod_larger_than_the_attached_gpus_is_refused():
+    """The pool's `gpus` is what a node has: a pod asking for more T4s than that is one line."""
+    raw = yamlio.load_user(FIXTURE.read_text())
+    (w,) = [w for w in raw["workloads"] if w["name"] == "torch-t4"]
+    w["gpusPerNode"] = 4
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "accelerators.yaml")
+    assert "asks for 4 nvidia-tesla-t4 but n1-standard-16 has 2 per node" in str(e.value), str(e.value)
