@@ -37,7 +37,17 @@ def _profile(accel: str, plat: str, slicing: str | None) -> tuple[dict, str | No
     if plat == "autopilot":
         prof["budget"] = {"cpu": "100", "memory": "400Gi", "ephemeral-storage": "100Gi", "nvidia.com/gpu": 8}
         return prof, None
-    m = next(m for m in catalog.MACHINE_TYPES.values() if m.accelerator == accel)
+    m = next((m for m in catalog.MACHINE_TYPES.values() if m.accelerator == accel), None)
+    if m is None:
+        # GPUs attached by count (T4 on N1): an N1 machine type of 8 vCPUs or more, with `gpus`.
+        family = catalog.ACCELERATORS[accel]
+        assert isinstance(family, catalog.GpuFamily) and family.attaches_to, accel
+        series = family.attaches_to
+        m = next(m for m in catalog.MACHINE_TYPES.values()
+                 if getattr(m.device, "machine_series", None) == series and m.vcpus >= 8)
+        del prof["accelerator"]
+        prof["nodePool"] = {"machineType": m.name, "gpus": 1, "nodes": 4}
+        return prof, None
     pool: dict = {"machineType": m.name, "nodes": 4}
     topology = None
     if catalog.ACCELERATORS[accel].kind == "tpu":

@@ -37,6 +37,10 @@ JOBSET = {
         "hardened: runs as the image's non-root user 10001, seccomp RuntimeDefault",
     "spec.replicatedJobs[job-jax].template.spec.template.spec.volumes[writable-":
         "the image runs with a read-only root filesystem; emptyDirs for $HOME and /tmp, where JAX and libtpu write",
+    "spec.failurePolicy": "the platform's failure policy (JobSet's host-maintenance-event-model example): up to 3 "
+                          "restarts, a node disruption restarts without counting (tests/test_training_failures.py)",
+    "spec.replicatedJobs[job-jax].template.spec.podFailurePolicy": "... the DisruptionTarget rule that tells the JobSet "
+                                                                   "a pod was lost to its node, not to the program",
 }
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from generator import model as specmod
 from generator.kernel import yamlio
+from generator.kernel.errors import SpecError
 from tests import helpers
 
 FIXTURE = helpers.FIXTURES / "accelerators.yaml"
 # profile -> the workload plan must admit there
-PROFILES = {"gb200": "torch-gb200", "g4": "torch-g4", "v4": "jax-v4"}
+PROFILES = {"gb200": "torch-gb200", "g4": "torch-g4", "t4": "torch-t4", "v4": "jax-v4"}
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +59,45 @@ def test_v4_slice_pods_ask_for_a_vm_each(repo, capsys, monkeypatch):
     assert c["resources"]["limits"]["google.com/tpu"] in (4, "4")
     assert job["template"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v4-podslice",
                                                        "cloud.google.com/gke-tpu-topology": "2x2x2"}
+
+
+def test_t4_pool_gets_its_gpus_and_label(repo, capsys, monkeypatch):
+    """An N1 pool with `gpus: 2` attached: its flavor selects GKE's nvidia-tesla-t4 accelerator label
+    (Compute Engine GPU platforms: "N1 machine series: NVIDIA T4: nvidia-tesla-t4") and its quota
+    counts 2 GPUs a node x 2 nodes; the pods select the label and ask for their 2 GPUs."""
+    monkeypatch.chdir(repo)
+    helpers.run_cli(capsys, "synth")
+    objs = [o for f in sorted((repo / "overlays/t4").glob("*.yaml")) for o in yamlio.load_all(f.read_text())]
+    (rf,) = [o for o in objs if o["kind"] == "ResourceFlavor"]
+    assert rf["spec"]["nodeLabels"]["cloud.google.com/gke-accelerator"] == "nvidia-tesla-t4"
+    (cq,) = [o for o in objs if o["kind"] == "ClusterQueue"]
+    quotas = {r["name"]: r["nominalQuota"] for g in cq["spec"]["resourceGroups"] for f in g["flavors"]
+              for r in f["resources"]}
+    assert str(quotas["nvidia.com/gpu"]) == "4"
+    (job,) = yamlio.load_all((repo / "overlays/t4/job_research_torch-t4.yaml").read_text())
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
+    assert str(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]) == "2"
+
+
+@pytest.mark.parametrize("machine, gpus, why", [
+    ("g2-standard-24", 2, "comes with its accelerators"),
+    ("e2-standard-8", 1, "takes no attached GPUs"),
+])
+def test_gpus_only_on_n1(machine, gpus, why):
+    """The negative half: `gpus` on a machine type whose series takes no attached GPUs is one line."""
+    raw = yamlio.load_user(FIXTURE.read_text())
+    raw["profiles"]["t4"]["nodePool"] = {"name": "t4", "machineType": machine, "gpus": gpus, "nodes": 2}
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "accelerators.yaml")
+    assert any("gpus" in line and why in line for line in str(e.value).splitlines()), str(e.value)
+
+
+def test_t4_pod_larger_than_the_attached_gpus_is_refused():
+    """The pool's `gpus` is what a node has: a pod asking for more T4s than that is one line."""
+    raw = yamlio.load_user(FIXTURE.read_text())
+    (w,) = [w for w in raw["workloads"] if w["name"] == "torch-t4"]
+    w["gpusPerNode"] = 4
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "accelerators.yaml")
+    assert "asks for 4 nvidia-tesla-t4 but n1-standard-16 has 2 per node" in str(e.value), str(e.value)

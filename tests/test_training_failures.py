@@ -93,3 +93,55 @@ def test_restart_job_is_a_v0_12_action_only():
     old = helpers.schemas_for(specmod.from_dict(dict(copy.deepcopy(raw), jobset={"version": "v0.11.1"}), "t.yaml"), "a4")
     new = helpers.schemas_for(specmod.from_dict(dict(copy.deepcopy(raw), jobset={"version": "v0.12.0"}), "t.yaml"), "a4")
     assert list(old.errors(js)) and not list(new.errors(js))
+
+
+# The tpu-jobset kind gets the same policy from the same spec field (FailurePolicy), on its own
+# fixture (tests/fixtures/accelerators.yaml: jax-v4, one 2x2x2 slice of TPU v4).
+TPU_FIXTURE = helpers.FIXTURES / "accelerators.yaml"
+TPU_JOBSET = "overlays/v4/jobset_research_jax-v4.yaml"
+
+
+def _tpu_raw() -> dict:
+    return yamlio.load_user(TPU_FIXTURE.read_text())
+
+
+def _tpu_workload(raw: dict) -> dict:
+    (w,) = [w for w in raw["workloads"] if w["name"] == "jax-v4"]
+    return w
+
+
+def test_tpu_jobset_carries_the_example_failure_policy():
+    js = _built(_tpu_raw(), TPU_JOBSET)
+    fp = js["spec"]["failurePolicy"]
+    assert fp["maxRestarts"] == 3
+    (rule,) = fp["rules"]
+    assert {k: v for k, v in rule.items() if k != "name"} == EXAMPLE_RULE
+    job = js["spec"]["replicatedJobs"][0]["template"]["spec"]
+    (pod_rule,) = job["podFailurePolicy"]["rules"]
+    assert pod_rule["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]
+    assert pod_rule["action"] == EXAMPLE_POD_RULE["action"]
+    assert job["template"]["spec"]["restartPolicy"] == "Never"
+    # The kind's own backoffLimit stays (10 unless the spec sets it).
+    assert job["backoffLimit"] == 10
+
+
+def test_tpu_jobset_spec_sets_the_policy():
+    raw = _tpu_raw()
+    _tpu_workload(raw)["failurePolicy"] = {"maxRestarts": 7, "ignoreDisruptions": False}
+    js = _built(raw, TPU_JOBSET)
+    assert js["spec"]["failurePolicy"] == {"maxRestarts": 7}
+    assert "podFailurePolicy" not in js["spec"]["replicatedJobs"][0]["template"]["spec"]
+
+
+@pytest.mark.parametrize("version", ["v0.11.1", "v0.12.0"])
+def test_tpu_jobset_is_valid_against_the_pinned_crd(version):
+    raw = _tpu_raw()
+    raw["jobset"] = {"version": version}
+    spec = specmod.from_dict(copy.deepcopy(raw), "test-spec.yaml")
+    js = _built(raw, TPU_JOBSET)
+    schemas = helpers.schemas_for(spec, "v4")
+    helpers.assert_valid(schemas, [js], f"jobset {version}")
+    bad = copy.deepcopy(js)
+    bad["spec"]["failurePolicy"]["maxRestarts"] = "three"
+    bad["spec"]["failurePolicy"]["rules"][0]["action"] = "RestartEverything"
+    assert len(list(schemas.errors(bad))) >= 2, "the schema check accepted a policy JobSet refuses"

@@ -72,7 +72,7 @@ def _provisioning_check(ctx, k, fs: list[Flavor]) -> list[kueue_api.AdmissionChe
         k, PROVISIONING_CONFIG, PROVISIONING_CLASS,
         # A CPU pool has no accelerator resource for the ProvisioningRequest to manage.
         sorted({r for f in fs if f.flex_start and f.pool
-                if (r := catalog.machine(f.pool.machine_type).resource) is not None})))
+                if (r := catalog.pool_machine(f.pool.machine_type, f.pool.gpus).resource) is not None})))
     ctx.add_custom(kueue_api.admission_check(k, PROVISIONING_CHECK, kueue_api.PROVISIONING_CONTROLLER, {
         "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CONFIG}))
     return [kueue_api.AdmissionCheckRef(PROVISIONING_CHECK, tuple(flex))]

@@ -188,7 +188,7 @@ def _pool_machine(prof: Profile, i: int, pool) -> list[Problem]:
         out.append(Problem(f"{where}.machineType", f"{m.name} carries {m.accelerator}, the profile says "
                                                    f"{prof.accelerator}"))
     else:
-        out += [Problem(f"{where}.{x.path}", x.message) for x in _pool_topology(pool, m)]
+        out += [Problem(f"{where}.{x.path}", x.message) for x in _pool_topology(pool, m) + _pool_gpus(pool, m)]
     if len(prof.pools) > 1 and pool.name is None:
         out.append(Problem(f"{where}", "a profile with several node pools names each (`name`: also its "
                                        "Kueue ResourceFlavor's name)"))
@@ -228,6 +228,16 @@ def _lookalike_pools(prof: Profile) -> list[Problem]:
                                                   "labels, so one flavor could not be told from the other; make them "
                                                   "one pool with the nodes of both"))
     return out
+
+
+def _pool_gpus(pool, m: catalog.MachineType) -> list[Problem]:
+    """`gpus` attaches GPUs to a general-purpose machine type whose series takes them by count
+    (N1: T4, catalog.ATTACHED_GPUS); other machine types come with theirs, or take none."""
+    if pool.gpus is None or (isinstance(m.device, catalog.GpuFamily) and m.device.attaches_to):
+        return []
+    if m.accelerators:
+        return [Problem("gpus", f"{m.name} comes with its accelerators; `gpus` is for N1 machine types (NVIDIA T4)")]
+    return [Problem("gpus", f"{m.name} takes no attached GPUs; `gpus` is for N1 machine types (NVIDIA T4)")]
 
 
 def _pool_topology(pool, m: catalog.MachineType) -> list[Problem]:

@@ -100,7 +100,7 @@ def flavors(spec: Platform, profile: Profile) -> list[Flavor]:
     shut = frozenset(c for w in spec.workloads_for(profile.name) for c in ("reserved", "on-demand")
                      if c not in spec.capacity_of(w))
     for pool, quota in _reserved_first(nominal_quota.pool_sources(profile)):
-        m = catalog.machine(pool.machine_type)
+        m = catalog.pool_machine(pool.machine_type, pool.gpus)
         node_labels, tolerations = _pool_labels(pool, m, profile.pools, shut)
         topology: str | None = None
         annotations: tuple[tuple[str, str], ...] = ()
@@ -154,7 +154,7 @@ def _reserved_first(sources: list) -> list:
     before on-demand, Spot or flex-start capacity of the same device (GKE's queued
     provisioning page: "first we try reservation")."""
     def device(pool) -> str:
-        m = catalog.machine(pool.machine_type)
+        m = catalog.pool_machine(pool.machine_type, pool.gpus)
         return m.accelerator or m.name
 
     out: list = []

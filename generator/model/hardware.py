@@ -13,7 +13,9 @@ if TYPE_CHECKING:   # the model imports the kinds, which import this module
 
 
 def machine(pool: NodePool) -> catalog.MachineType | None:
-    return catalog.MACHINE_TYPES.get(pool.machine_type)
+    """The pool's machine: its machine type, with the GPUs attached to an N1 pool (`gpus`)."""
+    m = catalog.MACHINE_TYPES.get(pool.machine_type)
+    return None if m is None else catalog.with_gpus(m, pool.gpus)
 
 
 def accelerators(profile: Profile, platform: Platform | None = None) -> list[str]:

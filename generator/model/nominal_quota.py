@@ -60,7 +60,7 @@ def node_capacity(machine: catalog.MachineType, boot_disk_gi: int) -> dict[str, 
 def pool_quota(pool, basis: str) -> dict[str, Decimal]:
     """What a node pool gives its flavor: nodes x the machine's shape (capacity or
     GKE allocatable), and its accelerators (none on a CPU machine type)."""
-    machine = catalog.machine(pool.machine_type)
+    machine = catalog.pool_machine(pool.machine_type, pool.gpus)
     per_node = (node_allocatable if basis == "allocatable" else node_capacity)(machine, pool.boot_disk_gi)
     quota = {r: v * pool.nodes for r, v in per_node.items()}
     if machine.resource is not None:

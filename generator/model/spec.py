@@ -145,6 +145,9 @@ class NodePool(SpecModel):
     machine_type: str = Field(description="A machine type of the device catalog, e.g. g2-standard-24.",
                               json_schema_extra=enum_of(catalog.MACHINE_TYPES))
     nodes: PositiveCount
+    gpus: PositiveCount | None = Field(None, description="N1 machine types: NVIDIA T4 GPUs (nvidia-tesla-t4) "
+                                                         "attached to each node, as the node pool's accelerator "
+                                                         "count. Other GPU machine types come with their GPUs.")
     boot_disk_gi: int = Field(100, ge=10, le=65536)
     capacity: Literal["on-demand", "spot", "flex-start"] = Field(
         "on-demand", description="How GKE provisions the nodes: on demand, Spot VMs, or flex-start "

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..kernel import catalog
 from ..kernel.catalog import node_labels
+from . import hardware
 
 if TYPE_CHECKING:
     from .spec import NodePool
@@ -59,7 +59,7 @@ def blocks_of(nodes: int, nodes_per_block: int) -> tuple[int, ...]:
 
 def pool_blocks(pool: NodePool) -> Blocks | None:
     """The pool's blocks, when the spec says how many nodes each holds."""
-    m = catalog.MACHINE_TYPES.get(pool.machine_type)
+    m = hardware.machine(pool)
     aware = pool.topology_aware
     if m is None or aware is None or aware.nodes_per_block is None or not m.accelerator:
         return None
@@ -81,7 +81,7 @@ def never_fits(pools: list[NodePool], pods: int, gpus_per_pod: int, level: str) 
     can, or when the pools do not say how big their blocks are)."""
     best: tuple[int, str] | None = None
     for pool in pools:
-        m = catalog.MACHINE_TYPES.get(pool.machine_type)
+        m = hardware.machine(pool)
         if m is None:
             continue
         per_node = m.accelerators // gpus_per_pod if gpus_per_pod else 0

@@ -20,6 +20,7 @@ from ...kernel import catalog, kueue_api, tpu_slices, versions
 from ...kernel.catalog import node_labels
 from ...model.kinds import TpuJobset
 from ...model.kinds.tpu_common import slice_of
+from ...model.kinds.tpu_jobset import FailurePolicy
 from .. import core, embed, k8s
 from .common import BuildContext
 
@@ -68,6 +69,30 @@ def jobset_metadata(ctx: BuildContext, w, one_job_per_pool: bool) -> dict:
     }, **({"annotations": {EXCLUSIVE_TOPOLOGY: node_labels.NODE_POOL_LABEL}} if one_job_per_pool else {})}
 
 
+def pod_failure_policy(policy: FailurePolicy) -> k8s.PodFailurePolicy | None:
+    """A Job of a JobSet: a pod that fails with the DisruptionTarget condition (node
+    maintenance, eviction, Spot reclaim) fails its Job by the pod failure policy, so the
+    JobSet's rule below tells it from a failure of the program. Kubernetes allows a pod
+    failure policy only with restartPolicy Never (a plain Job restarting pods in place,
+    OnFailure, gets none)."""
+    if not policy.ignore_disruptions:
+        return None
+    disrupted = k8s.PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
+    return k8s.PodFailurePolicy(rules=[k8s.PodFailurePolicyRule(action="FailJob", on_pod_conditions=[disrupted])])
+
+
+def failure_policy(policy: FailurePolicy) -> dict:
+    """JobSet failurePolicy, as JobSet's host-maintenance-event-model example writes it
+    (site/static/examples/failure-policy/): disruptions restart the JobSet without counting
+    (RestartJobSetAndIgnoreMaxRestarts on the Job failure reason PodFailurePolicy); any other
+    failure restarts it, at most maxRestarts times (no rule matches: RestartJobSet)."""
+    out: dict = {"maxRestarts": policy.max_restarts}
+    if policy.ignore_disruptions:
+        out["rules"] = [{"name": "disruptions", "action": "RestartJobSetAndIgnoreMaxRestarts",
+                         "onJobFailureReasons": ["PodFailurePolicy"]}]
+    return out
+
+
 def build(ctx: BuildContext, w: TpuJobset) -> None:
     profile = ctx.profile
     accel_name = ctx.accelerator(w)
@@ -99,12 +124,13 @@ def build(ctx: BuildContext, w: TpuJobset) -> None:
         completion_mode="Indexed",
         backoff_limit=w.backoff_limit,
         template=pod,
+        pod_failure_policy=pod_failure_policy(w.failure_policy),
     ))
     body = {
         "apiVersion": versions.release("jobset", ctx.spec.jobset.version)["api"],
         "kind": "JobSet",
         "metadata": jobset_metadata(ctx, w, not dynamic),
-        "spec": {"replicatedJobs": [{
+        "spec": {"failurePolicy": failure_policy(w.failure_policy), "replicatedJobs": [{
             "name": w.replicated_job_name,
             "replicas": w.slices,
             "template": job,

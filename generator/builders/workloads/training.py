@@ -34,7 +34,7 @@ from ...model.kinds.training import Training
 from .. import core, embed, gpudirect_objects, k8s
 from .common import BuildContext
 from .finetune import MASTER_PORT
-from .tpu_jobset import jobset_metadata, slice_placement
+from .tpu_jobset import failure_policy, jobset_metadata, pod_failure_policy, slice_placement
 
 CONTAINER = "trainer"
 VOLUME = "checkpoints"
@@ -144,29 +144,6 @@ def _pod(ctx: BuildContext, w: Training, priority_class: str | None) -> tuple[k8
                                                        labels={"app": w.name}), spec=spec), dynamic
 
 
-def _pod_failure_policy(w: Training) -> k8s.PodFailurePolicy | None:
-    """JobSet runs: a pod that fails with the DisruptionTarget condition (node maintenance,
-    eviction, Spot reclaim) fails its Job by the pod failure policy, so the JobSet's rule
-    below tells it from a failure of the program. A plain Job restarts pods in place
-    (restartPolicy OnFailure), where Kubernetes allows no pod failure policy."""
-    if not (w.is_jobset and w.failure_policy.ignore_disruptions):
-        return None
-    disrupted = k8s.PodFailurePolicyOnPodConditionsPattern(type="DisruptionTarget", status="True")
-    return k8s.PodFailurePolicy(rules=[k8s.PodFailurePolicyRule(action="FailJob", on_pod_conditions=[disrupted])])
-
-
-def failure_policy(w: Training) -> dict:
-    """JobSet failurePolicy, as JobSet's host-maintenance-event-model example writes it:
-    disruptions restart the JobSet without counting (RestartJobSetAndIgnoreMaxRestarts on
-    the Job failure reason PodFailurePolicy); any other failure restarts it, at most
-    maxRestarts times (no rule matches: RestartJobSet)."""
-    out: dict = {"maxRestarts": w.failure_policy.max_restarts}
-    if w.failure_policy.ignore_disruptions:
-        out["rules"] = [{"name": "disruptions", "action": "RestartJobSetAndIgnoreMaxRestarts",
-                         "onJobFailureReasons": ["PodFailurePolicy"]}]
-    return out
-
-
 def build(ctx: BuildContext, w: Training) -> None:
     # A JobSet names its WorkloadPriorityClass by label; a plain Job's pods carry the tier's
     # PriorityClass (as the finetune kind's).
@@ -179,13 +156,13 @@ def build(ctx: BuildContext, w: Training) -> None:
         pods, replicas = shape.pods, w.tpu.slices
     job = k8s.JobSpec(parallelism=pods, completions=pods, completion_mode="Indexed",
                       backoff_limit=w.job_backoff_limit, template=pod,
-                      pod_failure_policy=_pod_failure_policy(w))
+                      pod_failure_policy=pod_failure_policy(w.failure_policy) if w.is_jobset else None)
     if w.is_jobset:
         ctx.add_custom({
             "apiVersion": versions.release("jobset", ctx.spec.jobset.version)["api"],
             "kind": "JobSet",
             "metadata": jobset_metadata(ctx, w, w.tpu is not None and not dynamic),
-            "spec": {"failurePolicy": failure_policy(w),
+            "spec": {"failurePolicy": failure_policy(w.failure_policy),
                      "replicatedJobs": [{"name": w.replicated_job_name, "replicas": replicas,
                                          "template": embed.job_template(job)}]},
         })

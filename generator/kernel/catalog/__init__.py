@@ -11,6 +11,7 @@ from .cpus import CPU_FAMILIES
 from .gpus import GPU_FAMILIES
 from .lookup import (
     ACCELERATORS,
+    ATTACHED_GPUS,
     DEVICES,
     MACHINE_TYPES,
     UnknownName,
@@ -19,8 +20,10 @@ from .lookup import (
     device,
     gpu_family,
     machine,
+    pool_machine,
     tpu_generation,
     tpu_topologies,
+    with_gpus,
 )
 from .shape import TpuShape, tilings
 from .sources import Source
@@ -47,6 +50,7 @@ __all__ = [
     "CPU_FAMILIES",
     "CUBE",
     "DEVICES",
+    "ATTACHED_GPUS",
     "GPU_FAMILIES",
     "MACHINE_TYPES",
     "STATIC",
@@ -73,8 +77,10 @@ __all__ = [
     "gpu_family",
     "labels",
     "machine",
+    "pool_machine",
     "sources",
     "tilings",
     "tpu_generation",
     "tpu_topologies",
+    "with_gpus",
 ]

@@ -8,7 +8,7 @@ Accelerator label values and Autopilot: GKE "Deploy GPU workloads in Autopilot"
 A machine type of a known family is one GpuMachine line; a family is one entry."""
 from __future__ import annotations
 
-from .sources import ARM_VMS, GKE_AUTOSCALER_MACHINES, GPU_MACHINE_TYPES
+from .sources import ARM_VMS, GKE_AUTOSCALER_MACHINES, GPU_MACHINE_TYPES, GPU_PLATFORMS
 from .types import GpuFamily, GpuMachine as M
 
 _FAMILIES = (
@@ -117,6 +117,18 @@ _FAMILIES = (
             M("g4-standard-192", 192, 720, 4),
             M("g4-standard-384", 384, 1440, 8),
         )),
+    # T4: GPUs attached to N1 general-purpose VMs, no machine type of its own (GPU_PLATFORMS: "attach
+    # GPUs to an N1 general-purpose VM"; "N1 machine series: NVIDIA T4: nvidia-tesla-t4"); a node pool
+    # names an N1 machine type of the CPU catalog (cpus.py) and `gpus` per node, and GKE labels its
+    # nodes cloud.google.com/gke-accelerator: nvidia-tesla-t4. 16 GB GDDR6: Compute Engine's GPU
+    # comparison chart as copied in a public repository (huggingface.co/spaces/Elfsong/gcp_allocator),
+    # not the Google page read. The counts GKE allows per N1 shape were not read: not checked here.
+    # Not among the Autopilot GPU types read (AUTOPILOT_GPUS).
+    GpuFamily(
+        key="t4", accelerator="nvidia-tesla-t4", model="NVIDIA T4",
+        gpu_memory_gb=16, gpu_memory_type="GDDR6",
+        machine_series="N1", machine_family=None, autopilot=False, source=GPU_PLATFORMS,
+        machines=(), attaches_to="N1"),
 )
 
 GPU_FAMILIES: dict[str, GpuFamily] = {f.key: f for f in _FAMILIES}

@@ -42,6 +42,23 @@ def _machine_types() -> dict[str, MachineType]:
 
 
 MACHINE_TYPES: dict[str, MachineType] = _machine_types()
+# GPU families attached by count, by the machine series they attach to ("N1": T4).
+ATTACHED_GPUS: dict[str, GpuFamily] = {f.attaches_to: f for f in GPU_FAMILIES.values() if f.attaches_to}
+
+
+def with_gpus(m: MachineType, gpus: int | None) -> MachineType:
+    """A node pool's machine: the machine type, with `gpus` attached to each node where its
+    series takes GPUs by count (N1: T4); any other machine type as it is (the spec checks
+    refuse `gpus` there)."""
+    family = ATTACHED_GPUS.get(getattr(m.device, "machine_series", ""))
+    if gpus is None or family is None or not isinstance(m.device, CpuFamily):
+        return m
+    return MachineType(m.name, m.vcpus, m.memory_gb, gpus, family)
+
+
+def pool_machine(name: str, gpus: int | None = None) -> MachineType:
+    """A node pool's machine (machine type and attached GPUs); UnknownName if the type is not known."""
+    return with_gpus(machine(name), gpus)
 
 
 def device(key: str) -> Device:

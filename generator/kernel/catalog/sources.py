@@ -23,6 +23,13 @@ GPU_MACHINE_TYPES = Source(
     "Compute Engine: GPU machine types",
     "https://cloud.google.com/compute/docs/gpus",
     "page text as mirrored on documentation.s3ns.fr, last updated 2026-08-26")
+# GPUs attached to N1 VMs: "To use GPUs, you can either deploy an accelerator-optimized VM that
+# has attached GPUs, or attach GPUs to an N1 general-purpose VM"; "N1 machine series: NVIDIA T4:
+# nvidia-tesla-t4: Generally Available".
+GPU_PLATFORMS = Source(
+    "Compute Engine: GPU models (GPU platforms)",
+    "https://cloud.google.com/compute/docs/gpus",
+    "crawled copies of the page (GPUs for compute workloads list), read through the search tool")
 # General-purpose (CPU) machine types. The pricing page has one table per
 # series (machine type, virtual CPUs, memory in GiB) and says "machine type
 # memory [is] calculated in JEDEC binary gigabytes (GB), or IEC gibibytes (GiB),

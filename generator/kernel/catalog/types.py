@@ -35,11 +35,14 @@ class GpuFamily:
     gpu_memory_gb: int       # per GPU
     gpu_memory_type: str | None   # e.g. "HBM3"; None where the page read does not say
     machine_series: str      # Compute Engine machine series, e.g. "A3 High"
-    machine_family: str      # cloud.google.com/machine-family value (see labels.MACHINE_FAMILY_LABEL)
+    machine_family: str | None   # cloud.google.com/machine-family value (see labels.MACHINE_FAMILY_LABEL); None: not read
     autopilot: bool          # listed among Autopilot's GPU types
     machines: tuple[GpuMachine, ...]
     source: Source
     local_ssd_optional: bool = False   # "Local SSD supported: Yes" without a bundled size
+    # A machine series (e.g. "N1") whose general-purpose machine types take these GPUs by count
+    # (a node pool's `gpus`); None where the machine type comes with its GPUs.
+    attaches_to: str | None = None
 
     resource = labels.GPU_RESOURCE
     node_label = labels.GPU_ACCELERATOR_LABEL

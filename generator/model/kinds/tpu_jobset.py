@@ -9,11 +9,24 @@ from pydantic import Field
 from ...kernel import tpu_slices
 from ...kernel.errors import Problem
 from ..check_context import CheckContext
-from ..fields import Count, DnsLabel, PositiveCount
+from ..fields import Count, DnsLabel, PositiveCount, SpecModel
 from .base import ImageContract, Resources, WorkloadBase
 from .tpu_common import shape_checks, slice_of, target, vm_fit
 
 SHAPE = r"^[1-9][0-9]*(x[1-9][0-9]*){1,2}$"
+
+
+class FailurePolicy(SpecModel):
+    """JobSet runs (training as a JobSet, tpu-jobset): restart the whole gang when a Job
+    fails, up to maxRestarts times; a pod lost to a node's disruption (host maintenance, eviction, Spot
+    reclaim: the DisruptionTarget condition) restarts it without using up the budget
+    (JobSet's host-maintenance-event-model example)."""
+    max_restarts: Count = Field(3, description="JobSet failurePolicy.maxRestarts: restarts of the whole JobSet "
+                                               "after a failure of the program (JobSet's failure-policy examples "
+                                               "use 3).")
+    ignore_disruptions: bool = Field(True, description="A pod lost to node maintenance, eviction or Spot "
+                                                       "reclaim restarts the JobSet without counting against "
+                                                       "maxRestarts.")
 
 
 class TpuJobset(WorkloadBase):
@@ -24,6 +37,8 @@ class TpuJobset(WorkloadBase):
     slices: PositiveCount = Field(description="Jobs (slices) in the JobSet.")
     replicated_job_name: DnsLabel = "job-jax"
     backoff_limit: Count = 10
+    failure_policy: FailurePolicy = Field(default_factory=FailurePolicy,
+                                          description="Restarts of the JobSet after failures (as training's).")
     resources: Resources
 
     priority_kind: ClassVar = "workloadPriorityClass"

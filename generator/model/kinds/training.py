@@ -18,7 +18,7 @@ from ..fields import Count, DnsLabel, PositiveCount, SpecModel
 from .base import Resources, WorkloadBase
 from .gpu import gpu_checks, gpudirect_of, gpudirect_problems
 from .tpu_common import shape_checks, slice_of, target, vm_fit
-from .tpu_jobset import SHAPE
+from .tpu_jobset import SHAPE, FailurePolicy
 
 LAUNCHERS = ("torchrun", "accelerate", "jax")
 # What `placement.level` names: GKE's topology labels (catalog/labels.py).
@@ -48,19 +48,6 @@ class TpuSlices(SpecModel):
 class Checkpoints(SpecModel):
     """The profile's bucket (values.modelBucket) mounted through GCS FUSE."""
     path: str = Field("/checkpoints", pattern=r"^/[^\s:]*$", description="Mount path in the pod.")
-
-
-class FailurePolicy(SpecModel):
-    """JobSet runs: restart the whole gang when a pod fails (Job backoffLimit 0), up to
-    maxRestarts times; a pod lost to a node's disruption (host maintenance, eviction, Spot
-    reclaim: the DisruptionTarget condition) restarts it without using up the budget
-    (JobSet's host-maintenance-event-model example)."""
-    max_restarts: Count = Field(3, description="JobSet failurePolicy.maxRestarts: restarts of the whole JobSet "
-                                               "after a failure of the program (JobSet's failure-policy examples "
-                                               "use 3).")
-    ignore_disruptions: bool = Field(True, description="A pod lost to node maintenance, eviction or Spot "
-                                                       "reclaim restarts the JobSet without counting against "
-                                                       "maxRestarts.")
 
 
 class Training(WorkloadBase):
