@@ -149,3 +149,32 @@ def scen_steps() -> list[dict]:
     return [{"title": f"team-a job {i}", "submit": {"manifest": _job(f"a{i}", "team-a", "lq-team-a", 1, True)}}
             for i in range(1, 7)] + [
         {"title": "team-b wants its 4 GPUs", "submit": {"manifest": _job("b1", "team-b", "queue", 4, True)}}]
+
+
+def test_a_folder_of_one_object_files_gets_the_findings_of_the_whole_set(capsys, tmp_path, monkeypatch):
+    """validate on a plain folder checks each file with the others as context, and the policy
+    findings are read once for the folder (validate/rules/cohorts.py): each file still gets
+    exactly the hand-worked findings of its own objects, and a second folder with the holes
+    fixed gets none (no answer kept from the first)."""
+    import json
+
+    from generator import cli
+
+    monkeypatch.chdir(tmp_path)   # loose files, outside any platform repository
+
+    def by_file(raw: dict, folder: Path) -> set[tuple[str, str]]:
+        folder.mkdir()
+        for i, o in enumerate(_objs(raw)):
+            (folder / f"{i:03d}.yaml").write_text(yamlio.dump(o))
+        cli.main(["validate", "--crd-dir", str(helpers.CRD_ROOT), str(folder), "--format", "json"])
+        doc = json.loads(capsys.readouterr().out)
+        return {(f["rule"], f["name"]) for f in doc["findings"] if f["rule"] in ("KQ031", "KQ032", "KQ033", "KQ034")}
+
+    assert by_file(_raw(), tmp_path / "holes") == {("KQ031", "cq-team-a"), ("KQ031", "cq-team-b"),
+                                                   ("KQ032", "cq-team-b"), ("KQ032", "platform")}
+    fixed = _raw()
+    for team in fixed["teams"]:
+        team["profiles"]["shared"]["quotas"]["spot"] = NEVER_BORROW
+        team["preemption"] = {"reclaimWithinCohort": "Any"}
+    fixed["queues"][0]["preemption"] = {"reclaimWithinCohort": "LowerPriority"}
+    assert by_file(fixed, tmp_path / "fixed") == set()

@@ -193,16 +193,36 @@ _POLICY_GROUPS = {"ClusterQueue": KUEUE, "HorizontalPodAutoscaler": "autoscaling
                   "StatefulSet": "apps", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
 
 
-def _policy(model, rule_id: str):
-    """The policy findings of the input (with its context) on objects of the input."""
-    found = getattr(model, "_policy_findings", None)
-    if found is None:
+# The last folder's findings: every file of a plain folder is a stream whose context is the
+# folder's other files, so each sees the same set of objects, and the findings (which read the
+# whole set) are found once a folder, not once a file. The key's objects are held, so that
+# their ids stay theirs.
+_by_folder: list = [None, None, []]
+
+
+def _findings(model) -> list:
+    folder, given = model.folder, tuple(getattr(model, "_context", ()))
+    key = (id(folder), tuple(map(id, given)))
+    if folder is None or key != _by_folder[0]:
         bodies = [o.body for o in model.objects] + [o.body for o in model.context]
         try:
             found = policy.findings(bodies)
         except Exception:   # noqa: BLE001  inputs other rules reject (unreadable quotas): nothing to say here
             found = []
-        model._policy_findings = found
+        if folder is None:
+            return found
+        _by_folder[:] = [key, (folder, given), found]
+    return _by_folder[2]
+
+
+def _policy(model, rule_id: str):
+    """The policy findings of the input (with its context) on objects of the input."""
+    if not any(o.body.get("kind") in _POLICY_GROUPS for o in model.objects):
+        return   # every finding is on a ClusterQueue, serving or an HPA: none here (and a folder's
+        # 300 single-object files would read the whole set 300 times)
+    found = getattr(model, "_policy_findings", None)
+    if found is None:
+        found = model._policy_findings = _findings(model)
     mine = {id(o) for o in model.objects}
     for f in found:
         if f.rule != rule_id:
