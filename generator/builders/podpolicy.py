@@ -159,10 +159,11 @@ def _extend_container(c: dict, extras: PodExtras, where: str) -> list[Problem]:
     return out
 
 
-def capacity(platform: Platform, profile: Profile, w: Workload) -> list[dict]:
-    """The node selector requirements that keep w's pods off the capacity it may not use."""
-    requirements, _ = flavors_mod.capacity_affinity(flavors_mod.flavors(platform, profile), platform.capacity_of(w))
-    return requirements
+def keep_off_for(platform: Platform, profile: Profile) -> Callable[[Workload], list[dict]]:
+    """For a workload of the profile: the node selector requirements that keep its pods off the
+    capacity it may not use (the profile's flavors read once, not once a workload)."""
+    fs = flavors_mod.flavors(platform, profile)
+    return lambda w: flavors_mod.capacity_affinity(fs, platform.capacity_of(w))[0]
 
 
 def keep_off(template: dict, requirements: list[dict]) -> None:

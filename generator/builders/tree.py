@@ -117,7 +117,7 @@ def render(spec: Platform) -> tuple[dict[str, str], dict[str, list[dict]]]:
     problems: list[Problem] = []
     for folder, f in {"base": base, **{f"overlays/{n}": ov for n, ov in overlays.items()}}.items():
         pairs = f.render(exact)
-        keep_off = (lambda w, prof=f.profile: podpolicy.capacity(spec, prof, w)) if f.profile else None
+        keep_off = podpolicy.keep_off_for(spec, f.profile) if f.profile else None
         problems += podpolicy.apply(pairs, keep_off) + _user_credentials(pairs)
         if f.profile is not None:
             problems += fit.problems(spec, f.profile, [_owned(obj, o) for obj, o in pairs if o is not None])
