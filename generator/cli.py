@@ -1,4 +1,4 @@
-"""Command line: gke-ml-platform <command> (or python -m generator <command>).
+"""Command line: gke-ml-platform <command>.
 
 Every command acts on the platform repository of the working directory: the
 folder holding platform.yaml, found there or in a folder above it; output,

@@ -56,12 +56,13 @@ def _summary(spec: Path) -> str:
     """The first sentence of the example's opening comment: what it shows."""
     words = []
     for line in spec.read_text().splitlines():
-        if not line.startswith("#"):
+        # The opening paragraph only: a blank comment line or an indented one (a table) ends it.
+        if not line.startswith("#") or not line.lstrip("#").strip() or line.startswith(("#  ", "#\t")):
             break
         words.append(line.lstrip("#").strip())
     text = " ".join(w for w in words if w)
-    # A sentence ends at a full stop before a capital letter, not at an abbreviation (i.e., e.g.).
-    end = re.search(r"(?<!\bi\.e)(?<!\be\.g)\.\s+(?=[A-Z])", text)
+    # A sentence ends at a full stop before a capital letter (or a `command`), not at an abbreviation (i.e., e.g.).
+    end = re.search(r"(?<!\bi\.e)(?<!\be\.g)\.\s+(?=[A-Z`])", text)
     return text if end is None else text[:end.start() + 1]
 
 

@@ -120,3 +120,11 @@ def test_ctrl_c_while_the_tool_is_still_being_imported_is_one_line():
     other = subprocess.run([sys.executable, "-c", "import generator; raise ValueError('x')"], capture_output=True,
                            text=True, env=env, timeout=60)
     assert other.returncode == 1 and "Traceback" in other.stderr and "ValueError: x" in other.stderr
+
+
+def test_the_installed_commands_help_names_neither_make_nor_python_m():
+    # Issue 34: a user of an init'ed repository runs `gke-ml-platform`; its help (the first thing read) must not
+    # send them to a checkout's `python -m generator` or a Makefile. The negative half: the prog is the command's.
+    text = cli.build_parser(prog=cli.COMMAND).format_help()
+    assert text.startswith("usage: gke-ml-platform ")
+    assert "python -m" not in text and "make " not in text

@@ -158,7 +158,7 @@ def test_capacity_comes_first_with_quota_demand_and_headroom(repo, capsys):
     lines = run_diff(root, capsys)
     base = git(root, "rev-parse", "main").strip()
     assert lines[:4] == [
-        f"generator diff: {base[:12]} (merge base with main) → working tree",
+        f"diff: {base[:12]} (merge base with main) → working tree",
         f"spec {root / 'platform.yaml'}: changed since the base",
         "",
         "Summary: 0 added, 0 removed, 3 changed, 0 moved; 0 immutable changes; 0 workloads can never be admitted",

@@ -42,7 +42,7 @@ def change_lines(c: Change) -> list[str]:
 
 
 def _header(r: Report) -> list[str]:
-    out = [f"generator diff: {r.base_commit[:12]} ({r.base_label}) → working tree"]
+    out = [f"diff: {r.base_commit[:12]} ({r.base_label}) → working tree"]
     if r.stale is not None:
         line = spec_line(r.stale)
         if line:
