@@ -239,6 +239,7 @@ def test_gpu_taint():
     ("ct6e-standard-8t", 8, 360, 1440),
     ("tpu7x-standard-4t", 4, 224, 960),   # Cloud TPU TPU7x: 224 vCPUs, 960 GB per VM
     ("ct4p-hightpu-4t", 4, 240, 407),     # GKE's cluster autoscaler: NewMachineTypeInfo("ct4p-hightpu-4t", 240, 407)
+    ("tpu7x-standard-1t", 1, 56, 248),    # GKE's cluster autoscaler: NewMachineTypeInfo("tpu7x-standard-1t", 56, 248)
 ])
 def test_tpu_machine_types_as_published(name, chips, vcpus, memory_gb):
     mt = catalog.machine(name)
@@ -306,6 +307,18 @@ def test_v5p_topology_rule(topology, allowed):
 ])
 def test_tpu7x_topology_limit(topology, allowed):
     assert (TpuShape.parse(topology) in catalog.tpu_topologies("tpu7x", "tpu7x-standard-4t")) is allowed
+
+
+def test_tpu7x_single_host_machine():
+    # xpk system_characteristics.py: tpu7x-standard-1t, supported_topologies=['1x1x1'];
+    # compute_chips_per_vm: 1 chip when the topology's product is 1.
+    tpu7x = catalog.device("tpu7x")
+    assert catalog.tpu_topologies("tpu7x", "tpu7x-standard-1t") == (TpuShape.parse("1x1x1"),)
+    assert tpu7x.machine("tpu7x-standard-1t").vms(TpuShape.parse("1x1x1")) == 1
+    assert [m.name for m in tpu7x.machines_for(TpuShape.parse("1x1x1"))] == ["tpu7x-standard-1t"]
+    assert [m.name for m in tpu7x.machines_for(TpuShape.parse("2x2x1"))] == ["tpu7x-standard-4t"]
+    # Dynamic slices are cut from the codelab's tpu7x-standard-4t cubes, never the 1-chip VM.
+    assert tpu7x.dynamic_machine().name == "tpu7x-standard-4t"
 
 
 def test_static_slice_node_labels():

@@ -1,5 +1,5 @@
 """The accelerators issue 38 added to the device catalog (GB200 on A4X, RTX PRO 6000 on G4,
-TPU v4), each in a profile of tests/fixtures/accelerators.yaml: the spec synthesizes, the
+TPU v4, T4, single-host TPU7x), each in a profile of tests/fixtures/accelerators.yaml: the spec synthesizes, the
 output validates clean, and plan admits each profile's workload. The catalog facts themselves
 are held to their sources in tests/test_catalog.py."""
 from __future__ import annotations
@@ -13,7 +13,8 @@ from tests import helpers
 
 FIXTURE = helpers.FIXTURES / "accelerators.yaml"
 # profile -> the workload plan must admit there
-PROFILES = {"gb200": "torch-gb200", "g4": "torch-g4", "t4": "torch-t4", "v4": "jax-v4"}
+PROFILES = {"gb200": "torch-gb200", "g4": "torch-g4", "t4": "torch-t4", "v4": "jax-v4",
+            "tpu7x-1t": "jax-tpu7x-1t"}
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +102,41 @@ def test_t4_pod_larger_than_the_attached_gpus_is_refused():
     with pytest.raises(SpecError) as e:
         specmod.from_dict(raw, "accelerators.yaml")
     assert "asks for 4 nvidia-tesla-t4 but n1-standard-16 has 2 per node" in str(e.value), str(e.value)
+
+
+def test_tpu7x_1t_slices_are_one_chip_vms(repo, capsys, monkeypatch):
+    """Two 1x1x1 slices on tpu7x-standard-1t: one pod of google.com/tpu 1 per slice (xpk:
+    tpu7x-standard-1t, topology 1x1x1, one VM), two JAX devices per chip (Cloud TPU TPU7x: "JAX
+    expose[s] each Ironwood chip as two separate devices"); quota 2 chips, CPU 2 x 56 (GKE's
+    cluster autoscaler: tpu7x-standard-1t has 56 vCPUs)."""
+    monkeypatch.chdir(repo)
+    helpers.run_cli(capsys, "synth")
+    (js,) = yamlio.load_all((repo / "overlays/tpu7x-1t/jobset_research_jax-tpu7x-1t.yaml").read_text())
+    (rj,) = js["spec"]["replicatedJobs"]
+    assert rj["replicas"] == 2 and rj["template"]["spec"]["parallelism"] == 1
+    pod = rj["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu7x",
+                                   "cloud.google.com/gke-tpu-topology": "1x1x1"}
+    c = pod["containers"][0]
+    assert str(c["resources"]["limits"]["google.com/tpu"]) == "1"
+    assert {e["name"]: e["value"] for e in c["env"]}["SLICE_EXPECTED_LOCAL_DEVICES"] == "2"
+    (cq,) = yamlio.load_all((repo / "overlays/tpu7x-1t/clusterqueue_research.yaml").read_text())
+    quotas = {r["name"]: str(r["nominalQuota"]) for g in cq["spec"]["resourceGroups"] for f in g["flavors"]
+              for r in f["resources"]}
+    assert (quotas["google.com/tpu"], quotas["cpu"]) == ("2", "112")
+
+
+@pytest.mark.parametrize("pool, want", [
+    ({"machineType": "tpu7x-standard-1t", "topology": "2x2x1"},
+     "2x2x1 is not a tpu7x-standard-1t node-pool topology (allowed: 1x1x1)"),
+    ({"machineType": "tpu7x-standard-4t", "topology": "1x1x1"},
+     "1x1x1 is not a tpu7x-standard-4t node-pool topology"),
+])
+def test_tpu7x_1t_topology_is_one_chip(pool, want):
+    """The negative half: a 1-chip VM forms only 1x1x1, and a 4-chip VM no 1x1x1; one line each,
+    no traceback from the workload that asks for the missing slice."""
+    raw = yamlio.load_user(FIXTURE.read_text())
+    raw["profiles"]["tpu7x-1t"]["nodePool"].update(pool)
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "accelerators.yaml")
+    assert want in str(e.value), str(e.value)

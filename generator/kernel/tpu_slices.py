@@ -70,8 +70,7 @@ def dynamic(generation: TpuGeneration) -> DynamicSlicing:
 
 def dynamic_machine(generation: TpuGeneration) -> TpuMachine:
     """The one machine type a dynamically sliced reservation is made of."""
-    (m,) = generation.machines
-    return m
+    return generation.dynamic_machine()
 
 
 def slice_of(generation: TpuGeneration, machine: TpuMachine, text: str) -> Slice:

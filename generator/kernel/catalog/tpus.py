@@ -64,6 +64,8 @@ TPU7X_DYNAMIC = DynamicSlicing(
     slice_label="cloud.google.com/gke-tpu-slice",
     slice_topology_annotation="cloud.google.com/gke-tpu-slice-topology",
     admission_check_controller="accelerator.gke.io/slice",
+    # The codelab's reservation and node pools are tpu7x-standard-4t (16 VMs a cube).
+    machine_type="tpu7x-standard-4t",
 )
 
 
@@ -137,13 +139,20 @@ _GENERATIONS = (
     # scale up to 9216 chips"; all topologies on tpu7x-standard-4t: 224 vCPUs,
     # "RAM per VM: 960 GB" (Compute Engine TPU machines: 960 GiB). GKE Autopilot
     # runs TPU7x from 1.34.1-gke.3084001 (About Ironwood (TPU7x) in GKE).
+    # tpu7x-standard-1t, the single-host one-chip VM: topology 1x1x1 only (xpk
+    # system_characteristics.py: machine_type='tpu7x-standard-1t', supported_topologies=['1x1x1']);
+    # 56 vCPUs and 248 GB: GKE's cluster autoscaler table (NewMachineTypeInfo("tpu7x-standard-1t",
+    # 56, 248)). No Cloud TPU or Compute Engine page read lists the 1t VM. The same autoscaler
+    # table gives the 4t VM 992 GB where the Cloud TPU page says 960; the 4t keeps the page's 960.
     _generation(
         "tpu7x", "TPU7x (Ironwood)", "tpu7x", dims=3, tensorcores=2, jax_devices=2,
         autopilot=True, max_chips=9216,
-        sources=(TPU_7X, TPU_MACHINES, GKE_TPUS, GKE_TPU_IRONWOOD, DYNAMIC_SLICING_CODELAB),
+        sources=(TPU_7X, TPU_MACHINES, GKE_TPUS, GKE_TPU_IRONWOOD, DYNAMIC_SLICING_CODELAB, XPK,
+                 GKE_AUTOSCALER_MACHINES),
         dynamic=TPU7X_DYNAMIC,
         machines=(
             _machine("tpu7x-standard-4t", 4, 224, 960, cube_rule(_SMALL_3D, 9216)),
+            _machine("tpu7x-standard-1t", 1, 56, 248, _shapes("1x1x1")),
         )),
 )
 

@@ -98,6 +98,7 @@ class DynamicSlicing:
     slice_label: str
     slice_topology_annotation: str
     admission_check_controller: str
+    machine_type: str                   # the machine type the reserved cubes are made of
     host_label: str = labels.HOSTNAME_LABEL
     name: str = "dynamic"
 
@@ -171,6 +172,14 @@ class TpuGeneration:
     @property
     def dynamic(self) -> DynamicSlicing | None:
         return next((s for s in self.slicing if isinstance(s, DynamicSlicing)), None)
+
+    def dynamic_machine(self) -> TpuMachine:
+        """The machine type dynamic slices are made of (TPU7x: tpu7x-standard-4t, not
+        the single-chip tpu7x-standard-1t)."""
+        mode = self.dynamic
+        if mode is None:
+            raise ValueError(f"{self.name} has no dynamic slicing")
+        return self.machine(mode.machine_type)
 
     def machine(self, name: str) -> TpuMachine:
         for m in self.machines:

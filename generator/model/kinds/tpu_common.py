@@ -37,8 +37,10 @@ class TpuTarget:
         out = 0
         for pool in self.pools:
             if pool.topology == shape:
-                vms = self.generation.machine(pool.machine_type).vms(self.generation.shape(shape))
-                out += pool.nodes // vms
+                machine, s = self.generation.machine(pool.machine_type), self.generation.shape(shape)
+                # A topology its machine type cannot form (1x1x1 on tpu7x-standard-4t) holds no
+                # slice; the node-pool check reports it in one line.
+                out += pool.nodes // machine.vms(s) if machine.allows(s) else 0
         return out
 
 

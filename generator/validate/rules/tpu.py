@@ -20,7 +20,7 @@ TPU_TAINTS = [catalog.node_labels.TPU_TAINT.key]
 _EX = next(iter(DYNAMIC.values()))
 _EX_MODE = _EX.dynamic
 assert _EX_MODE is not None
-_EX_VM = _EX.machines[0].chips
+_EX_VM = _EX.dynamic_machine().chips
 _EX_SHAPE = _EX_MODE.subslice_shapes[min(1, len(_EX_MODE.subslice_shapes) - 1)].text
 _EX_CHIPS = _EX.shape(_EX_SHAPE).chips
 _EX_SUPER = _EX_MODE.whole_cube_shapes(2)[-1].text   # two cubes
@@ -190,7 +190,7 @@ def chip_counts(model):
         chips = slice_chips(gen, str(shape))
         if chips is None:
             continue
-        resource, per_vm = TPU_RESOURCES[0], gen.machines[0].chips
+        resource, per_vm = TPU_RESOURCES[0], gen.dynamic_machine().chips
         per_pod = ps.requests.get(resource, 0)
         if per_pod != per_vm:
             yield hit(o, ps.path + ("spec", "containers"), f"pods request {per_pod} {resource}; a {accel} "
