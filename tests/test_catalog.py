@@ -367,7 +367,44 @@ def test_dynamic_slicing_shape_rules():
     assert [s.text for s in dyn.whole_cube_shapes(2)] == ["4x4x4", "4x4x8"]
     assert dyn.topology_levels(subslicing=False) == [
         "cloud.google.com/gce-topology-block", "cloud.google.com/gke-tpu-partition-4x4x4-id", "kubernetes.io/hostname"]
-    assert catalog.device("v6e").dynamic is None and catalog.device("v5p").dynamic is None
+    assert catalog.device("v5p").dynamic is None and catalog.device("v5e").dynamic is None
+
+
+def test_v6e_sub_slicing_as_xpk_has_it():
+    # xpk system_characteristics.py: SUB_SLICING_TOPOLOGIES = ['2x4', '4x4', '4x8', '8x8', '8x16',
+    # '16x16'] on ct6e-standard-4t; super-slicing is a TPU7x feature only.
+    sub = catalog.device("v6e").dynamic
+    shape = TpuShape.parse
+    assert sub is catalog.V6E_SUBSLICING
+    assert [s.text for s in sub.subslice_shapes] == ["2x4", "4x4", "4x8", "8x8", "8x16", "16x16"]
+    assert catalog.device("v6e").dynamic_machine().name == "ct6e-standard-4t"
+    assert sub.kind(shape("4x4")) == "subslice" and sub.kind(shape("16x16")) == "subslice"
+    assert sub.kind(shape("16x32")) is None and sub.kind(shape("2x2")) is None and sub.kind(shape("16x8")) is None
+    # xpk scheduling_test.py test_create_sub_slicing_annotations_returns_valid_annotations:
+    # 'kueue.x-k8s.io/podset-required-topology: "cloud.google.com/gke-tpu-slice-2x4-id"',
+    # 'cloud.google.com/gke-tpu-slice-topology: 2x4'.
+    assert sub.required_topology_annotation
+    assert sub.partition_label(shape("2x4")) == "cloud.google.com/gke-tpu-slice-2x4-id"
+    assert sub.slice_topology_annotation == "cloud.google.com/gke-tpu-slice-topology"
+    # xpk kueue_manager_test.py test_configure_generates_correct_manifest_with_sub_slicing
+    # (cluster system v6e-8x8): the Topology's levels.
+    assert sub.topology_levels(subslicing=True, top=shape("8x8")) == [
+        "cloud.google.com/gke-tpu-slice-8x8-id",
+        "cloud.google.com/gke-tpu-slice-4x8-id",
+        "cloud.google.com/gke-tpu-slice-4x4-id",
+        "cloud.google.com/gke-tpu-slice-2x4-id",
+        "kubernetes.io/hostname",
+    ]
+    # The same rule (kueue_manager.py: SUB_SLICING_TOPOLOGIES contained in the cluster's
+    # topology, by product, largest first) for the whole 16x16 pool the profile reserves.
+    assert sub.topology_levels(subslicing=True) == [
+        f"cloud.google.com/gke-tpu-slice-{t}-id" for t in ("16x16", "8x16", "8x8", "4x8", "4x4", "2x4")
+    ] + ["kubernetes.io/hostname"]
+    # No AdmissionCheck (xpk adds accelerator.gke.io/slice for super-slicing only); the flavor
+    # selects the accelerator and the pool topology (kueue_manager.py __build_template_context).
+    assert sub.admission_check_controller is None
+    assert sub.node_labels(catalog.device("v6e")) == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                                                      "cloud.google.com/gke-tpu-topology": "16x16"}
 
 
 # ---------------------------------------------------------------- CPU machine families

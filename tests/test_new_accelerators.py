@@ -1,5 +1,5 @@
 """The accelerators issue 38 added to the device catalog (GB200 on A4X, RTX PRO 6000 on G4,
-TPU v4, T4, single-host TPU7x), each in a profile of tests/fixtures/accelerators.yaml: the spec synthesizes, the
+TPU v4, T4, single-host TPU7x, v6e sub-slicing), each in a profile of tests/fixtures/accelerators.yaml: the spec synthesizes, the
 output validates clean, and plan admits each profile's workload. The catalog facts themselves
 are held to their sources in tests/test_catalog.py."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests import helpers
 FIXTURE = helpers.FIXTURES / "accelerators.yaml"
 # profile -> the workload plan must admit there
 PROFILES = {"gb200": "torch-gb200", "g4": "torch-g4", "t4": "torch-t4", "v4": "jax-v4",
-            "tpu7x-1t": "jax-tpu7x-1t"}
+            "tpu7x-1t": "jax-tpu7x-1t", "v6e-sub": "jax-v6e-sub"}
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +137,83 @@ def test_tpu7x_1t_topology_is_one_chip(pool, want):
     no traceback from the workload that asks for the missing slice."""
     raw = yamlio.load_user(FIXTURE.read_text())
     raw["profiles"]["tpu7x-1t"]["nodePool"].update(pool)
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "accelerators.yaml")
+    assert want in str(e.value), str(e.value)
+
+
+def _overlay(repo, profile):
+    return [o for f in sorted((repo / f"overlays/{profile}").glob("*.yaml")) for o in yamlio.load_all(f.read_text())]
+
+
+def test_v6e_sub_slicing_objects_as_xpk_writes_them(repo, capsys, monkeypatch):
+    """xpk's v6e sub-slicing, object by object (AI-Hypercomputer/xpk 367c8382):
+    - kueue_manager.py: the flavor selects the accelerator and the cluster's topology
+      (create_machine_label) and names the Topology; the Topology's levels are
+      cloud.google.com/gke-tpu-slice-<t>-id for the SUB_SLICING_TOPOLOGIES inside 16x16,
+      largest first, then kubernetes.io/hostname; no AdmissionCheck (only super-slicing adds one);
+    - workload.py WORKLOAD_CREATE_YAML: no exclusive-topology annotation on a sub-slicing JobSet,
+      parallelism = the sub-slice's VMs, pod annotations from create_sub_slicing_annotations,
+      nodeSelector the accelerator and the cluster's topology label."""
+    monkeypatch.chdir(repo)
+    helpers.run_cli(capsys, "synth")
+    objs = _overlay(repo, "v6e-sub")
+    (rf,) = [o for o in objs if o["kind"] == "ResourceFlavor"]
+    (topo,) = [o for o in objs if o["kind"] == "Topology"]
+    assert rf["spec"]["nodeLabels"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                                        "cloud.google.com/gke-tpu-topology": "16x16"}
+    assert rf["spec"]["topologyName"] == topo["metadata"]["name"]
+    assert [lv["nodeLabel"] for lv in topo["spec"]["levels"]] == [
+        "cloud.google.com/gke-tpu-slice-16x16-id", "cloud.google.com/gke-tpu-slice-8x16-id",
+        "cloud.google.com/gke-tpu-slice-8x8-id", "cloud.google.com/gke-tpu-slice-4x8-id",
+        "cloud.google.com/gke-tpu-slice-4x4-id", "cloud.google.com/gke-tpu-slice-2x4-id",
+        "kubernetes.io/hostname"]
+    assert not [o for o in objs if o["kind"] == "AdmissionCheck"]
+    (cq,) = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert "admissionChecks" not in cq["spec"] and "admissionChecksStrategy" not in cq["spec"]
+    quotas = {r["name"]: str(r["nominalQuota"]) for g in cq["spec"]["resourceGroups"] for f in g["flavors"]
+              for r in f["resources"]}
+    # One 16x16 pool: 256 chips on 64 ct6e-standard-4t VMs of 180 vCPUs (Cloud TPU v6e VM types).
+    assert (quotas["google.com/tpu"], quotas["cpu"]) == ("256", str(64 * 180))
+    (js,) = [o for o in objs if o["kind"] == "JobSet"]
+    assert "alpha.jobset.sigs.k8s.io/exclusive-topology" not in (js["metadata"].get("annotations") or {})
+    (rj,) = js["spec"]["replicatedJobs"]
+    job = rj["template"]["spec"]
+    assert (rj["replicas"], job["parallelism"], job["completions"]) == (2, 4, 4)   # 4x4 = 16 chips = 4 VMs
+    pod = job["template"]
+    assert pod["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-required-topology": "cloud.google.com/gke-tpu-slice-4x4-id",
+        "cloud.google.com/gke-tpu-slice-topology": "4x4"}
+    assert pod["spec"]["nodeSelector"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                                           "cloud.google.com/gke-tpu-topology": "16x16"}
+    assert str(pod["spec"]["containers"][0]["resources"]["limits"]["google.com/tpu"]) == "4"
+
+
+@pytest.mark.parametrize("change, want", [
+    # xpk: v6e sub-slicing topologies are 2x4 ... 16x16 only; 16x8 is not one of them.
+    ({"shape": "16x8"}, "16x8 is not a tpu-v6e-slice sub-slice"),
+    ({"shape": "2x2"}, "2x2 is not a tpu-v6e-slice sub-slice"),
+    # One reserved 16x16 pool holds 256 chips: two whole-pool slices never fit at once.
+    ({"shape": "16x16", "slices": 2}, "2 slices of 16x16 are admitted together"),
+])
+def test_v6e_sub_slicing_refuses_what_xpk_cannot_form(change, want):
+    raw = yamlio.load_user(FIXTURE.read_text())
+    (w,) = [w for w in raw["workloads"] if w["name"] == "jax-v6e-sub"]
+    w.update(change)
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, "accelerators.yaml")
+    assert want in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("change, want", [
+    ({"tpu": {"slicing": "superslice", "reservation": {"cubes": 1}}},
+     "tpu-v6e-slice slices a reservation into sub-slices only"),
+    # xpk scheduling.py: _SUB_SLICING_MINIMUM_KUEUE_VERSION = Version('0.13.0').
+    ({"kueueVersion": "v0.12.3"}, "tpu-v6e-slice sub-slicing needs Kueue 0.13.0 or later"),
+])
+def test_v6e_sub_slicing_profile_limits(change, want):
+    raw = yamlio.load_user(FIXTURE.read_text())
+    raw["profiles"]["v6e-sub"].update(change)
     with pytest.raises(SpecError) as e:
         specmod.from_dict(raw, "accelerators.yaml")
     assert want in str(e.value), str(e.value)

@@ -53,12 +53,15 @@ def queue_objects(ctx) -> None:
 
 
 def _slice_check(ctx, profile: Profile) -> list[kueue_api.AdmissionCheckRef]:
-    """A TPU7x profile's slice Topology and AdmissionCheck (dynamic slicing); none elsewhere."""
+    """A TPU reservation profile's slice Topology, and the slice AdmissionCheck where its slicing
+    mode has a controller (TPU7x; v6e sub-slicing has none); nothing elsewhere."""
     if profile.tpu is None:
         return []
     k = profile.kueue
     mode = tpu_slices.dynamic(catalog.tpu_generation(str(profile.accelerator)))
     ctx.add_custom(kueue_api.topology(k, TOPOLOGY_NAME, mode.topology_levels(profile.tpu.slicing == tpu_slices.SUBSLICE)))
+    if mode.admission_check_controller is None:
+        return []
     ctx.add_custom(kueue_api.admission_check(k, SLICE_CHECK, mode.admission_check_controller))
     return [kueue_api.AdmissionCheckRef(SLICE_CHECK)]
 

@@ -278,13 +278,45 @@ def _tpu_profile(prof: Profile) -> list[Problem]:
     for field, value in (("nodePool", prof.node_pool), ("nodePools", prof.node_pools), ("budget", prof.budget)):
         if value:
             out.append(Problem(field, "not used by TPU reservation profiles; size them with tpu.reservation"))
-    if prof._kueue is not None and not prof.kueue.is_v1beta2:
-        usable = [v for v in versions.known("kueue") if versions.kueue_release(v).is_v1beta2]
-        out.append(Problem("kueueVersion" if prof.kueue_version else "tpu",
-                           f"TPU profile {prof.name!r} needs a Kueue serving kueue.x-k8s.io/v1beta2 (the slice "
-                           f"controller's API), "
-                           f"{prof.kueue.version} does not; use {', '.join(usable)}"))
+    if gen is not None and gen.dynamic is not None:
+        out += _tpu_slicing(prof, gen)
     return out
+
+
+# xpk scheduling.py _SUB_SLICING_MINIMUM_KUEUE_VERSION = Version('0.13.0').
+SUB_SLICING_MIN_KUEUE = (0, 13, 0)
+
+
+def _kueue_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.lstrip("v").split(".")[:3])
+
+
+def _tpu_slicing(prof: Profile, gen: catalog.TpuGeneration) -> list[Problem]:
+    """The slicing mode offers the profile's slicing, and the profile's Kueue serves it."""
+    out = []
+    mode = gen.dynamic
+    assert mode is not None and prof.tpu is not None
+    if prof.tpu.slicing == "superslice" and not mode.superslicing:
+        supers = [g.accelerator for g in catalog.TPU_GENERATIONS.values() if g.dynamic and g.dynamic.superslicing]
+        out.append(Problem("tpu.slicing", f"{gen.accelerator} slices a reservation into sub-slices only "
+                                          f"({', '.join(s.text for s in mode.subslice_shapes)}); super-slicing "
+                                          f"is {', '.join(supers)}'s; use slicing: subslice"))
+    return out + _tpu_kueue(prof, gen, mode)
+
+
+def _tpu_kueue(prof: Profile, gen: catalog.TpuGeneration, mode: catalog.DynamicSlicing) -> list[Problem]:
+    if prof._kueue is None:
+        return []
+    field = "kueueVersion" if prof.kueue_version else "tpu"
+    if mode.admission_check_controller and not prof.kueue.is_v1beta2:
+        usable = [v for v in versions.known("kueue") if versions.kueue_release(v).is_v1beta2]
+        return [Problem(field, f"TPU profile {prof.name!r} needs a Kueue serving kueue.x-k8s.io/v1beta2 (the "
+                               f"slice controller's API), {prof.kueue.version} does not; use {', '.join(usable)}")]
+    if not mode.admission_check_controller and _kueue_tuple(prof.kueue.version) < SUB_SLICING_MIN_KUEUE:
+        usable = [v for v in versions.known("kueue") if _kueue_tuple(v) >= SUB_SLICING_MIN_KUEUE]
+        return [Problem(field, f"{gen.accelerator} sub-slicing needs Kueue 0.13.0 or later (xpk's minimum), "
+                               f"{prof.kueue.version} is older; use {', '.join(usable)}")]
+    return []
 
 
 # ---------------------------------------------------------------- queues

@@ -189,5 +189,6 @@ def _reservation_flavor(spec: Platform, profile: Profile) -> Flavor:
     quota = {"google.com/tpu": Decimal(res.chips), "cpu": res.cpu_per_vm * res.vms, "memory": res.memory_per_vm * res.vms}
     # The toleration sits on the flavor too: TAS cannot see tolerations the cloud
     # injects into pods, and would place no pod on the tainted TPU nodes.
-    return Flavor(flavor_name(spec, profile, None), gen.node_labels(), quota, (L.TPU_TAINT.toleration(),),
+    return Flavor(flavor_name(spec, profile, None), tpu_slices.dynamic(gen).node_labels(gen), quota,
+                  (L.TPU_TAINT.toleration(),),
                   topology=TOPOLOGY_NAME, capacity="reserved")

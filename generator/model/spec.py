@@ -174,13 +174,16 @@ class Budget(SpecModel):
 
 
 class TpuReservation(SpecModel):
-    cubes: PositiveCount = Field(description="4x4x4 cubes reserved (16 VMs, 64 chips each); sizes the ClusterQueue.")
+    cubes: PositiveCount = Field(description="Units reserved; sizes the ClusterQueue. TPU7x: 4x4x4 cubes (16 VMs, "
+                                             "64 chips each); v6e sub-slicing: whole 16x16 node pools (64 VMs, "
+                                             "256 chips each).")
     cpu_per_vm: Quantity | None = Field(None, description="CPU quota per VM; default: the machine type's vCPUs.")
     memory_per_vm: Quantity | None = Field(None, description="Memory quota per VM; default: the machine type's memory.")
 
 
 class TpuSlicing(SpecModel):
-    """TPU7x dynamic slicing of a reservation counted in cubes."""
+    """Dynamic slicing of a reservation counted in cubes: TPU7x (sub-slices or super-slices,
+    through GKE's slice controller) or v6e sub-slicing (xpk --sub-slicing; sub-slices only)."""
     slicing: Literal["subslice", "superslice"]
     reservation: TpuReservation
     unlimited_quota: bool = Field(False, description="Use the codelab's 999999 quotas instead of the reservation's size.")

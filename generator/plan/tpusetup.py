@@ -34,12 +34,19 @@ def reservations(cluster: overlay.Cluster, cubes: int | None, cubes_source: str,
 
 def _sliced(cluster: overlay.Cluster, flavor: str, controllers: set) -> tuple:
     """(ResourceFlavor, TPU generation) of a dynamically sliced flavor: a Topology that exists,
-    and the slicing mode's AdmissionCheck on the ClusterQueue; else (None, None)."""
+    and the slicing mode's AdmissionCheck on the ClusterQueue (v6e sub-slicing has none: its
+    flavor selects the whole pool's topology, the mode's cube, instead); else (None, None)."""
     rf = cluster.flavors.get(flavor)
     if rf is None or rf.topology is None or rf.topology not in cluster.topologies:
         return None, None
     gen = rf.tpu_generation()
-    if gen is None or gen.dynamic is None or gen.dynamic.admission_check_controller not in controllers:
+    if gen is None or gen.dynamic is None:
+        return None, None
+    mode = gen.dynamic
+    if mode.admission_check_controller is None:
+        if rf.node_labels.get(gen.static.topology_label) != mode.cube.text:
+            return None, None
+    elif mode.admission_check_controller not in controllers:
         return None, None
     return rf, gen
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ...kernel import catalog, kueue_api, tpu_slices, versions
 from ...kernel.catalog import node_labels
+from ...model import topology as tas
 from ...model.kinds import TpuJobset
 from ...model.kinds.tpu_common import slice_of
 from ...model.kinds.tpu_jobset import FailurePolicy
@@ -53,7 +54,12 @@ def slice_placement(accel_name: str, shape: tpu_slices.Slice, dynamic: bool) -> 
     if dynamic:
         # The shape on the pod template only: the slice controller's webhook
         # and Kueue TAS read it there (kueue#4122).
-        annotations[tpu_slices.dynamic(shape.generation).slice_topology_annotation] = shape.text
+        mode = tpu_slices.dynamic(shape.generation)
+        annotations[mode.slice_topology_annotation] = shape.text
+        if mode.required_topology_annotation:
+            # v6e sub-slicing: the pods name their partition level (xpk create_sub_slicing_annotations).
+            annotations[tas.REQUIRED] = mode.partition_label(shape.shape)
+        selector.update(mode.node_labels(shape.generation))
     else:
         selector[node_labels.TPU_TOPOLOGY_LABEL] = shape.text
     toleration = catalog.node_labels.TPU_TAINT.toleration()

@@ -27,7 +27,7 @@ from .lookup import (
 )
 from .shape import TpuShape, tilings
 from .sources import Source
-from .tpus import CUBE, STATIC, TPU7X_DYNAMIC, TPU_GENERATIONS, cube_rule
+from .tpus import CUBE, STATIC, TPU7X_DYNAMIC, TPU_GENERATIONS, V6E_SUBSLICING, cube_rule
 from .types import (
     CpuFamily,
     CpuMachine,
@@ -55,6 +55,7 @@ __all__ = [
     "MACHINE_TYPES",
     "STATIC",
     "TPU7X_DYNAMIC",
+    "V6E_SUBSLICING",
     "TPU_GENERATIONS",
     "CpuFamily",
     "CpuMachine",

@@ -68,6 +68,31 @@ TPU7X_DYNAMIC = DynamicSlicing(
     machine_type="tpu7x-standard-4t",
 )
 
+# v6e sub-slicing as xpk implements it (cluster create --sub-slicing; workload create on such
+# a cluster): SUB_SLICING_TOPOLOGIES 2x4, 4x4, 4x8, 8x8, 8x16, 16x16 on ct6e-standard-4t
+# (system_characteristics.py); a Kueue Topology whose levels are
+# cloud.google.com/gke-tpu-slice-<shape>-id for each of those shapes the pool's topology
+# contains, largest first, then kubernetes.io/hostname (kueue_manager.py
+# __get_topology_name_and_yaml, utils/topology.py get_slice_topology_level); the flavor selects
+# the accelerator and the pool's topology (create_machine_label); no AdmissionCheck (only
+# super-slicing adds accelerator.gke.io/slice); pod templates annotated
+# kueue.x-k8s.io/podset-required-topology: <that shape's level> and
+# cloud.google.com/gke-tpu-slice-topology: <shape> (scheduling.py create_sub_slicing_annotations).
+# The reserved unit here is a whole 16x16 pool (64 VMs): the largest shape, whose level is the top.
+V6E_SUBSLICING = DynamicSlicing(
+    cube=TpuShape((16, 16)),
+    subslice_shapes=_shapes("2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+    partition_label_template="cloud.google.com/gke-tpu-slice-{shape}-id",
+    block_label=None,
+    slice_label=None,
+    slice_topology_annotation="cloud.google.com/gke-tpu-slice-topology",
+    admission_check_controller=None,
+    machine_type="ct6e-standard-4t",
+    superslicing=False,
+    cube_topology_label=True,
+    required_topology_annotation=True,
+)
+
 
 def _generation(key: str, name: str, accelerator: str, dims: int, tensorcores: int,
                 jax_devices: int, machines: tuple[TpuMachine, ...],
@@ -127,7 +152,8 @@ _GENERATIONS = (
     # RAM. Autopilot requests TPU Trillium (v6e) as tpu-v6e-slice (About TPUs in GKE).
     _generation(
         "v6e", "TPU v6e (Trillium)", "tpu-v6e-slice", dims=2, tensorcores=1, jax_devices=1,
-        autopilot=True, max_chips=256, sources=(TPU_V6E, TPU_MACHINES, GKE_TPUS),
+        autopilot=True, max_chips=256, sources=(TPU_V6E, TPU_MACHINES, GKE_TPUS, XPK),
+        dynamic=V6E_SUBSLICING,
         machines=(
             _machine("ct6e-standard-1t", 1, 44, 176, _shapes("1x1")),
             _machine("ct6e-standard-4t", 4, 180, 720,

@@ -87,20 +87,25 @@ class StaticSlicing:
 
 @dataclass(frozen=True)
 class DynamicSlicing:
-    """GKE's slice controller forms slices on demand inside a reservation of
-    cubes: sub-slices are fixed partitions inside one cube, super-slices are
-    whole cubes. Kueue admits through the controller's AdmissionCheck, and its
-    Topology levels are the partition labels GKE puts on each node."""
+    """Slices formed on demand inside reserved capacity, placed by Kueue's topology-aware
+    scheduling on the partition labels GKE puts on each node. TPU7x (GKE's slice controller):
+    sub-slices are fixed partitions inside one cube, super-slices whole cubes, and Kueue admits
+    through the controller's AdmissionCheck. v6e sub-slicing (xpk --sub-slicing): partitions of
+    a whole 16x16 node pool, no AdmissionCheck, pods name their partition level themselves."""
     cube: TpuShape
     subslice_shapes: tuple[TpuShape, ...]
     partition_label_template: str
-    block_label: str
-    slice_label: str
+    block_label: str | None             # a Topology level above the cube (None: the cube is the top)
+    slice_label: str | None             # LWS exclusive topology of one slice (None: no LWS serving)
     slice_topology_annotation: str
-    admission_check_controller: str
+    admission_check_controller: str | None   # None: Kueue admits without a slice AdmissionCheck
     machine_type: str                   # the machine type the reserved cubes are made of
     host_label: str = labels.HOSTNAME_LABEL
     name: str = "dynamic"
+    superslicing: bool = True           # whole cubes stitched together into one slice
+    cube_topology_label: bool = False   # nodes (and the flavor) carry the pool's topology label = cube
+    # Pods carry kueue.x-k8s.io/podset-required-topology: <partition label of their shape>.
+    required_topology_annotation: bool = False
 
     def partition_label(self, shape: TpuShape) -> str:
         return self.partition_label_template.format(shape=shape.text)
@@ -120,7 +125,7 @@ class DynamicSlicing:
         """"subslice", "superslice", or None for a shape the controller cannot form."""
         if self.is_subslice(shape):
             return "subslice"
-        if self.is_whole_cubes(shape):
+        if self.superslicing and self.is_whole_cubes(shape):
             return "superslice"
         return None
 
@@ -128,14 +133,26 @@ class DynamicSlicing:
         """The smallest super-slice shapes of at most max_cubes cubes (at most `limit`)."""
         return tilings(self.cube, max_cubes)[:limit]
 
-    def topology_levels(self, subslicing: bool) -> list[str]:
-        """Kueue Topology levels: block, cube, then (sub-slicing) each partition
+    def topology_levels(self, subslicing: bool, top: TpuShape | None = None) -> list[str]:
+        """Kueue Topology levels: block (where there is one), the cube (or `top`, a pool
+        topology that holds the partitions), then (sub-slicing) each partition inside it
         from the largest sub-slice down, then the host."""
-        levels = [self.block_label, self.partition_label(self.cube)]
+        top = top or self.cube
+        levels = [self.block_label] if self.block_label else []
+        levels.append(self.partition_label(top))
         if subslicing:
-            levels += [self.partition_label(s)
-                       for s in sorted(self.subslice_shapes, key=lambda s: -s.chips)]
+            inside = [s for s in self.subslice_shapes if s != top and len(s.dims) == len(top.dims)
+                      and all(a <= b for a, b in zip(s.dims, top.dims, strict=True))]
+            levels += [self.partition_label(s) for s in sorted(inside, key=lambda s: -s.chips)]
         return levels + [self.host_label]
+
+    def node_labels(self, generation: TpuGeneration) -> dict[str, str]:
+        """What the reserved capacity's flavor selects: the accelerator, and the pools'
+        topology where the nodes carry it."""
+        out = generation.node_labels()
+        if self.cube_topology_label:
+            out[labels.TPU_TOPOLOGY_LABEL] = self.cube.text
+        return out
 
 
 Slicing = StaticSlicing | DynamicSlicing

@@ -65,9 +65,10 @@ class TpuJobset(WorkloadBase):
             return out + bad
         t = target(self, ctx)
         if t is not None and t.dynamic:
+            # Only GKE's slice controller (TPU7x) names Slices after the workload.
             long_name = tpu_slices.slice_name_problem(self.namespace, "JobSet", self.name, self.replicated_job_name,
                                                self.slices - 1, "the namespace, the workload name or replicatedJobName")
-            if long_name:
+            if long_name and tpu_slices.dynamic(t.generation).admission_check_controller:
                 out.append(Problem("name", long_name))
         elif t is not None and self.slices > t.static_slices(self.shape):
             out.append(Problem("slices", f"{self.slices} slices of {self.shape} are admitted together, but profile "

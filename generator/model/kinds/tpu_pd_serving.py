@@ -128,6 +128,11 @@ class TpuPdServing(WorkloadBase):
         if t is not None and not t.dynamic:
             return out + [Problem("shape", "prefill/decode serving runs on TPU7x sub-slices of a reservation "
                                            "(a profile with `tpu: {slicing: subslice}`), not on static node pools")]
+        if t is not None and tpu_slices.dynamic(t.generation).slice_label is None:
+            # Each LWS group is one slice by the slice controller's exclusive-topology label (TPU7x).
+            return out + [Problem("shape", f"prefill/decode serving runs on TPU7x sub-slices; "
+                                           f"{t.generation.accelerator} sub-slicing has no per-slice node label "
+                                           "for LeaderWorkerSet exclusive placement")]
         bad = shape_checks(self, ctx, self.slice_demand(ctx), "shape")
         if bad:
             return out + bad

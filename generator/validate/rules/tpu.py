@@ -16,8 +16,8 @@ DYNAMIC = {g.accelerator: g for g in catalog.TPU_GENERATIONS.values() if g.dynam
 TPU_LABELS = [catalog.node_labels.TPU_ACCELERATOR_LABEL]
 TPU_RESOURCES = [catalog.node_labels.TPU_RESOURCE]
 TPU_TAINTS = [catalog.node_labels.TPU_TAINT.key]
-# For hints: a worked example from the first dynamically sliced generation.
-_EX = next(iter(DYNAMIC.values()))
+# For hints: a worked example from the first generation GKE's slice controller slices.
+_EX = next(g for g in DYNAMIC.values() if g.dynamic is not None and g.dynamic.admission_check_controller)
 _EX_MODE = _EX.dynamic
 assert _EX_MODE is not None
 _EX_VM = _EX.dynamic_machine().chips
