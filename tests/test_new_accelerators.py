@@ -217,3 +217,24 @@ def test_v6e_sub_slicing_profile_limits(change, want):
     with pytest.raises(SpecError) as e:
         specmod.from_dict(raw, "accelerators.yaml")
     assert want in str(e.value), str(e.value)
+
+
+def test_v6e_sub_slice_pods_must_require_their_own_level(repo, capsys, monkeypatch):
+    """The negative half for plan and validate: pods whose podset-required-topology is not their
+    sub-slice's level (xpk writes the slice's own) can never be admitted as that slice; a slice
+    topology annotation xpk has no shape for is TP002."""
+    monkeypatch.chdir(repo)
+    helpers.run_cli(capsys, "synth")
+    path = repo / "overlays/v6e-sub/jobset_research_jax-v6e-sub.yaml"
+    good = path.read_text()
+    try:
+        path.write_text(good.replace("gke-tpu-slice-4x4-id", "gke-tpu-slice-2x2-id"))
+        code, out, err = helpers.run_cli(capsys, "plan", "overlays/v6e-sub")
+        line = next(x for x in out.splitlines() if "research/jax-v6e-sub" in x and "NEVER" in x)
+        assert "the pods require 'cloud.google.com/gke-tpu-slice-2x2-id'" in line, out
+        path.write_text(good.replace("gke-tpu-slice-topology: 4x4", "gke-tpu-slice-topology: 4x2"))
+        code, out, err = helpers.run_cli(capsys, "validate")
+        assert code != 0 and "TP002" in out + err and "'4x2' is not a tpu-v6e-slice slice" in out + err, out + err
+        assert "multiples of the 16x16 cube" not in out + err
+    finally:
+        path.write_text(good)

@@ -286,6 +286,13 @@ class Workload:
             except packer.ShapeError as e:
                 problems.append(f"pod set {ps.name}: {e}")
                 continue
+            level = mode.partition_label(shape)
+            if mode.required_topology_annotation and ps.annotations.get(tas.REQUIRED) != level:
+                # v6e sub-slicing: Kueue places the pods by the level they require (xpk
+                # create_sub_slicing_annotations writes the slice's own partition level).
+                problems.append(f"a {shape} sub-slice is placed by the Topology level {level}, "
+                                f"but the pods require {ps.annotations.get(tas.REQUIRED)!r} ({tas.REQUIRED})")
+                continue
             # Pods of one unit (Job replica, LWS group) share slices; LWS leader
             # and workers are one unit, so units are keyed by shape and unit size.
             key = (shape, ps.unit)

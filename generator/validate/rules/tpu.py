@@ -85,9 +85,10 @@ def slice_shape(model):
         gen = DYNAMIC.get(accel)
         if shape is not None and gen is not None and gen.dynamic and slice_chips(gen, str(shape)) is None:
             mode = gen.dynamic
+            supers = f"; or multiples of the {mode.cube.text} cube" if mode.superslicing else ""
             yield hit(o, ps.path + ("metadata", "annotations", SLICE_ANNOTATION),
                       f"{shape!r} is not a {accel} slice (sub-slices: "
-                      f"{', '.join(x.text for x in mode.subslice_shapes)}; or multiples of the {mode.cube.text} cube)")
+                      f"{', '.join(x.text for x in mode.subslice_shapes)}{supers})")
 
 
 # GKE compute classes are selected by this node label (kubernetes-engine-samples
