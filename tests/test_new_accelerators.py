@@ -238,3 +238,18 @@ def test_v6e_sub_slice_pods_must_require_their_own_level(repo, capsys, monkeypat
         assert "multiples of the 16x16 cube" not in out + err
     finally:
         path.write_text(good)
+
+
+def test_no_pd_serving_on_v6e_sub_slices():
+    """Prefill/decode serving places each LWS group by the TPU7x slice controller's per-slice
+    label (LWS exclusive topology); v6e sub-slicing has none, so the spec refuses it in one line."""
+    fixture = helpers.FIXTURES / "platform.yaml"
+    raw = yamlio.load_user(fixture.read_text())
+    prof = raw["profiles"]["tpu7x-subslice"]
+    prof["accelerator"], prof["tpu"]["reservation"] = "tpu-v6e-slice", {"cubes": 1}
+    (w,) = [w for w in raw["workloads"] if w["name"] == "qwen"]
+    w["shape"] = "4x4"
+    with pytest.raises(SpecError) as e:
+        specmod.from_dict(raw, str(fixture))
+    assert "workloads['qwen'].shape: prefill/decode serving runs on TPU7x sub-slices; tpu-v6e-slice " \
+           "sub-slicing has no per-slice node label" in str(e.value), str(e.value)
