@@ -108,4 +108,5 @@ def test_dynamic_slicing_of_a_static_generation_is_refused_not_crashed():
     raw["workloads"] = _workloads("tpu-v5p-slice", "subslice", None)[:1]
     with pytest.raises(SpecError) as e:
         specmod.from_dict(raw, "combo.yaml")
-    assert "sliced dynamically, which only tpu7x offers" in str(e.value)
+    # TPU7x (GKE's slice controller) and v6e (xpk sub-slicing) are the catalog's dynamic slicing modes.
+    assert "sliced dynamically, which only tpu-v6e-slice and tpu7x offer" in str(e.value)

@@ -270,7 +270,8 @@ def _tpu_profile(prof: Profile) -> list[Problem]:
     if gen is None or gen.dynamic is None:
         dynamic = [g.accelerator for g in catalog.TPU_GENERATIONS.values() if g.dynamic]
         out.append(Problem("accelerator", f"a `tpu` reservation is sliced dynamically, which only "
-                                          f"{', '.join(dynamic)} offers; this profile has "
+                                          f"{' and '.join(dynamic)} offer{'s' if len(dynamic) == 1 else ''}; "
+                                          f"this profile has "
                                           f"{prof.accelerator or 'no accelerator'} (static TPU slices are node "
                                           "pools with a topology)"))
     if prof.platform != "standard":
