@@ -78,7 +78,8 @@ def _walk(node: dict, value, at: tuple, out: list) -> None:
     """ValidateListSetsAndMaps / validationListSetAndMaps along the pruned schema."""
     if isinstance(value, list):
         if "list" in node and len(value) > 1:
-            out.extend(_list_errors(*node["list"], value, at))
+            list_type, keys = node["list"]
+            out.extend(_list_errors(list_type, keys, value, at))
         if "items" in node:
             for i, v in enumerate(value):
                 _walk(node["items"], v, at + (i,), out)
