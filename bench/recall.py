@@ -13,7 +13,10 @@ the controller gives. The file is validated as the docs say a user would: on its
 context). A variant is caught when a finding of the expected rule, at the expected path,
 appears that the unedited file does not have. Precision: of the errors and warnings the
 edit adds, the share that is right: the expected finding, or a finding the bug causes
-elsewhere that the variant's `also_right` classifies by hand, with the reason. Crashes (exit 2 or IE001) must be none."""
+elsewhere that the variant's `also_right` classifies by hand, with the reason. Crashes (exit 2 or IE001) must be none.
+A list with `base_right` (file -> rule -> why) also counts the errors and warnings on the unedited
+files that it does not classify right: false alarms, which must be none. Variants with a `class`
+get a per-class recall table."""
 from __future__ import annotations
 
 import argparse
