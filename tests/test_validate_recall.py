@@ -30,4 +30,4 @@ def test_the_fresh_corpus_spans_every_class_of_issue_36():
     for v in variants:
         per_class[v["class"]] = per_class.get(v["class"], 0) + 1
     assert len(variants) >= 80
-    assert len(per_class) == 17 and min(per_class.values()) >= 4, per_class
+    assert len(per_class) >= 17 and min(per_class.values()) >= 4, per_class   # the table's 17, and more
