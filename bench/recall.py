@@ -1,16 +1,22 @@
 """Recall and precision of `generator validate` on broken variants of upstream files.
 
-    python -m bench.recall [--list bench/recall.yaml] [--shared ../shared] [--out FILE] [--verbose]
+    python -m bench.recall [--list LIST ...] [--shared ../shared] [--out FILE] [--verbose]
 
-Each variant in bench/recall.yaml names an upstream file under ../shared/reference (read
-at run time, never copied into the project), one object in it, and one edit that puts
+Two lists: bench/recall.yaml (the first corpus) and bench/recall-fresh.yaml (a second one,
+written later and independently, over every class of issue 36's table). Each variant names
+an upstream file under ../shared/reference (read at run time, never copied into the project)
+or carries a small upstream object inline (`inline:`, with `source:` naming its repository
+and path, for kinds no reference file holds), one object in it, and one edit that puts
 one real bug in it, with the rule that must report it and the message the API server or
 the controller gives. The file is validated as the docs say a user would: on its own
 (open world), or with its tutorial folder (`folder:`, file by file with the other files as
 context). A variant is caught when a finding of the expected rule, at the expected path,
 appears that the unedited file does not have. Precision: of the errors and warnings the
 edit adds, the share that is right: the expected finding, or a finding the bug causes
-elsewhere that the variant's `also_right` classifies by hand, with the reason. Crashes (exit 2 or IE001) must be none."""
+elsewhere that the variant's `also_right` classifies by hand, with the reason. Crashes (exit 2 or IE001) must be none.
+A list with `base_right` (file -> rule -> why) also counts the errors and warnings on the unedited
+files that it does not classify right: false alarms, which must be none. Variants with a `class`
+get a per-class recall table."""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +30,8 @@ from pathlib import Path
 from generator.kernel import paths, yamlio
 
 LIST = paths.ROOT / "bench" / "recall.yaml"
+FRESH = paths.ROOT / "bench" / "recall-fresh.yaml"
+LISTS = (LIST, FRESH)
 
 
 def _key(f) -> tuple:
@@ -83,8 +91,18 @@ def _validate(target: Path, args: list[str], crd_dir: Path):
     return validate(opts)
 
 
+def _source_text(v: dict, reference: Path) -> str:
+    """The unedited file: the reference file, or the upstream object carried inline."""
+    return v["inline"] if "inline" in v else (reference / v["file"]).read_text()
+
+
 def _prepare_case(v: dict, reference: Path, work: Path) -> tuple[Path, Path]:
     """Copy the variant's file (or its whole tutorial folder) under work; (what to validate, the file to edit)."""
+    if "inline" in v:
+        edited = work / v["id"] / f"{v['id']}.yaml"
+        edited.parent.mkdir(parents=True)
+        edited.write_text(v["inline"])
+        return edited, edited
     src = reference / v["file"]
     folder = reference / v["folder"] if v.get("folder") else None
     case = work / v["id"]
@@ -113,69 +131,99 @@ def run_variant(v: dict, reference: Path, crd_dir: Path, work: Path) -> dict:
     """{caught, new (errors and warnings the edit adds), crash} for one variant."""
     from generator.validate.context import UsageError
 
-    src = reference / v["file"]
+    text = _source_text(v, reference)
     target, edited = _prepare_case(v, reference, work)
     args = list(v.get("args") or [])
     try:
-        base = {_key(f) for f in _validate(target, args, crd_dir).findings}
-        edited.write_text(yamlio.dump_all(mutate(yamlio.load_all(src.read_text()), v)))
+        unedited = _validate(target, args, crd_dir).findings
+        base = {_key(f) for f in unedited}
+        edited.write_text(yamlio.dump_all(mutate(yamlio.load_all(text), v)))
         report = _validate(target, args, crd_dir)
     except UsageError as e:
-        return {"caught": False, "new": [], "crash": f"exit 2: {e}"}
-    return _score(v, report.findings, base)
+        return {"caught": False, "new": [], "crash": f"exit 2: {e}", "base": []}
+    # Errors and warnings on the unedited file: false alarms unless the file really has that bug.
+    return _score(v, report.findings, base) | {
+        "base": [f"{f.rule} {f.kind} {f.path}" for f in unedited if f.severity in ("error", "warning")]}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--list", default=str(LIST))
+    ap.add_argument("--list", action="append", help="a variant list (default: both lists, bench/recall*.yaml)")
     ap.add_argument("--shared", default=str(paths.ROOT.parent / "shared"), help="the shared folder (reference/, crds/)")
     ap.add_argument("--out", help="write the Markdown report here (default: stdout)")
     ap.add_argument("--verbose", action="store_true", help="print every finding a variant adds")
     args = ap.parse_args(argv)
     shared = Path(args.shared)
-    variants = yamlio.load_strict(Path(args.list).read_text())["variants"]
-    text, counts = report(variants, shared, args.verbose)
+    texts, crashes = [], 0
+    for name in args.list or [str(p) for p in LISTS]:
+        data = yamlio.load_strict(Path(name).read_text())
+        text, counts = report(data["variants"], shared, args.verbose, Path(name).name, data.get("base_right"))
+        texts.append(text)
+        crashes += counts["crashes"]
+    text = "\n".join(texts)
     if args.out:
         Path(args.out).write_text(text)
     else:
         sys.stdout.write(text)
-    return 1 if counts["crashes"] else 0
+    return 1 if crashes else 0
 
 
-def report(variants: list[dict], shared: Path, verbose: bool = False) -> tuple[str, Counter]:
+def _row(v: dict, r: dict) -> str:
+    extra = "; ".join(f"{f.rule} {f.path}" + (" (right: a consequence)" if f.rule in (v.get("also_right") or {}) else "")
+                      for f in r["new"] if not (f.rule == v["expect"]["rule"]))
+    return (f"| {v['id']} | {v['expect']['rule']} | {'yes' if r['caught'] else '**no**'} | "
+            f"{extra or ''} | {(r['crash'] or '')[:80]} |")
+
+
+def _by_class(variants: list[dict], caught: dict[str, bool]) -> list[str]:
+    """Recall per class of issue 36's table, where the list names each variant's `class`."""
+    classes: dict[str, list[bool]] = {}
+    for v in variants:
+        if v.get("class"):
+            classes.setdefault(v["class"], []).append(caught[v["id"]])
+    if not classes:
+        return []
+    return ["", "| class | caught |", "|---|---:|"] + [
+        f"| {c} | {sum(hits)}/{len(hits)} |" for c, hits in classes.items()]
+
+
+def report(variants: list[dict], shared: Path, verbose: bool = False, name: str = "recall.yaml",
+           base_right: dict | None = None) -> tuple[str, Counter]:
+    """The Markdown report of one list. With `base_right` (the list's: file -> rule -> why the finding on
+    the unedited file is right), every other error or warning on an unedited file is counted a false alarm."""
     counts: Counter = Counter()
-    rows = []
+    rows, base_alarms, caught = [], set(), {}
     with tempfile.TemporaryDirectory() as d:
         for v in variants:
             r = run_variant(v, shared / "reference", shared / "crds", Path(d))
-            counts["variants"] += 1
-            counts["caught"] += r["caught"]
-            counts["crashes"] += bool(r["crash"])
-            counts["right"] += r.get("right", 0)
-            counts["expected"] += r.get("expected", 0)
-            counts["added"] += len(r["new"])
-            extra = "; ".join(f"{f.rule} {f.path}" + (" (right: a consequence)" if f.rule in (v.get("also_right") or {})
-                                                         else "")
-                              for f in r["new"] if not (f.rule == v["expect"]["rule"]))
-            rows.append(f"| {v['id']} | {v['expect']['rule']} | {'yes' if r['caught'] else '**no**'} | "
-                        f"{extra or ''} | {(r['crash'] or '')[:80]} |")
+            caught[v["id"]] = r["caught"]
+            counts.update(variants=1, caught=r["caught"], crashes=bool(r["crash"]), right=r.get("right", 0),
+                          expected=r.get("expected", 0), added=len(r["new"]))
+            src = v.get("file") or v.get("source") or v["id"]
+            base_alarms |= {(src, b) for b in r["base"] if b.split()[0] not in (base_right or {}).get(src, {})}
+            rows.append(_row(v, r))
             if verbose:
                 for f in r["new"]:
                     sys.stderr.write(f"{v['id']}: {f.report_line()}\n")
     recall = counts["caught"] / counts["variants"] if counts["variants"] else 0.0
     precision = counts["right"] / counts["added"] if counts["added"] else 1.0
+    counts["base_alarms"] = len(base_alarms) if base_right is not None else 0
     head = [
-        "# validate: recall on broken variants of upstream files", "",
-        f"{counts['variants']} variants in bench/recall.yaml, each one real bug put into a file of ../shared/reference "
-        "and validated as the docs say (a file on its own, open world; a tutorial folder file by file).", "",
+        f"# validate: recall on broken variants of upstream files ({name})", "",
+        f"{counts['variants']} variants in bench/{name}, each one real bug put into an upstream file "
+        "(../shared/reference, or an upstream object carried inline) and validated as the docs say (a file on its "
+        "own, open world; a tutorial folder file by file).", "",
         f"- caught: {counts['caught']} / {counts['variants']} = {recall:.1%} (recall)",
         f"- errors and warnings the edits add: {counts['added']}, of which right: {counts['right']} = {precision:.1%} "
         f"(precision; the expected finding: {counts['expected']}, the others true consequences of the bug, "
         f"classified by hand in `also_right`)",
-        f"- crashes (exit 2 or IE001): {counts['crashes']}", "",
-        "| variant | expected | caught | other findings it adds | crash |", "|---|---|---|---|---|",
-    ]
+    ] + ([] if base_right is None else [
+        f"- errors and warnings on the unedited files not classified right (`base_right`): {len(base_alarms)}"
+        + "".join(f"\n  - {f}: {b}" for f, b in sorted(base_alarms))]) + [
+        f"- crashes (exit 2 or IE001): {counts['crashes']}",
+    ] + _by_class(variants, caught) + [
+        "", "| variant | expected | caught | other findings it adds | crash |", "|---|---|---|---|---|"]
     counts["recall_permille"] = round(recall * 1000)
     counts["precision_permille"] = round(precision * 1000)
     return "\n".join(head + rows) + "\n", counts

@@ -67,14 +67,18 @@ def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int, spec:
 
 
 def recall_lines() -> list[str]:
-    """The recall corpus (bench/recall.py) on ../shared/reference, when it is there."""
+    """The recall corpora (bench/recall.py: recall.yaml and recall-fresh.yaml) on ../shared/reference, when it is there."""
     from . import recall
 
     shared = paths.ROOT.parent / "shared"
     if not (shared / "reference").is_dir():
         return ["", "## validate recall", "", f"skipped: no {shared / 'reference'}"]
-    text, _ = recall.report(yamlio.load_strict(recall.LIST.read_text())["variants"], shared)
-    return ["", "#" + text.rstrip("\n")]
+    out = []
+    for listing in recall.LISTS:
+        data = yamlio.load_strict(listing.read_text())
+        text, _ = recall.report(data["variants"], shared, name=listing.name, base_right=data.get("base_right"))
+        out += ["", "#" + text.rstrip("\n")]
+    return out
 
 
 def _crd_root() -> Path:

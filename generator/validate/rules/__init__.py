@@ -50,7 +50,7 @@ def declare(rule_id: str, severity: str, summary: str, hint: str) -> None:
 _MODULES = ("inputs", "structure", "names", "kueue", "cohorts", "priority", "pods", "secrets", "hpa", "selectors",
             "gateway", "tpu", "network", "multikueue", "multikueue_group", "apiserver_pods", "apiserver_kinds", "apiserver_core",
             "apiserver_batch", "apiserver_apps", "apiserver_autoscaling", "apiserver_policy", "apiserver_rbac",
-            "apiserver_networking", "apiserver_scheduling", "webhooks", "webhooks_jobset", "webhooks_lws",
+            "apiserver_networking", "apiserver_scheduling", "apiserver_crd", "webhooks", "webhooks_jobset", "webhooks_lws",
             "webhooks_kueue", "scope")
 for _m in _MODULES:
     importlib.import_module(f"{__name__}.{_m}")

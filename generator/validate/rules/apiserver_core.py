@@ -42,9 +42,9 @@ from .corespec import (
     validate_tolerations,
     validate_topology_spread,
 )
-from .corevolumes import validate_volumes
+from .corevolumes import pv_spec, pvc_spec, validate_volumes
 
-SERVICE, DATA, OBJECTS = "AS200", "AS210", "AS220"
+SERVICE, DATA, OBJECTS, CLAIMS, PVS = "AS200", "AS210", "AS220", "AS230", "AS231"
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -123,7 +123,25 @@ def _namespace(o, out) -> None:
             validate_finalizer_name(f, ("spec", "finalizers"), out)
 
 
+def _claim(o, out) -> None:
+    """ValidatePersistentVolumeClaim: its spec as ValidatePersistentVolumeClaimSpec checks it (the same
+    checks as a pod's ephemeral claim template, AS140, reported here for the PersistentVolumeClaim
+    object; its name is NM001's)."""
+    found: list = []
+    pvc_spec(_dict(o.body.get("spec")), ("spec",), found)
+    out.extend((CLAIMS, path, message) for _, path, message in found)
+
+
+def _volume(o, out) -> None:
+    """ValidatePersistentVolume: ValidatePersistentVolumeSpec on the spec (its name is NM001's)."""
+    found: list = []
+    pv_spec(_dict(o.body.get("spec")), ("spec",), found)
+    out.extend((PVS, path, message) for _, path, message in found)
+
+
 _CORE_OBJECTS = {
+    "PersistentVolume": _volume,
+    "PersistentVolumeClaim": _claim,
     "Service": lambda o, out: validate_service(o.body, out),
     "Secret": lambda o, out: validate_secret(o.body, out),
     "ConfigMap": lambda o, out: validate_config_map(o.body, out),
@@ -660,6 +678,19 @@ for _id, _summary, _hint in (
               f"activeDeadlineSeconds ({_US}: ValidateNamespace, validateFinalizerName, "
               f"ValidateReplicationControllerSpec, ValidatePodTemplateSpecForRC)",
      "a ReplicationController's pods restart Always and carry the selector's labels"),
+    ("AS230", f"a PersistentVolumeClaim the API server refuses: no access mode or an unknown one, "
+              f"ReadWriteOncePod with another mode, no or a non-positive storage request, an unknown volumeMode, a "
+              f"storageClassName that is not a DNS subdomain, a bad selector or data source ({_US}: "
+              f"ValidatePersistentVolumeClaim, ValidatePersistentVolumeClaimSpec)",
+     "accessModes from ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod; resources.requests.storage "
+     "above 0; storageClassName in lowercase letters, digits, '-' and '.'"),
+    ("AS231", f"a PersistentVolume the API server refuses: no access mode or an unknown one, a capacity other than "
+              f"a positive storage, an unknown reclaim policy, no volume source or more than one, a source's "
+              f"required field (a CSI driver and volumeHandle, a local path with node affinity, ...), node affinity "
+              f"without required terms, a bad storageClassName or volumeMode ({_US}: ValidatePersistentVolume, "
+              f"ValidatePersistentVolumeSpec, validateCSIPersistentVolumeSource, validateLocalVolumeSource)",
+     "give the PersistentVolume access modes, capacity.storage above 0 and exactly one volume source with its "
+     "required fields"),
 ):
     _register(_id, ERROR, _summary, _hint)
 

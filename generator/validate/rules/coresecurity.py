@@ -30,20 +30,20 @@ def _ids(sc: dict, keys: tuple, at: tuple, out: list) -> None:
 
 def validate_pod_security_context(spec: dict, at: tuple, out: list) -> None:
     """validatePodSpecSecurityContext and validateSysctls / ValidateHostSysctl."""
+    p = at + ("securityContext",)
+    # v1 keeps hostPID and shareProcessNamespace on the PodSpec; the internal API the server validates
+    # moves them into the pod security context, which conversion creates even when the manifest has none,
+    # so this check runs on a pod without a securityContext too (validation.go:4947, v1.31.1).
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        out.append((SECURITY, p + ("shareProcessNamespace",), E.invalid(True, "ShareProcessNamespace and HostPID "
+                                                                              "cannot both be enabled")))
     sc = spec.get("securityContext")
     if not isinstance(sc, dict):
         return
-    p = at + ("securityContext",)
     _ids(sc, ("fsGroup", "runAsUser", "runAsGroup"), p, out)
     for i, g in enumerate(_list(sc.get("supplementalGroups"))):
         if _int(g) and not 0 <= g <= MAX_ID:
             out.append((SECURITY, p + ("supplementalGroups", i), E.invalid(g, E.inclusive_range(0, MAX_ID))))
-    if sc.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
-        out.append((SECURITY, p + ("shareProcessNamespace",), E.invalid(True, "ShareProcessNamespace and HostPID "
-                                                                              "cannot both be enabled")))
-    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:   # v1: on the PodSpec
-        out.append((SECURITY, p + ("shareProcessNamespace",), E.invalid(True, "ShareProcessNamespace and HostPID "
-                                                                              "cannot both be enabled")))
     _sysctls(spec, _list(sc.get("sysctls")), p + ("sysctls",), out)
     policy = sc.get("fsGroupChangePolicy")
     if isinstance(policy, str) and policy not in ("Always", "OnRootMismatch"):

@@ -507,3 +507,129 @@ def _data_source(ref: dict, at: tuple, is_ref: bool, out: list) -> None:
     ns = _str(ref.get("namespace")) if is_ref else ""
     if ns:
         out.extend((VOLUME, at + ("namespace",), E.invalid(ns, m)) for m in E.is_dns1123_label(ns))
+
+
+# ---------------------------------------------------------------- PersistentVolume
+
+# ValidatePersistentVolumeSpec's sources, in its order. The pod volume checkers serve the sources it
+# checks with the same function; the in-tree plugins with a PV-only checker (glusterfs, rbd, cephfs,
+# iscsi, cinder, flexVolume, azureFile, scaleIO, storageos) count for the one-source rule only.
+PV_SOURCES = ("hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd",
+              "quobyte", "cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume",
+              "photonPersistentDisk", "portworxVolume", "azureDisk", "scaleIO", "local", "storageos", "csi")
+_PV_SHARED = ("hostPath", "gcePersistentDisk", "awsElasticBlockStore", "flocker", "nfs", "quobyte", "fc",
+              "vsphereVolume", "photonPersistentDisk", "portworxVolume", "azureDisk")
+_PV_FORBID_PATH = {"cephfs": "cephFS"}   # upstream's spelling of the path in its Forbidden error
+_RECLAIM = ["Delete", "Recycle", "Retain"]
+
+
+def pv_spec(spec: dict, at: tuple, out: list) -> None:
+    """ValidatePersistentVolumeSpec for a PersistentVolume object (not an inline volume)."""
+    _pv_modes(_list(spec.get("accessModes")), at + ("accessModes",), out)
+    _pv_capacity(_dict(spec.get("capacity")), at + ("capacity",), out)
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    if isinstance(policy, str) and policy and policy not in _RECLAIM:
+        out.append((VOLUME, at + ("persistentVolumeReclaimPolicy",), E.not_supported(policy, _RECLAIM)))
+    affinity = spec.get("nodeAffinity")
+    if isinstance(affinity, dict):
+        _pv_affinity(affinity, at + ("nodeAffinity",), out)
+    _pv_sources(spec, at, isinstance(affinity, dict), out)
+    sc = spec.get("storageClassName")
+    if isinstance(sc, str) and sc:
+        out.extend((VOLUME, at + ("storageClassName",), E.invalid(sc, m)) for m in E.is_dns1123_subdomain(sc))
+    mode = spec.get("volumeMode")
+    if isinstance(mode, str) and mode not in ("Block", "Filesystem"):
+        out.append((VOLUME, at + ("volumeMode",), E.not_supported(mode, ["Block", "Filesystem"])))
+
+
+def _pv_modes(modes: list, at: tuple, out: list) -> None:
+    if not modes:
+        out.append((VOLUME, at, E.required()))
+    for m in modes:
+        if isinstance(m, str) and m not in _ACCESS_MODES:
+            out.append((VOLUME, at, E.not_supported(m, list(_ACCESS_MODES))))
+    if "ReadWriteOncePod" in modes and any(m in _ACCESS_MODES and m != "ReadWriteOncePod" for m in modes):
+        out.append((VOLUME, at, E.forbidden("may not use ReadWriteOncePod with other access modes")))
+
+
+def _pv_affinity(affinity: dict, at: tuple, out: list) -> None:
+    """validateVolumeNodeAffinity: ValidateNodeSelector on the required terms, which must be there."""
+    if isinstance(affinity.get("required"), dict):
+        from .corespec import validate_node_selector
+        validate_node_selector(affinity["required"], at + ("required",), out)
+    else:
+        out.append((VOLUME, at + ("required",), E.required("must specify required node constraints")))
+
+
+def _pv_capacity(capacity: dict, at: tuple, out: list) -> None:
+    """The capacity: required, storage alone (NotSupported names the map), each quantity positive."""
+    if not capacity:
+        out.append((VOLUME, at, E.required()))
+    if "storage" not in capacity or len(capacity) > 1:
+        out.append((VOLUME, at, E.not_supported(capacity, ["storage"])))
+    for name, q in capacity.items():
+        if isinstance(q, (str, int, float)) and not _positive(q):
+            out.append((VOLUME, at + (name,), E.invalid(str(q), "must be greater than zero")))
+
+
+def _pv_sources(spec: dict, at: tuple, has_affinity: bool, out: list) -> None:
+    """One volume source, checked (the first one; each further one is Forbidden)."""
+    count = 0
+    for kind in PV_SOURCES:
+        src = spec.get(kind)
+        if not isinstance(src, dict):
+            continue
+        if count and kind != "flexVolume":   # upstream counts flexVolume without this check
+            out.append((VOLUME, at + (_PV_FORBID_PATH.get(kind, kind),),
+                        E.forbidden("may not specify more than 1 volume type")))
+            continue
+        count += 1
+        if kind in _PV_SHARED:
+            _source(kind, src, at + (_CHECK_PATH.get(kind, kind),), out)
+        elif kind == "csi":
+            _pv_csi(src, at + ("csi",), out)
+        elif kind == "local":
+            _pv_local(src, at + ("local",), has_affinity, out)
+    if not count:
+        out.append((VOLUME, at, E.required("must specify a volume type")))
+    host = _dict(spec.get("hostPath")).get("path")
+    if isinstance(host, str) and host and _clean(host) == "/" and spec.get("persistentVolumeReclaimPolicy") == "Recycle":
+        out.append((VOLUME, at + ("persistentVolumeReclaimPolicy",),
+                    E.forbidden("may not be 'recycle' for a hostPath mount of '/'")))
+
+
+def _clean(path: str) -> str:
+    import posixpath
+    return posixpath.normpath(path).replace("//", "/")
+
+
+def _pv_local(src: dict, at: tuple, has_affinity: bool, out: list) -> None:
+    """validateLocalVolumeSource, and the node affinity a local volume needs."""
+    path = _str(src.get("path"))
+    if not path:
+        out.append((VOLUME, at + ("path",), E.required()))
+    elif ".." in path.split("/"):   # validatePathNoBacksteps
+        out.append((VOLUME, at + ("path",), E.invalid(path, "must not contain '..'")))
+    if not has_affinity:
+        out.append((VOLUME, at[:-1] + ("nodeAffinity",), E.required("Local volume requires node affinity")))
+
+
+def _pv_csi(src: dict, at: tuple, out: list) -> None:
+    """validateCSIPersistentVolumeSource, with validatePVSecretReference on each secret it names."""
+    csi_driver_name(src.get("driver", ""), at + ("driver",), out)
+    if not _str(src.get("volumeHandle")):
+        out.append((VOLUME, at + ("volumeHandle",), E.required()))
+    for key in ("controllerPublishSecretRef", "controllerExpandSecretRef", "nodePublishSecretRef",
+                "nodeExpandSecretRef"):
+        ref = src.get(key)
+        if not isinstance(ref, dict):
+            continue
+        name, ns = _str(ref.get("name")), _str(ref.get("namespace"))
+        if not name:
+            out.append((VOLUME, at + (key, "name"), E.required()))
+        else:
+            out.extend((VOLUME, at + (key, "name"), E.invalid(name, m)) for m in E.is_dns1123_subdomain(name))
+        if not ns:
+            out.append((VOLUME, at + (key, "namespace"), E.required()))
+        else:
+            out.extend((VOLUME, at + (key, "namespace"), E.invalid(ns, m)) for m in E.is_dns1123_label(ns))
