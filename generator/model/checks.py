@@ -366,6 +366,10 @@ def workloads(p: Platform) -> list[Problem]:
     out: list[Problem] = []
     ns = {n.name for n in p.namespaces}
     seen: set[tuple[str, str]] = set()
+    # Per profile, built once for all its workloads (a 1,000-workload spec read each profile's
+    # flavors once per workload, each read going over every workload: quadratic).
+    contexts: dict[str, CheckContext] = {}
+    facts: dict[str, _ProfileFacts] = {}
     for i, w in _workloads(p):
         base = f"workloads[{i}]"
         if (w.namespace, w.name) in seen:
@@ -390,19 +394,50 @@ def workloads(p: Platform) -> list[Problem]:
                 continue
             if not _checkable(w, p.profiles[prof]):
                 continue   # reported on the profile; what runs there cannot be told
-            out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
+            if prof not in contexts:
+                contexts[prof] = CheckContext(p, p.profiles[prof])
+                facts[prof] = _ProfileFacts(p, p.profiles[prof])
+            out += _on_profile(p, i, w, contexts[prof], j, facts[prof])
     return out
 
 
-def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> list[Problem]:
+class _ProfileFacts:
+    """What the workload checks read of a profile, each worked out at its first use: the
+    profile's LocalQueues and its flavors (None when they cannot be built: the profile's own
+    checks report why)."""
+
+    def __init__(self, p: Platform, prof: Profile):
+        self._p, self._prof = p, prof
+        self._queues: set[tuple[str, str]] | None = None
+        self._flavors: list[flavors.Flavor] | None = None
+        self._flavors_read = False
+
+    @property
+    def local_queues(self) -> set[tuple[str, str]]:
+        if self._queues is None:
+            self._queues = self._p.local_queues_for(self._prof.name)
+        return self._queues
+
+    @property
+    def profile_flavors(self) -> list[flavors.Flavor] | None:
+        if not self._flavors_read:
+            try:
+                self._flavors = flavors.flavors(self._p, self._prof)
+            except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
+                self._flavors = None
+            self._flavors_read = True
+        return self._flavors
+
+
+def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int, facts: _ProfileFacts) -> list[Problem]:
     base = f"workloads[{i}]"
     prof = ctx.profile
     bad = hardware.accelerator_problems(w, ctx)
     if bad:
         return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
     out = []
-    if (w.namespace, w.queue) not in p.local_queues_for(prof.name) and w.namespace in {n.name for n in p.namespaces}:
-        there = [q for ns, q in p.local_queues_for(prof.name) if ns == w.namespace]
+    if (w.namespace, w.queue) not in facts.local_queues and w.namespace in {n.name for n in p.namespaces}:
+        there = [q for ns, q in facts.local_queues if ns == w.namespace]
         out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
                                             f"profile {prof.name!r}" + errors.hint(w.queue, there, "it has", "it has none")))
     missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
@@ -410,7 +445,7 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
                                                            f"values.{', values.'.join(missing)} for workload {w.name!r}"))
     out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in w.check(ctx)]
-    out += _capacity(p, i, w, ctx)
+    out += _capacity(p, i, w, ctx, facts)
     return out
 
 
@@ -420,15 +455,14 @@ def _accelerator_flavors(fs: list, accel: str | None) -> list:
                                                         f.node_labels.get(L.TPU_ACCELERATOR_LABEL))] or fs
 
 
-def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext) -> list[Problem]:
+def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext, facts: _ProfileFacts) -> list[Problem]:
     """The capacity a workload may use must exist on the profile for its accelerator, and
     what it may not use must be told apart by the flavors' node labels."""
     if p.manager_group(ctx.profile.name) is not None:
         return []   # a MultiKueue manager's flavors are its workers': checked there
     allowed = p.capacity_of(w)
-    try:
-        fs = flavors.flavors(p, ctx.profile)
-    except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
+    fs = facts.profile_flavors
+    if fs is None:
         return []     # the profile's own problems are reported by its checks
     mine = _accelerator_flavors(fs, w.accelerator)
     _, open_ = flavors.capacity_affinity(mine, allowed)

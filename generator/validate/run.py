@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,19 +241,20 @@ def validate(opts: Options) -> Report:
     from . import context, loader, selection
     from .rules import RULES
 
-    sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
-    spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
-    out = Path(opts.out)
-    names, paths = _inputs(opts, out)
-    crd_root = _crd_root(opts)
-    targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
-    pending: list = []
-    try:
-        for p in paths:   # kustomize builds start now and run while the schemas load
-            pending.append(loader.Pending(p, _display(p)))
-        for t in targets:
-            schemas_for(t, crd_root)
-        with _frozen():
+    with _frozen() as freeze:
+        sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
+        spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
+        out = Path(opts.out)
+        names, paths = _inputs(opts, out)
+        crd_root = _crd_root(opts)
+        targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
+        pending: list = []
+        try:
+            for p in paths:   # kustomize builds start now and run while the schemas load
+                pending.append(loader.Pending(p, _display(p)))
+            for t in targets:
+                schemas_for(t, crd_root)
+            freeze()   # what lives for the whole run is built
             streams = [pend.collect() for pend in pending]
             siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
             if opts.paths and not opts.multikueue and not opts.one_stream:
@@ -261,21 +262,21 @@ def validate(opts: Options) -> Report:
             groups = _groups(opts, names, streams, spec, profile_of)
             beside = _beside(paths)
             results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel, beside)
-        report = Report()
-        for i, stream in enumerate(streams):
-            findings, count, skipped, ignored, _ = results[i]
-            report.findings += findings
-            report.ignored += ignored
-            report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
-                                   "world": "closed" if closed[i] else "open",
-                                   "context": list(opts.context), "skippedRules": skipped})
-        _add_groups(report, groups, paths, streams, results, closed, sel)
-        if not opts.one_stream:
-            report.findings = _positions(report.findings)
-        return report
-    finally:
-        for pend in pending:
-            pend.cancel()
+            report = Report()
+            for i, stream in enumerate(streams):
+                findings, count, skipped, ignored, _ = results[i]
+                report.findings += findings
+                report.ignored += ignored
+                report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
+                                       "world": "closed" if closed[i] else "open",
+                                       "context": list(opts.context), "skippedRules": skipped})
+            _add_groups(report, groups, paths, streams, results, closed, sel)
+            if not opts.one_stream:
+                report.findings = _positions(report.findings)
+            return report
+        finally:
+            for pend in pending:
+                pend.cancel()
 
 
 def _positions(findings: list) -> list:
@@ -309,19 +310,38 @@ def _kind_of(node) -> str | None:
 
 
 @contextlib.contextmanager
-def _frozen() -> Iterator[None]:
-    """What exists now (the modules, the spec, the schemas) is left out of Python's cyclic
-    garbage collections until the checks are done (gc.freeze): each full collection went
-    over all of it again, about a fourteenth of validating 300 files against a 1,000-workload
-    spec. Not when something else froze objects already: that program manages its own."""
+def _frozen() -> Iterator[Callable[[], None]]:
+    """Python's cyclic garbage collector paused while what lives for the whole run (the
+    spec's typed model, the schemas) is built, then, when the body calls the function it is
+    given, all of it (the modules too) left out of the collections until the checks are done
+    (gc.freeze) and the collector on again. Building a 1,000-workload spec made Python collect
+    again and again over everything allocated so far (one full collection of all of it
+    included), and each full collection during the checks went over all of it again: together
+    about a tenth of validating 300 files against that spec. What the build leaves behind in
+    cycles (little: parsed YAML and the model are trees) is frozen with it, as the modules
+    are. Not when something else froze objects already: that program manages its own."""
     if gc.get_freeze_count():
-        yield
+        yield lambda: None
         return
-    gc.freeze()
+    enabled = gc.isenabled()
+    frozen = False
+
+    def freeze() -> None:
+        nonlocal frozen
+        if not frozen:
+            gc.freeze()   # before the collector is on again: the count of new objects starts at 0
+            frozen = True
+            if enabled:
+                gc.enable()
+
+    gc.disable()
     try:
-        yield
+        yield freeze
     finally:
-        gc.unfreeze()
+        if frozen:
+            gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def _crd_root(opts: Options) -> Path:
