@@ -95,8 +95,10 @@ def _core_defs(k8s_minor: str) -> dict:
         defs = json.loads((_core_dir(k8s_minor) / "_definitions.json").read_text())
     if _QUANTITY_DEF in defs.get("$defs", {}):
         defs["$defs"][_QUANTITY_DEF][QUANTITY_KEYWORD] = True
-    _inline_refs(defs, defs.get("$defs", {}))
     return defs
+
+
+_INLINED: dict[str, set[int]] = {}   # per Kubernetes minor: ids of the schema nodes inlined already
 
 
 @cache
@@ -115,14 +117,14 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _ANNOTATIONS = ("description", "title", "default", "examples", "format", "deprecated")
 
 
-def _inline_refs(schema: dict, defs: dict) -> None:
+def _inline_refs(schema: dict, defs: dict, done: set[int]) -> None:
     """Every `{"$ref": <a definition>}` under `schema` replaced by the definition itself (the
     same dict: a recursive definition becomes a cycle, which validation follows only as deep as
     the object goes). A reference is what jsonschema spent a third of the core schema check
     on, looking it up again at each use; what the validator finds is the same, since the bundled
     schemas put nothing beside a $ref but annotations (left out with it). A $ref with anything
-    else beside it, or to something other than a definition, stays."""
-    done: set[int] = set()
+    else beside it, or to something other than a definition, stays. The definitions a kind uses
+    are inlined as its validator is built, each once (`done`: the nodes gone through already)."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -177,7 +179,7 @@ def _core_validator(k8s_minor: str, api_version: str, kind: str):
     if not path.exists():
         return None
     schema = json.loads(path.read_text())
-    _inline_refs(schema, _core_defs(k8s_minor).get("$defs", {}))
+    _inline_refs(schema, _core_defs(k8s_minor).get("$defs", {}), _INLINED.setdefault(k8s_minor, set()))
     return _CoreValidator(schema, registry=_core_registry(k8s_minor))
 
 
