@@ -85,16 +85,18 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
 
 
 def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
-           closed: bool = True, selection=None, folder=None) -> tuple[list[Problem], int, list[str], list, object]:
+           closed: bool = True, selection=None, folder=None,
+           defaulted: dict | None = None) -> tuple[list[Problem], int, list[str], list, object]:
     """check_stream, and the Model it built (MultiKueue group rules read it). `folder`: the
-    index of the other files of the stream's folder (objects.Folder), looked up as context."""
+    index of the other files of the stream's folder (objects.Folder), looked up as context;
+    `defaulted`: the stream's objects defaulted already, for that index (_split_folders)."""
     from .objects import Model
     from .rules import hit
     from .selection import Selection
 
     selection = selection or Selection()
     collector = Collector(stream.name, closed, selection)
-    objs = _read_objects(stream, schemas, collector)
+    objs = _read_objects(stream, schemas, collector, defaulted or {})
     for p in stream.problems:
         collector.add_problem(p)
     for o in objs:
@@ -110,14 +112,21 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
     return collector.findings(), len(objs), skipped, collector.ignored, model
 
 
-def _read_objects(stream, schemas, collector: Collector) -> list:
-    """The stream's objects, each with its CRD's defaults applied (as the API server stores it)."""
+def _read_objects(stream, schemas, collector: Collector, defaulted: dict) -> list:
+    """The stream's objects, each with its CRD's defaults applied (as the API server stores it).
+    `defaulted`: id(object as read) -> (that object, defaulted), for those defaulted already with
+    the same schemas (the objects of a folder's files, as their folder's index has them)."""
     from . import defaults, loader
     from .objects import Obj
 
     objs = []
     for i, body, doc in loader.objects(stream):
         o = Obj(i, body, doc.source, dict(doc.ignores))
+        known = defaulted.get(id(body))
+        if known is not None and known[0] is body:
+            o.body = known[1]
+            objs.append(o)
+            continue
         crd = _guard(collector, o, "reading the CRD schema",
                      lambda b=body: schemas.crd_schema(b.get("apiVersion"), b.get("kind")))
         defaulted = _guard(collector, o, "defaulting", lambda b=body, c=crd: defaults.apply(b, c))
@@ -144,12 +153,8 @@ def _check_schema(o, schemas, collector: Collector, selection) -> bool:
 
 def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> list[str]:
     """Every selected cross-object rule on the model; the ids of those that could not run."""
-    from .rules import RULES as rules
-
     skipped = []
-    for rule in rules.values():
-        if rule.check is None or not selection.on(rule.id):
-            continue
+    for rule in _selected(selection):
         try:
             hits = list(rule.check(model))
         except Exception as e:   # noqa: BLE001
@@ -164,6 +169,20 @@ def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> l
         for p in hits:
             collector.add(rule.id, p)
     return skipped
+
+
+_SELECTED: list = [None, []]   # (the selection it was made for, the rules it turns on)
+
+
+def _selected(selection) -> list:
+    """The cross-object rules the selection turns on, in rule order: worked out once for the
+    many streams of a run, not once per stream."""
+    from .rules import RULES
+
+    key = (len(RULES), frozenset(selection.enabled), frozenset(selection.disabled))
+    if _SELECTED[0] != key:
+        _SELECTED[:] = [key, [r for r in RULES.values() if r.check is not None and selection.on(r.id)]]
+    return _SELECTED[1]
 
 
 def _cel(schemas, o, bad_paths):
@@ -249,6 +268,7 @@ def validate(opts: Options) -> Report:
         crd_root = _crd_root(opts)
         targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
         pending: list = []
+        defaulted: dict = {}   # a folder's objects, defaulted once for the folder's index and their own file
         try:
             for p in paths:   # kustomize builds start now and run while the schemas load
                 pending.append(loader.Pending(p, _display(p)))
@@ -257,10 +277,12 @@ def validate(opts: Options) -> Report:
             streams = [pend.collect() for pend in pending]
             siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
             if opts.paths and not opts.multikueue and not opts.one_stream:
-                streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
+                streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root,
+                                                                defaulted)
             groups = _groups(opts, names, streams, spec, profile_of)
             beside = _beside(paths)
-            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel, beside)
+            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel, beside,
+                                     defaulted)
             report = Report()
             for i, stream in enumerate(streams):
                 findings, count, skipped, ignored, _ = results[i]
@@ -364,7 +386,8 @@ def _beside(paths: list[str]) -> dict[str, list]:
 
 
 def _check_streams(opts: Options, streams: list, targets: list, closed: list[bool], siblings: list[list],
-                   groups: list, crd_root: Path, sel, beside: dict[str, list] | None = None) -> dict:
+                   groups: list, crd_root: Path, sel, beside: dict[str, list] | None = None,
+                   defaulted: dict | None = None) -> dict:
     """Each stream's _check result, by input index. Managers first: a worker's context holds
     what its manager dispatches to it."""
     from . import group
@@ -389,7 +412,8 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
             folder = folders[key]
         extra += (beside or {}).get(streams[i].name, [])
         results[i] = _check(streams[i], t, schemas, opts.namespace or "",
-                            context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder)
+                            context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder,
+                            defaulted=defaulted if folder is not None else None)
     return results
 
 
@@ -403,11 +427,12 @@ def _managers_of(groups: list) -> dict[int, list[int]]:
     return managers_of
 
 
-def _split_folders(pending, streams, targets, closed, crd_root):
+def _split_folders(pending, streams, targets, closed, crd_root, defaulted: dict):
     """A plain directory (no kustomization) becomes one stream per file, each checked with the
     other files' objects as context: references across files resolve, but a name defined in
     two files (alternative example files, say) is not a duplicate. --one-stream keeps the
-    directory one stream, where it is."""
+    directory one stream, where it is. Each object defaulted here goes into `defaulted`
+    (id(object as read) -> (it, defaulted)): its own file's stream takes it from there."""
     from . import defaults, loader
     from .loader import Stream
     from .objects import Obj
@@ -430,10 +455,12 @@ def _split_folders(pending, streams, targets, closed, crd_root):
         del stream.problems[known_problems:]   # each file's own stream reports its documents (IN002)
         for _i, body, doc in found:
             try:
-                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+                done = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
             except Exception:   # noqa: BLE001  sibling objects are only looked up; their own stream reports
-                pass
-            folder.append(Obj(-1, body, doc.source))
+                done = None
+            if done is not None:
+                defaulted[id(body)] = (body, done)
+            folder.append(Obj(-1, done if done is not None else body, doc.source))
         by_file: dict[str, Stream] = {}
         for doc in stream.docs:
             by_file.setdefault(doc.source, Stream(doc.source)).docs.append(doc)
