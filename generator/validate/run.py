@@ -86,10 +86,11 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
 
 def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
            closed: bool = True, selection=None, folder=None,
-           defaulted: dict | None = None) -> tuple[list[Problem], int, list[str], list, object]:
+           defaulted: dict | None = None, rules: list | None = None) -> tuple[list[Problem], int, list[str], list, object]:
     """check_stream, and the Model it built (MultiKueue group rules read it). `folder`: the
     index of the other files of the stream's folder (objects.Folder), looked up as context;
-    `defaulted`: the stream's objects defaulted already, for that index (_split_folders)."""
+    `defaulted`: the stream's objects defaulted already, for that index (_split_folders);
+    `rules`: selected_rules(selection), when the caller has them."""
     from .objects import Model
     from .rules import hit
     from .selection import Selection
@@ -108,7 +109,7 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
     schema_broken = False
     for o in objs:
         schema_broken |= _check_schema(o, schemas, collector, selection)
-    skipped = _run_rules(model, collector, selection, schema_broken)
+    skipped = _run_rules(model, collector, selection, schema_broken, rules)
     return collector.findings(), len(objs), skipped, collector.ignored, model
 
 
@@ -151,10 +152,11 @@ def _check_schema(o, schemas, collector: Collector, selection) -> bool:
     return bool(bad_paths)
 
 
-def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> list[str]:
-    """Every selected cross-object rule on the model; the ids of those that could not run."""
+def _run_rules(model, collector: Collector, selection, schema_broken: bool, rules: list | None = None) -> list[str]:
+    """Every selected cross-object rule on the model (`rules`: selected_rules(selection), when
+    the caller has them); the ids of those that could not run."""
     skipped = []
-    for rule in _selected(selection):
+    for rule in selected_rules(selection) if rules is None else rules:
         try:
             hits = list(rule.check(model))
         except Exception as e:   # noqa: BLE001
@@ -171,18 +173,12 @@ def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> l
     return skipped
 
 
-_SELECTED: list = [None, []]   # (the selection it was made for, the rules it turns on)
-
-
-def _selected(selection) -> list:
-    """The cross-object rules the selection turns on, in rule order: worked out once for the
-    many streams of a run, not once per stream."""
+def selected_rules(selection) -> list:
+    """The cross-object rules the selection turns on, in rule order (a run works them out once
+    for its many streams)."""
     from .rules import RULES
 
-    key = (len(RULES), frozenset(selection.enabled), frozenset(selection.disabled))
-    if _SELECTED[0] != key:
-        _SELECTED[:] = [key, [r for r in RULES.values() if r.check is not None and selection.on(r.id)]]
-    return _SELECTED[1]
+    return [r for r in RULES.values() if r.check is not None and selection.on(r.id)]
 
 
 def _cel(schemas, o, bad_paths):
@@ -394,6 +390,7 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
     from .objects import Folder
 
     managers_of = _managers_of(groups)
+    rules = selected_rules(sel)
     folders: dict[int, Folder] = {}
     known: dict = {}
     results: dict = {}
@@ -413,7 +410,7 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
         extra += (beside or {}).get(streams[i].name, [])
         results[i] = _check(streams[i], t, schemas, opts.namespace or "",
                             context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder,
-                            defaulted=defaulted if folder is not None else None)
+                            defaulted=defaulted if folder is not None else None, rules=rules)
     return results
 
 
