@@ -194,15 +194,17 @@ def _read(path: Path, stream: Stream, source: str) -> str | None:
         return None
 
 
-def kustomize_role(path: Path) -> str | None:
+def kustomize_role(path: Path, present: dict[Path, list[str]] | None = None) -> str | None:
     """Why a file is not a set of objects for kustomize: it is a kustomization, or a patch one
-    in its directory applies (patches, patchesStrategicMerge, patchesJson6902)."""
+    in its directory applies (patches, patchesStrategicMerge, patchesJson6902). `present`: the
+    kustomization files of each directory looked at already (a folder's files share them)."""
     if path.name in KUSTOMIZATION_FILES:
         return "a kustomization: validate its directory (kustomize builds it) instead"
-    for name in KUSTOMIZATION_FILES:
+    present = {} if present is None else present
+    if path.parent not in present:
+        present[path.parent] = [name for name in KUSTOMIZATION_FILES if (path.parent / name).is_file()]
+    for name in present[path.parent]:
         k = path.parent / name
-        if not k.is_file():
-            continue
         try:
             docs = list(yamlio.load_all_bounded(k.read_text()))
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -264,9 +266,10 @@ class Pending:
         files = sorted(p for p in Path(self.arg).rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
         if not files:
             raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
+        present: dict[Path, list[str]] = {}
         for p in files:
             source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
-            role = kustomize_role(p)
+            role = kustomize_role(p, present)
             if role:
                 stream.problems.append(input_problem("IN006", source, "", f"not checked: {role}", len(stream.docs)))
                 continue
