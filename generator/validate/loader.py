@@ -200,10 +200,7 @@ def kustomize_role(path: Path, present: dict[Path, list[str]] | None = None) -> 
     kustomization files of each directory looked at already (a folder's files share them)."""
     if path.name in KUSTOMIZATION_FILES:
         return "a kustomization: validate its directory (kustomize builds it) instead"
-    present = {} if present is None else present
-    if path.parent not in present:
-        present[path.parent] = [name for name in KUSTOMIZATION_FILES if (path.parent / name).is_file()]
-    for name in present[path.parent]:
+    for name in _kustomizations(path.parent, {} if present is None else present):
         k = path.parent / name
         try:
             docs = list(yamlio.load_all_bounded(k.read_text()))
@@ -216,6 +213,13 @@ def kustomize_role(path: Path, present: dict[Path, list[str]] | None = None) -> 
         if path.name in [str(p).removeprefix("./") for p in listed if p]:
             return f"a patch that {name} applies: validate its directory (kustomize builds it) instead"
     return None
+
+
+def _kustomizations(folder: Path, present: dict[Path, list[str]]) -> list[str]:
+    """The kustomization files a folder holds, looked for once per folder in `present`."""
+    if folder not in present:
+        present[folder] = [name for name in KUSTOMIZATION_FILES if (folder / name).is_file()]
+    return present[folder]
 
 
 class Pending:
