@@ -113,9 +113,9 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
     return collector.findings(), len(objs), skipped, collector.ignored, model
 
 
-def _read_objects(stream, schemas, collector: Collector, defaulted: dict) -> list:
+def _read_objects(stream, schemas, collector: Collector, done: dict) -> list:
     """The stream's objects, each with its CRD's defaults applied (as the API server stores it).
-    `defaulted`: id(object as read) -> (that object, defaulted), for those defaulted already with
+    `done`: id(object as read) -> (that object, defaulted), for those defaulted already with
     the same schemas (the objects of a folder's files, as their folder's index has them)."""
     from . import defaults, loader
     from .objects import Obj
@@ -123,7 +123,7 @@ def _read_objects(stream, schemas, collector: Collector, defaulted: dict) -> lis
     objs = []
     for i, body, doc in loader.objects(stream):
         o = Obj(i, body, doc.source, dict(doc.ignores))
-        known = defaulted.get(id(body))
+        known = done.get(id(body))
         if known is not None and known[0] is body:
             o.body = known[1]
             objs.append(o)
