@@ -142,6 +142,21 @@ def test_internal_error_is_one_finding_not_a_traceback(capsys, tmp_path, monkeyp
     assert code == 1 and "IE001 error: rule SV001 failed: ZeroDivisionError: boom" in out
 
 
+def test_defaulting_that_fails_in_a_folder_is_one_finding_per_object(capsys, tmp_path, monkeypatch):
+    # A folder's objects are defaulted once for the folder's index and reused by their own file
+    # (generator/validate/run.py _split_folders, _read_objects); where that fails, each object of
+    # the file still gets its own IE001 and the others are checked (two objects in one file, two files).
+    from generator.validate import defaults
+
+    def broken(body, schema):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(defaults, "apply", broken)
+    write(tmp_path, "a.yaml", LOCAL_QUEUE + "---\n" + LOCAL_QUEUE.replace("name: lq", "name: lq2"))
+    write(tmp_path, "b.yaml", LOCAL_QUEUE.replace("name: lq", "name: lq3"))
+    code, out, _ = validate(capsys, str(tmp_path))
+    assert code == 1 and out.count("IE001 error: defaulting failed: ZeroDivisionError: boom") == 3
+
+
 # ------------------------------------------------------------------ open and closed world
 
 def test_references_alone_are_notes_and_errors_with_context(capsys, tmp_path):

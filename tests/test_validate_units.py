@@ -167,3 +167,79 @@ def test_schema_layer_bites(layer, rules, monkeypatch):
     for rule in rules:
         bad = CORPUS / rule / "bad.yaml"
         assert not found(run(bad, [])) & expected(bad), rule
+
+
+# ------------------------------------------------------------------ speed-ups that must not change findings
+
+_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": {"app": "web"}},
+    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+             "template": {"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                                                   "ports": [{"containerPort": 80}],
+                                                   "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                                                   "readinessProbe": {"httpGet": {"path": "/", "port": 80}}}]}}}}
+
+
+def _broken_deployments():
+    """(what is wrong, the object): one mistake each, in fields the core schemas define by $ref."""
+    def edit(fn):
+        o = json.loads(json.dumps(_DEPLOYMENT))
+        fn(o)
+        return o
+    c = lambda o: o["spec"]["template"]["spec"]["containers"][0]   # noqa: E731
+    return [
+        ("replicas as a string", edit(lambda o: o["spec"].__setitem__("replicas", "2"))),
+        ("unknown container field", edit(lambda o: c(o).__setitem__("imagePullPolice", "Always"))),
+        ("container without a name", edit(lambda o: c(o).pop("name"))),
+        ("a request that is no quantity", edit(lambda o: c(o)["resources"]["requests"].__setitem__("cpu", "lots"))),
+        ("probe port as a list", edit(lambda o: c(o)["readinessProbe"]["httpGet"].__setitem__("port", [80]))),
+        ("unknown metadata field", edit(lambda o: o["metadata"].__setitem__("lables", {}))),
+        ("selector as a list", edit(lambda o: o["spec"].__setitem__("selector", []))),
+    ]
+
+
+def _errors(validator, obj) -> list[tuple]:
+    from generator.validate.schema import _message
+    return [(tuple(e.absolute_path), e.validator, _message(e))
+            for e in sorted(validator.iter_errors(obj), key=lambda e: [str(p) for p in e.absolute_path])]
+
+
+def test_inlined_core_schema_finds_what_its_references_find():
+    # schemacheck builds a core kind's validator with the bundled schema's $refs replaced by the
+    # definitions they name (schemacheck._inline_refs). The reference: jsonschema resolving the
+    # same files' $refs itself, through a registry, as before.
+    from referencing import Registry, Resource
+
+    minor = str(versions.table()["kubernetes"]["default"])
+    folder = schemacheck._core_dir(minor)
+    defs = json.loads((folder / "_definitions.json").read_text())
+    defs["$defs"][schemacheck._QUANTITY_DEF][schemacheck.QUANTITY_KEYWORD] = True
+    plain = schemacheck._CoreValidator(json.loads((folder / "deployment-apps-v1.json").read_text()),
+                                       registry=Resource.from_contents(defs) @ Registry())
+    inlined = schemacheck._core_validator(minor, "apps/v1", "Deployment")
+    assert "$ref" in plain.schema["properties"]["spec"] and "$ref" not in inlined.schema["properties"]["spec"]
+    assert _errors(plain, _DEPLOYMENT) == _errors(inlined, _DEPLOYMENT) == []
+    for what, obj in _broken_deployments():
+        found = _errors(inlined, obj)
+        assert found, what                                   # the mistake is found
+        assert found == _errors(plain, obj), what            # as the references find it
+
+
+def test_folder_context_filtered_once_keeps_the_folder_order_without_the_own_file():
+    # Model.context_where (KQ030's Kueue Configuration lookup): the other files' objects that
+    # the test keeps, in the folder's order, the file's own objects left out; the same as
+    # filtering Model.context.
+    from generator.validate.objects import Folder, Model, Obj
+
+    def cm(name, source):
+        return Obj(-1, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}, source)
+    objs = [cm("a", "d/1.yaml"), cm("kueue-manager-config", "d/2.yaml"), cm("b", "d/2.yaml"),
+            cm("kueue-manager-config", "d/3.yaml"), cm("c", "d/4.yaml")]
+    folder = Folder(objs)
+    keep = lambda o: o.name in ("kueue-manager-config", "c")   # noqa: E731
+    for own, want in [("d/1.yaml", [objs[1], objs[3], objs[4]]), ("d/2.yaml", [objs[3], objs[4]]),
+                      ("d/4.yaml", [objs[1], objs[3]])]:
+        model = Model([o for o in objs if o.source == own], folder=folder, own=own)
+        assert model.context_where("test", keep) == want
+        assert [o for o in model.context if keep(o)] == want

@@ -27,15 +27,16 @@ def check_spec(raw: dict) -> list[Problem]:
     """One problem per list or mapping of the spec over its limit (paths as the user wrote them);
     what is inside one over its limit is not looked at."""
     out: list[Problem] = []
-    stack: list[tuple[str, object, int]] = [(k, v, SPEC_COUNTS.get(k, SPEC_ENTRIES)) for k, v in raw.items()]
+    # A path is (top-level key as written, the keys below it), written out only for a problem.
+    stack: list[tuple[tuple, object, int]] = [((k,), v, SPEC_COUNTS.get(k, SPEC_ENTRIES)) for k, v in raw.items()]
     while stack:
         path, value, limit = stack.pop()
         if not isinstance(value, (list, dict)):
             continue
         if len(value) > limit:
-            out.append(Problem(path, f"{len(value):,} entries, over the limit of {limit:,} "
-                                     "(the tool's documentation lists every limit: Limits on input)"))
+            out.append(Problem(format_path(path[1:], str(path[0])), f"{len(value):,} entries, over the limit of {limit:,} "
+                                                               "(the tool's documentation lists every limit: Limits on input)"))
             continue
         items = enumerate(value) if isinstance(value, list) else value.items()
-        stack += [(format_path((k,), path), v, SPEC_ENTRIES) for k, v in items]
+        stack += [((*path, k), v, SPEC_ENTRIES) for k, v in items if isinstance(v, (list, dict))]
     return sorted(out, key=lambda p: p.path)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -48,7 +49,14 @@ def parse(q) -> Decimal:
         q = repr(q)   # 0.3, not the binary float's 0.29999...
     if isinstance(q, int):
         return Decimal(q)
-    if not isinstance(q, str) or not _FORM.match(q):
+    if not isinstance(q, str):
+        raise ValueError(f"{q!r} is not a quantity")
+    return _parse_text(q)
+
+
+@lru_cache(maxsize=4096)   # the same few quantities recur: a 1,000-workload spec and its objects hold 13,000
+def _parse_text(q: str) -> Decimal:
+    if not _FORM.match(q):
         raise ValueError(f"{q!r} is not a quantity")
     try:
         return _parse_quantity(q)

@@ -90,12 +90,76 @@ _QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 
 
 @cache
-def _core_registry(k8s_minor: str) -> Registry:
+def _core_defs(k8s_minor: str) -> dict:
     with yamlio.gc_paused():   # 1.4 MB of JSON: see yamlio.gc_paused
         defs = json.loads((_core_dir(k8s_minor) / "_definitions.json").read_text())
     if _QUANTITY_DEF in defs.get("$defs", {}):
         defs["$defs"][_QUANTITY_DEF][QUANTITY_KEYWORD] = True
-    return Resource.from_contents(defs) @ Registry()
+    return defs
+
+
+_INLINED: dict[str, set[int]] = {}   # per Kubernetes minor: ids of the schema nodes inlined already
+
+
+@cache
+def _core_registry(k8s_minor: str) -> Registry:
+    return Resource.from_contents(_core_defs(k8s_minor)) @ Registry()
+
+
+# Where the bundled core schemas point into their definitions (a kind's file, and the
+# definitions themselves), and the keywords under which they hold schemas.
+_DEF_REFS = ("/api/_definitions.json#/$defs/", "#/$defs/")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_ONE = ("additionalProperties", "items", "not", "if", "then", "else", "contains", "propertyNames",
+               "unevaluatedProperties", "unevaluatedItems")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+# Keywords beside a $ref that validate nothing (draft 2020-12 annotations, Kubernetes extensions).
+_ANNOTATIONS = ("description", "title", "default", "examples", "format", "deprecated")
+
+
+def _inline_refs(schema: dict, defs: dict, done: set[int]) -> None:
+    """Every `{"$ref": <a definition>}` under `schema` replaced by the definition itself (the
+    same dict: a recursive definition becomes a cycle, which validation follows only as deep as
+    the object goes). A reference is what jsonschema spent a third of the core schema check
+    on, looking it up again at each use; what the validator finds is the same, since the bundled
+    schemas put nothing beside a $ref but annotations (left out with it). A $ref with anything
+    else beside it, or to something other than a definition, stays. The definitions a kind uses
+    are inlined as its validator is built, each once (`done`: the nodes gone through already)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if id(node) in done:
+            continue
+        done.add(id(node))
+        for key in _SCHEMA_MAPS:
+            value = node.get(key)
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    value[name] = _target(sub, defs)
+                stack += [v for v in value.values() if isinstance(v, dict)]
+        for key in _SCHEMA_ONE:
+            if isinstance(node.get(key), dict):
+                node[key] = _target(node[key], defs)
+                stack.append(node[key])
+        for key in _SCHEMA_LISTS:
+            value = node.get(key)
+            if isinstance(value, list):
+                value[:] = [_target(v, defs) for v in value]
+                stack += [v for v in value if isinstance(v, dict)]
+
+
+def _target(node, defs: dict):
+    """The definition a schema node only refers to (following a chain of such), else the node."""
+    seen = 0
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 64 \
+            and all(k == "$ref" or k in _ANNOTATIONS or k.startswith("x-kubernetes-") for k in node):
+        ref = node["$ref"]
+        prefix = next((p for p in _DEF_REFS if ref.startswith(p)), None)
+        target = defs.get(ref[len(prefix):]) if prefix else None
+        if not isinstance(target, dict):
+            return node
+        node, seen = target, seen + 1
+    return node
 
 
 @cache
@@ -115,6 +179,7 @@ def _core_validator(k8s_minor: str, api_version: str, kind: str):
     if not path.exists():
         return None
     schema = json.loads(path.read_text())
+    _inline_refs(schema, _core_defs(k8s_minor).get("$defs", {}), _INLINED.setdefault(k8s_minor, set()))
     return _CoreValidator(schema, registry=_core_registry(k8s_minor))
 
 

@@ -66,7 +66,24 @@ class InputError(ValueError):
 
 
 class _StrictLoader(_Loader):
-    pass
+    def resolve(self, kind, value, implicit):
+        """The tag of a node, as PyYAML's resolver gives it, remembered for short scalars: the
+        parser asks for every scalar of every file (a spec of 1,000 workloads holds 50,000, most
+        of them values seen before), and PyYAML's answer is a pure function of the text and
+        how it was written (plain or quoted), since this loader has no path resolvers."""
+        if kind is not yaml.ScalarNode or len(value) > _RESOLVED_MAX_CHARS:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) < _RESOLVED_MAX and not self.yaml_path_resolvers:
+                _RESOLVED[key] = tag
+        return tag
+
+
+_RESOLVED: dict[tuple[str, tuple], str] = {}   # (scalar text, (plain, quoted)) -> tag
+_RESOLVED_MAX, _RESOLVED_MAX_CHARS = 100_000, 64
 
 
 def _construct_mapping(loader, node, deep=False):
@@ -427,7 +444,8 @@ def document_nodes(source: str, raw=None) -> yaml.Node | None:
         text = None
     if text is not None:
         try:
-            if "&" in text and "*" in text:
+            aliases = "&" in text and "*" in text
+            if aliases:
                 _prescan(text)   # the same bounds as the first read: an alias bomb is not composed
             loader = _StrictLoader(text)
             try:
@@ -435,7 +453,7 @@ def document_nodes(source: str, raw=None) -> yaml.Node | None:
             finally:
                 loader.dispose()
             if node is not None:
-                _bounds(node)
+                _bounds(node, aliases)   # without aliases a tree: counted level by level
                 return node
         except (yaml.YAMLError, RecursionError):
             pass
@@ -547,7 +565,8 @@ def file_documents(source: str | Path) -> list[yaml.Node]:
         return []
     out: list[yaml.Node] = []
     try:
-        if "&" in text and "*" in text:
+        aliases = "&" in text and "*" in text
+        if aliases:
             _prescan(text)   # the same bounds as the first read
         loader = _StrictLoader(text)
         try:
@@ -555,7 +574,7 @@ def file_documents(source: str | Path) -> list[yaml.Node]:
                 node = loader.get_node()
                 if node is None:
                     continue
-                _bounds(node)
+                _bounds(node, aliases)   # without aliases a tree: counted level by level
                 if not (isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"):
                     out.append(node)
         finally:

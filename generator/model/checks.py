@@ -399,6 +399,10 @@ def workloads(p: Platform) -> list[Problem]:
     out: list[Problem] = []
     ns = {n.name for n in p.namespaces}
     seen: set[tuple[str, str]] = set()
+    # Per profile, built once for all its workloads (a 1,000-workload spec read each profile's
+    # flavors once per workload, each read going over every workload: quadratic).
+    contexts: dict[str, CheckContext] = {}
+    facts: dict[str, _ProfileFacts] = {}
     for i, w in _workloads(p):
         base = f"workloads[{i}]"
         if (w.namespace, w.name) in seen:
@@ -423,19 +427,50 @@ def workloads(p: Platform) -> list[Problem]:
                 continue
             if not _checkable(w, p.profiles[prof]):
                 continue   # reported on the profile; what runs there cannot be told
-            out += _on_profile(p, i, w, CheckContext(p, p.profiles[prof]), j)
+            if prof not in contexts:
+                contexts[prof] = CheckContext(p, p.profiles[prof])
+                facts[prof] = _ProfileFacts(p, p.profiles[prof])
+            out += _on_profile(p, i, w, contexts[prof], j, facts[prof])
     return out
 
 
-def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> list[Problem]:
+class _ProfileFacts:
+    """What the workload checks read of a profile, each worked out at its first use: the
+    profile's LocalQueues and its flavors (None when they cannot be built: the profile's own
+    checks report why)."""
+
+    def __init__(self, p: Platform, prof: Profile):
+        self._p, self._prof = p, prof
+        self._queues: set[tuple[str, str]] | None = None
+        self._flavors: list[flavors.Flavor] | None = None
+        self._flavors_read = False
+
+    @property
+    def local_queues(self) -> set[tuple[str, str]]:
+        if self._queues is None:
+            self._queues = self._p.local_queues_for(self._prof.name)
+        return self._queues
+
+    @property
+    def profile_flavors(self) -> list[flavors.Flavor] | None:
+        if not self._flavors_read:
+            try:
+                self._flavors = flavors.flavors(self._p, self._prof)
+            except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
+                self._flavors = None
+            self._flavors_read = True
+        return self._flavors
+
+
+def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int, facts: _ProfileFacts) -> list[Problem]:
     base = f"workloads[{i}]"
     prof = ctx.profile
     bad = hardware.accelerator_problems(w, ctx)
     if bad:
         return [Problem(f"{base}.accelerator" if w.accelerator else f"{base}.profiles[{j}]", bad[0])]
     out = []
-    if (w.namespace, w.queue) not in p.local_queues_for(prof.name) and w.namespace in {n.name for n in p.namespaces}:
-        there = [q for ns, q in p.local_queues_for(prof.name) if ns == w.namespace]
+    if (w.namespace, w.queue) not in facts.local_queues and w.namespace in {n.name for n in p.namespaces}:
+        there = [q for ns, q in facts.local_queues if ns == w.namespace]
         out.append(Problem(f"{base}.queue", f"no LocalQueue {w.queue!r} in namespace {w.namespace!r} on "
                                             f"profile {prof.name!r}" + errors.hint(w.queue, there, "it has", "it has none")))
     missing = [k for k in w.required_values if getattr(prof.values, _snake(k)) is None]
@@ -443,7 +478,7 @@ def _on_profile(p: Platform, i: int, w: Workload, ctx: CheckContext, j: int) -> 
         out.append(Problem(f"profiles.{prof.name}.values", f"profile {prof.name!r} needs "
                                                            f"values.{', values.'.join(missing)} for workload {w.name!r}"))
     out += [Problem(f"{base}.{x.path}" if x.path else base, x.message) for x in w.check(ctx)]
-    out += _capacity(p, i, w, ctx)
+    out += _capacity(p, i, w, ctx, facts)
     return out
 
 
@@ -453,15 +488,14 @@ def _accelerator_flavors(fs: list, accel: str | None) -> list:
                                                         f.node_labels.get(L.TPU_ACCELERATOR_LABEL))] or fs
 
 
-def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext) -> list[Problem]:
+def _capacity(p: Platform, i: int, w: Workload, ctx: CheckContext, facts: _ProfileFacts) -> list[Problem]:
     """The capacity a workload may use must exist on the profile for its accelerator, and
     what it may not use must be told apart by the flavors' node labels."""
     if p.manager_group(ctx.profile.name) is not None:
         return []   # a MultiKueue manager's flavors are its workers': checked there
     allowed = p.capacity_of(w)
-    try:
-        fs = flavors.flavors(p, ctx.profile)
-    except (AssertionError, KeyError, ValueError):   # catalog.UnknownName is a KeyError
+    fs = facts.profile_flavors
+    if fs is None:
         return []     # the profile's own problems are reported by its checks
     mine = _accelerator_flavors(fs, w.accelerator)
     _, open_ = flavors.capacity_affinity(mine, allowed)
@@ -912,33 +946,41 @@ def repeated(p: Platform) -> list[Problem]:
     queue's profile, a MultiKueue job kind, ...): one problem per list, for every such list
     the model has or gains. Lists of named things (pools, teams, workers) have checks of their own."""
     out: list[Problem] = []
-    stack: list[tuple[object, tuple]] = [(p, ())]
+    stack: list[tuple[BaseModel, tuple]] = [(p, ())]
     while stack:
         node, path = stack.pop()
-        if not isinstance(node, BaseModel):
-            continue
-        for name, field in type(node).model_fields.items():
-            value, where = getattr(node, name), path + (field.alias or name,)
-            if _scalar_list(value) and name not in REPEATABLE:
+        for name, alias in _fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, list) and _scalar_list(value) and name not in REPEATABLE:
                 dup = sorted({str(v) for v in value if value.count(v) > 1})
                 if dup:
-                    out.append(Problem(format_path(list(where)), f"lists {', '.join(map(repr, dup))} more "
-                                                                 "than once; give each entry once"))
-            else:
-                stack += _children(value, where)
+                    out.append(Problem(format_path([*path, alias]), f"lists {', '.join(map(repr, dup))} more "
+                                                                    "than once; give each entry once"))
+            elif isinstance(value, (list, tuple, dict, BaseModel)):
+                stack += _children(value, path + (alias,))
     return sorted(out, key=lambda x: x.path)
+
+
+_FIELDS: dict[type, list[tuple[str, str]]] = {}   # model class -> (field name, its name in the spec)
+
+
+def _fields(cls: type[BaseModel]) -> list[tuple[str, str]]:
+    """The fields of a model class, read once per class (the walk meets 40,000 values at 1,000 workloads)."""
+    if cls not in _FIELDS:
+        _FIELDS[cls] = [(name, field.alias or name) for name, field in cls.model_fields.items()]
+    return _FIELDS[cls]
 
 
 def _scalar_list(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, (str, int, float)) for v in value)
 
 
-def _children(value, where: tuple) -> list[tuple[object, tuple]]:
+def _children(value, where: tuple) -> list[tuple[BaseModel, tuple]]:
     """The models under a field's value (in a list, a mapping, or the value itself)."""
     if isinstance(value, (list, tuple)):
-        return [(v, where + (i,)) for i, v in enumerate(value)]
+        return [(v, where + (i,)) for i, v in enumerate(value) if isinstance(v, BaseModel)]
     if isinstance(value, dict):
-        return [(v, where + (k,)) for k, v in value.items()]
+        return [(v, where + (k,)) for k, v in value.items() if isinstance(v, BaseModel)]
     return [(value, where)] if isinstance(value, BaseModel) else []
 
 

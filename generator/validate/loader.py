@@ -194,15 +194,14 @@ def _read(path: Path, stream: Stream, source: str) -> str | None:
         return None
 
 
-def kustomize_role(path: Path) -> str | None:
+def kustomize_role(path: Path, present: dict[Path, list[str]] | None = None) -> str | None:
     """Why a file is not a set of objects for kustomize: it is a kustomization, or a patch one
-    in its directory applies (patches, patchesStrategicMerge, patchesJson6902)."""
+    in its directory applies (patches, patchesStrategicMerge, patchesJson6902). `present`: the
+    kustomization files of each directory looked at already (a folder's files share them)."""
     if path.name in KUSTOMIZATION_FILES:
         return "a kustomization: validate its directory (kustomize builds it) instead"
-    for name in KUSTOMIZATION_FILES:
+    for name in _kustomizations(path.parent, {} if present is None else present):
         k = path.parent / name
-        if not k.is_file():
-            continue
         try:
             docs = list(yamlio.load_all_bounded(k.read_text()))
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -214,6 +213,13 @@ def kustomize_role(path: Path) -> str | None:
         if path.name in [str(p).removeprefix("./") for p in listed if p]:
             return f"a patch that {name} applies: validate its directory (kustomize builds it) instead"
     return None
+
+
+def _kustomizations(folder: Path, present: dict[Path, list[str]]) -> list[str]:
+    """The kustomization files a folder holds, looked for once per folder in `present`."""
+    if folder not in present:
+        present[folder] = [name for name in KUSTOMIZATION_FILES if (folder / name).is_file()]
+    return present[folder]
 
 
 class Pending:
@@ -264,9 +270,10 @@ class Pending:
         files = sorted(p for p in Path(self.arg).rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
         if not files:
             raise UsageError(f"{self.arg}: a directory with neither a kustomization nor YAML files")
+        present: dict[Path, list[str]] = {}
         for p in files:
             source = f"{self.name}/{p.relative_to(self.arg).as_posix()}"
-            role = kustomize_role(p)
+            role = kustomize_role(p, present)
             if role:
                 stream.problems.append(input_problem("IN006", source, "", f"not checked: {role}", len(stream.docs)))
                 continue

@@ -4,7 +4,7 @@ templates inside each workload with what Kueue will make of them (generator
 slice, which labels the controller adds to the pods)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -150,6 +150,13 @@ class Model:
             return self._context
         return self._context + self.folder.others(self._own)
 
+    def context_where(self, key: str, keep: Callable[[Obj], bool]) -> list[Obj]:
+        """The context objects `keep` keeps, in context order: `context` filtered, without going
+        over every other file of a folder for each of its files. `keep` reads the object alone;
+        `key` names it (a folder's objects are filtered once per key)."""
+        mine = [o for o in self._context if keep(o)]
+        return mine if self.folder is None else mine + self.folder.others_where(key, keep, self._own)
+
     def get(self, group: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         for o in self._known.get((group, kind), []) if self.folder is not None else self.known(group, kind):
             if o.name == name and (namespace is None or o.namespace == namespace):
@@ -218,6 +225,7 @@ class Folder:
                     self._odd.setdefault(key, []).append(o)
         self._workloads: dict[str | None, list[tuple[Obj, PodSet]]] | None = None
         self._broken: list[Obj] = []   # objects whose pod templates cannot be read: each read raises again
+        self._kept: dict[str, list[Obj]] = {}   # others_where's, by key
 
     def _left_out(self, own: str) -> set[int]:
         return self._of_file.get(own, set())
@@ -225,6 +233,14 @@ class Folder:
     def others(self, own: str) -> list[Obj]:
         out = self._left_out(own)
         return [o for o in self.objects if id(o) not in out] if out else list(self.objects)
+
+    def others_where(self, key: str, keep: Callable[[Obj], bool], own: str) -> list[Obj]:
+        """others(own) that `keep` keeps (the folder's objects filtered once per `key`)."""
+        if key not in self._kept:
+            self._kept[key] = [o for o in self.objects if keep(o)]
+        out = self._left_out(own)
+        objs = self._kept[key]
+        return [o for o in objs if id(o) not in out] if out else list(objs)
 
     def known(self, key: tuple[str, str], own: str) -> list[Obj]:
         objs = self._index._known.get(key, [])

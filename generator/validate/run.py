@@ -85,16 +85,19 @@ def check_stream(stream, target: Target, schemas, namespace: str = "", context: 
 
 
 def _check(stream, target: Target, schemas, namespace: str = "", context: list | None = None,
-           closed: bool = True, selection=None, folder=None) -> tuple[list[Problem], int, list[str], list, object]:
+           closed: bool = True, selection=None, folder=None,
+           defaulted: dict | None = None, rules: list | None = None) -> tuple[list[Problem], int, list[str], list, object]:
     """check_stream, and the Model it built (MultiKueue group rules read it). `folder`: the
-    index of the other files of the stream's folder (objects.Folder), looked up as context."""
+    index of the other files of the stream's folder (objects.Folder), looked up as context;
+    `defaulted`: the stream's objects defaulted already, for that index (_split_folders);
+    `rules`: selected_rules(selection), when the caller has them."""
     from .objects import Model
     from .rules import hit
     from .selection import Selection
 
     selection = selection or Selection()
     collector = Collector(stream.name, closed, selection)
-    objs = _read_objects(stream, schemas, collector)
+    objs = _read_objects(stream, schemas, collector, defaulted or {})
     for p in stream.problems:
         collector.add_problem(p)
     for o in objs:
@@ -106,18 +109,25 @@ def _check(stream, target: Target, schemas, namespace: str = "", context: list |
     schema_broken = False
     for o in objs:
         schema_broken |= _check_schema(o, schemas, collector, selection)
-    skipped = _run_rules(model, collector, selection, schema_broken)
+    skipped = _run_rules(model, collector, selection, schema_broken, rules)
     return collector.findings(), len(objs), skipped, collector.ignored, model
 
 
-def _read_objects(stream, schemas, collector: Collector) -> list:
-    """The stream's objects, each with its CRD's defaults applied (as the API server stores it)."""
+def _read_objects(stream, schemas, collector: Collector, done: dict) -> list:
+    """The stream's objects, each with its CRD's defaults applied (as the API server stores it).
+    `done`: id(object as read) -> (that object, defaulted), for those defaulted already with
+    the same schemas (the objects of a folder's files, as their folder's index has them)."""
     from . import defaults, loader
     from .objects import Obj
 
     objs = []
     for i, body, doc in loader.objects(stream):
         o = Obj(i, body, doc.source, dict(doc.ignores))
+        known = done.get(id(body))
+        if known is not None and known[0] is body:
+            o.body = known[1]
+            objs.append(o)
+            continue
         crd = _guard(collector, o, "reading the CRD schema",
                      lambda b=body: schemas.crd_schema(b.get("apiVersion"), b.get("kind")))
         defaulted = _guard(collector, o, "defaulting", lambda b=body, c=crd: defaults.apply(b, c))
@@ -142,14 +152,11 @@ def _check_schema(o, schemas, collector: Collector, selection) -> bool:
     return bool(bad_paths)
 
 
-def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> list[str]:
-    """Every selected cross-object rule on the model; the ids of those that could not run."""
-    from .rules import RULES as rules
-
+def _run_rules(model, collector: Collector, selection, schema_broken: bool, rules: list | None = None) -> list[str]:
+    """Every selected cross-object rule on the model (`rules`: selected_rules(selection), when
+    the caller has them); the ids of those that could not run."""
     skipped = []
-    for rule in rules.values():
-        if rule.check is None or not selection.on(rule.id):
-            continue
+    for rule in selected_rules(selection) if rules is None else rules:
         try:
             hits = list(rule.check(model))
         except Exception as e:   # noqa: BLE001
@@ -164,6 +171,14 @@ def _run_rules(model, collector: Collector, selection, schema_broken: bool) -> l
         for p in hits:
             collector.add(rule.id, p)
     return skipped
+
+
+def selected_rules(selection) -> list:
+    """The cross-object rules the selection turns on, in rule order (a run works them out once
+    for its many streams)."""
+    from .rules import RULES
+
+    return [r for r in RULES.values() if r.check is not None and selection.on(r.id)]
 
 
 def _cel(schemas, o, bad_paths):
@@ -238,44 +253,47 @@ def _context_objects(opts: Options, target: Target, schemas, crd_root: Path) -> 
 
 def validate(opts: Options) -> Report:
     """Validate every input. Raises UsageError (or crds.CrdFileError) when it cannot run."""
-    from . import context, loader, selection
-    from .rules import RULES
+    with _collector_paused():
+        from . import context, loader, selection  # the spec model and the rules: imported with the collector off too
+        from .rules import RULES
 
-    sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
-    spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
-    out = Path(opts.out)
-    names, paths = _inputs(opts, out)
-    crd_root = _crd_root(opts)
-    targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
-    pending: list = []
-    try:
-        for p in paths:   # kustomize builds start now and run while the schemas load
-            pending.append(loader.Pending(p, _display(p)))
-        for t in targets:
-            schemas_for(t, crd_root)
-        with _frozen():
+        sel = selection.load(opts.config, opts.enable, opts.disable, set(RULES))
+        spec = context.read_spec(Path(opts.spec), opts.spec_explicit)
+        out = Path(opts.out)
+        names, paths = _inputs(opts, out)
+        crd_root = _crd_root(opts)
+        targets, closed, profile_of = _targets(opts, spec, paths, (out / "overlays").resolve())
+        pending: list = []
+        defaulted: dict = {}   # a folder's objects, defaulted once for the folder's index and their own file
+        try:
+            for p in paths:   # kustomize builds start now and run while the schemas load
+                pending.append(loader.Pending(p, _display(p)))
+            for t in targets:
+                schemas_for(t, crd_root)
             streams = [pend.collect() for pend in pending]
             siblings: list[list] = [[] for _ in streams]   # per stream: objects of the other files of its folder
             if opts.paths and not opts.multikueue and not opts.one_stream:
-                streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root)
+                streams, targets, closed, siblings = _split_folders(pending, streams, targets, closed, crd_root,
+                                                                defaulted)
             groups = _groups(opts, names, streams, spec, profile_of)
             beside = _beside(paths)
-            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel, beside)
-        report = Report()
-        for i, stream in enumerate(streams):
-            findings, count, skipped, ignored, _ = results[i]
-            report.findings += findings
-            report.ignored += ignored
-            report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
-                                   "world": "closed" if closed[i] else "open",
-                                   "context": list(opts.context), "skippedRules": skipped})
-        _add_groups(report, groups, paths, streams, results, closed, sel)
-        if not opts.one_stream:
-            report.findings = _positions(report.findings)
-        return report
-    finally:
-        for pend in pending:
-            pend.cancel()
+            results = _check_streams(opts, streams, targets, closed, siblings, groups, crd_root, sel, beside,
+                                     defaulted)
+            report = Report()
+            for i, stream in enumerate(streams):
+                findings, count, skipped, ignored, _ = results[i]
+                report.findings += findings
+                report.ignored += ignored
+                report.sources.append({"name": stream.name, "objects": count, **targets[i].describe(),
+                                       "world": "closed" if closed[i] else "open",
+                                       "context": list(opts.context), "skippedRules": skipped})
+            _add_groups(report, groups, paths, streams, results, closed, sel)
+            if not opts.one_stream:
+                report.findings = _positions(report.findings)
+            return report
+        finally:
+            for pend in pending:
+                pend.cancel()
 
 
 def _positions(findings: list) -> list:
@@ -309,19 +327,25 @@ def _kind_of(node) -> str | None:
 
 
 @contextlib.contextmanager
-def _frozen() -> Iterator[None]:
-    """What exists now (the modules, the spec, the schemas) is left out of Python's cyclic
-    garbage collections until the checks are done (gc.freeze): each full collection went
-    over all of it again, about a fourteenth of validating 300 files against a 1,000-workload
-    spec. Not when something else froze objects already: that program manages its own."""
-    if gc.get_freeze_count():
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the run. Nearly everything a run builds lives
+    until its report (the spec's typed model, the schemas, every input's objects), and each
+    collection went over all of it again: a tenth of validating 300 files against a
+    1,000-workload spec, for about 3,500 objects of garbage in cycles, freed at the next
+    collection after the run. Reference counting frees the rest as always. At the end, what the
+    run built joins the oldest generation without a collection over it (gc.freeze resets the
+    count of new objects, gc.unfreeze hands them to the oldest generation). Not when something
+    else froze objects already: that program manages its own."""
+    if gc.get_freeze_count() or not gc.isenabled():
         yield
         return
-    gc.freeze()
+    gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         gc.unfreeze()
+        gc.enable()
 
 
 def _crd_root(opts: Options) -> Path:
@@ -358,13 +382,15 @@ def _beside(paths: list[str]) -> dict[str, list]:
 
 
 def _check_streams(opts: Options, streams: list, targets: list, closed: list[bool], siblings: list[list],
-                   groups: list, crd_root: Path, sel, beside: dict[str, list] | None = None) -> dict:
+                   groups: list, crd_root: Path, sel, beside: dict[str, list] | None = None,
+                   defaulted: dict | None = None) -> dict:
     """Each stream's _check result, by input index. Managers first: a worker's context holds
     what its manager dispatches to it."""
     from . import group
     from .objects import Folder
 
     managers_of = _managers_of(groups)
+    rules = selected_rules(sel)
     folders: dict[int, Folder] = {}
     known: dict = {}
     results: dict = {}
@@ -383,7 +409,8 @@ def _check_streams(opts: Options, streams: list, targets: list, closed: list[boo
             folder = folders[key]
         extra += (beside or {}).get(streams[i].name, [])
         results[i] = _check(streams[i], t, schemas, opts.namespace or "",
-                            context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder)
+                            context=known.get(t, []) + extra, closed=closed[i], selection=sel, folder=folder,
+                            defaulted=defaulted if folder is not None else None, rules=rules)
     return results
 
 
@@ -397,11 +424,12 @@ def _managers_of(groups: list) -> dict[int, list[int]]:
     return managers_of
 
 
-def _split_folders(pending, streams, targets, closed, crd_root):
+def _split_folders(pending, streams, targets, closed, crd_root, defaulted: dict):
     """A plain directory (no kustomization) becomes one stream per file, each checked with the
     other files' objects as context: references across files resolve, but a name defined in
     two files (alternative example files, say) is not a duplicate. --one-stream keeps the
-    directory one stream, where it is."""
+    directory one stream, where it is. Each object defaulted here goes into `defaulted`
+    (id(object as read) -> (it, defaulted)): its own file's stream takes it from there."""
     from . import defaults, loader
     from .loader import Stream
     from .objects import Obj
@@ -424,10 +452,12 @@ def _split_folders(pending, streams, targets, closed, crd_root):
         del stream.problems[known_problems:]   # each file's own stream reports its documents (IN002)
         for _i, body, doc in found:
             try:
-                body = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
+                done = defaults.apply(body, schemas.crd_schema(body.get("apiVersion"), body.get("kind")))
             except Exception:   # noqa: BLE001  sibling objects are only looked up; their own stream reports
-                pass
-            folder.append(Obj(-1, body, doc.source))
+                done = None
+            if done is not None:
+                defaulted[id(body)] = (body, done)
+            folder.append(Obj(-1, done if done is not None else body, doc.source))
         by_file: dict[str, Stream] = {}
         for doc in stream.docs:
             by_file.setdefault(doc.source, Stream(doc.source)).docs.append(doc)

@@ -45,7 +45,12 @@ class TpuTarget:
 
 
 def target(w, ctx: CheckContext) -> TpuTarget | None:
-    """The TPU capacity the workload runs on in this profile; None when it has none."""
+    """The TPU capacity the workload runs on in this profile; None when it has none. Each
+    check of a TPU workload asks: worked out once per workload and context."""
+    return ctx.remembered("tpu target", w, lambda: _target(w, ctx))
+
+
+def _target(w, ctx: CheckContext) -> TpuTarget | None:
     p = ctx.profile
     accel = hardware.accelerator_for(w, p, ctx.platform)
     if accel is None:

@@ -112,6 +112,11 @@ def kueue_config(objs: Iterable[Obj]) -> KueueConfig | None:
     return None
 
 
+def _maybe_config(o: Obj) -> bool:
+    """What kueue_config may read (its first test, in short): objects of a folder, filtered once."""
+    return o.kind == "Configuration" or (o.kind == "ConfigMap" and o.name == kueue_api.CONFIG_MAP)
+
+
 def dispatcher_hits(config: KueueConfig, kueue_version: str) -> Iterable[Problem]:
     mk = config.doc.get("multiKueue")
     if isinstance(mk, dict) and "dispatcherName" in mk and release(kueue_version) and \
@@ -255,7 +260,7 @@ def integration_enabled(model):
     # Checked only where the Configuration is known: in the input, in --context, or beside an
     # overlay (controllers/NAME/kueue, as synth writes it). Defaulting as the release's
     # apis/config defaults.go does (kueue_api.enabled_integrations).
-    config = kueue_config(model.objects) or kueue_config(model.context)
+    config = kueue_config(model.objects) or kueue_config(model.context_where("kueue config", _maybe_config))
     if config is None or model.kueue_version not in versions.known("kueue"):
         return
     enabled = kueue_api.enabled_integrations(config.doc, versions.kueue_release(model.kueue_version))
