@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import cdk8s
 import constructs
+import jsii
 
 _META_KEYS = ("name", "namespace", "labels", "annotations")
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class Embedded(dict):
@@ -85,6 +88,35 @@ class _Pending:
 
 _pending = _Pending()
 _scratch_ids = itertools.count()
+
+
+def typed(cls: Callable[P, T], *args: P.args, **props: P.kwargs) -> T:
+    """`cls(scope, id, **props)` for a typed class (k8s.KubeDeployment, ...): the same object,
+    its props checked by their struct class as the constructor checks them, sent to Node
+    without the fields left unset. jsii's own constructor sends every field of every struct,
+    most of them null, each with its type's name (a pod template: 11 kB on the wire, a third
+    of it data); Node reads a plain mapping where a struct is declared against the same type
+    (jsii's kernel: "Python allows using plain mapping objects instead of Structs"), so
+    cdk8s-plus-33 renders the same JSON (docs/design.md, "Rendering through cdk8s")."""
+    klass: Any = cls
+    scope, id_ = args
+    struct = getattr(sys.modules[klass.__module__], f"{klass.__name__}Props")(**props)
+    obj = klass.__new__(klass)
+    jsii.create(klass, obj, [scope, id_, wire(struct)])
+    return obj
+
+
+def wire(value: Any) -> Any:
+    """A struct as jsii would send it, less its unset fields: a mapping of jsii names to values
+    (structs within turned the same way); other jsii objects (a Quantity) stay references."""
+    names = getattr(type(value), "__jsii_name_mapping__", None)
+    if names is not None:
+        return {names[k]: wire(v) for k, v in value._values.items()}
+    if type(value) is list:
+        return [wire(v) for v in value]
+    if type(value) is dict:
+        return {k: wire(v) for k, v in value.items()}
+    return value
 
 
 def new_app() -> cdk8s.App:

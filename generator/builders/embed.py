@@ -23,16 +23,16 @@ def _job(hole: dict, rendered: dict) -> None:
 
 
 def pod_template(template: k8s.PodTemplateSpec) -> dict:
-    return cdk.embedded(lambda scope, id_: k8s.KubePodTemplate(scope, id_, metadata=_META, template=template),
+    return cdk.embedded(lambda scope, id_: cdk.typed(k8s.KubePodTemplate, scope, id_, metadata=_META, template=template),
                         _template)
 
 
 def pod_template_now(template: k8s.PodTemplateSpec) -> dict:
     """A pod template's JSON at once, to merge into a dict the builder edits (cdk.rendered_now)."""
-    return dict(cdk.rendered_now(lambda scope, id_: k8s.KubePodTemplate(scope, id_, metadata=_META,
+    return dict(cdk.rendered_now(lambda scope, id_: cdk.typed(k8s.KubePodTemplate, scope, id_, metadata=_META,
                                                                          template=template))["template"])
 
 
 def job_template(spec: k8s.JobSpec) -> dict:
     """A JobTemplateSpec body ({"spec": ...}) for JobSet replicatedJobs."""
-    return cdk.embedded(lambda scope, id_: k8s.KubeJob(scope, id_, metadata=_META, spec=spec), _job)
+    return cdk.embedded(lambda scope, id_: cdk.typed(k8s.KubeJob, scope, id_, metadata=_META, spec=spec), _job)
