@@ -155,8 +155,11 @@ def priority_label_resolves(model):
       "included; on Autopilot the injected cpu/memory/ephemeral-storage defaults count)",
       "add the resource to coveredResources and to every flavor of that resource group")
 def resources_covered(model):
+    have_of: dict[int, set] = {}   # per ClusterQueue: a thousand workloads share a few
     for o, cq in queued(model):
-        have = covered(cq)
+        have = have_of.get(id(cq))
+        if have is None:
+            have = have_of[id(cq)] = covered(cq)
         for ps in o.podsets:
             for cpath, c in ps.containers():
                 res = c.get("resources") or {}
