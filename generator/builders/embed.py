@@ -24,7 +24,7 @@ def _job(hole: dict, rendered: dict) -> None:
 
 def pod_template(template: k8s.PodTemplateSpec) -> dict:
     return cdk.embedded(lambda scope, id_: cdk.typed(k8s.KubePodTemplate, scope, id_, metadata=_META, template=template),
-                        _template)
+                        _template, ("PodTemplate", cdk.props_key(template)))
 
 
 def pod_template_now(template: k8s.PodTemplateSpec) -> dict:
@@ -35,4 +35,5 @@ def pod_template_now(template: k8s.PodTemplateSpec) -> dict:
 
 def job_template(spec: k8s.JobSpec) -> dict:
     """A JobTemplateSpec body ({"spec": ...}) for JobSet replicatedJobs."""
-    return cdk.embedded(lambda scope, id_: cdk.typed(k8s.KubeJob, scope, id_, metadata=_META, spec=spec), _job)
+    return cdk.embedded(lambda scope, id_: cdk.typed(k8s.KubeJob, scope, id_, metadata=_META, spec=spec), _job,
+                        ("Job", cdk.props_key(spec)))
