@@ -196,9 +196,9 @@ def custom(scope: constructs.Construct, body: dict) -> cdk8s.ApiObject:
     unknown = set(meta) - set(_META_KEYS)
     if unknown:
         raise ValueError(f"unsupported metadata fields {sorted(unknown)} on {body['kind']}/{meta['name']}")
-    obj = cdk8s.ApiObject(scope, object_id(body["kind"], meta["name"], meta.get("namespace")),
-                          api_version=body["apiVersion"], kind=body["kind"],
-                          metadata=cdk8s.ApiObjectMetadata(**{k: meta[k] for k in _META_KEYS if k in meta}))
+    obj = typed(cdk8s.ApiObject, scope, object_id(body["kind"], meta["name"], meta.get("namespace")),
+                api_version=body["apiVersion"], kind=body["kind"],
+                metadata=cdk8s.ApiObjectMetadata(**{k: meta[k] for k in _META_KEYS if k in meta}))
     _pending.customs.append((obj, body))   # the body may hold embedded objects not rendered yet
     return obj
 
