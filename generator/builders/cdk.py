@@ -7,10 +7,12 @@ Charts never get a namespace (cdk8s would stamp it on cluster-scoped objects) an
 object carries an explicit metadata.name, so no name hashes are added.
 
 Speed (measured, docs/design.md "Rendering through cdk8s"): each jsii call is a round trip
-to Node, so a typed object is one constructor call with all its props; a custom resource
-is its constructor, one `JsonPatch.add` per top-level body key (mostly just `spec`) and one
-`addJsonPatch`; embedded templates wait in a scratch chart and are rendered together
-(`embedded`, `flush`); a chart is rendered with one `to_json()` once its objects are all there."""
+to Node, so a typed object is one constructor call with all its props, sent without the
+struct fields left unset (`typed`); a custom resource is its constructor, one `JsonPatch.add`
+per top-level body key (mostly just `spec`; one patch per distinct key and value, shared) and
+one `addJsonPatch`; embedded templates wait in a scratch chart and are rendered together, each
+distinct one once (`embedded`, `flush`); a chart is rendered with one `to_json()` once its
+objects are all there."""
 from __future__ import annotations
 
 import itertools

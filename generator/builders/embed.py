@@ -3,10 +3,11 @@ for embedding in custom resources (a JobSet's Job template, an LWS's pod templat
 cdk8s-plus-33 does the camelCasing and key order, so no hand-written dict ever reaches a
 typed field, and no typed field is lost (field notes, cdk8s).
 
-Each template is one object in a scratch chart, and all of them are rendered together
-when the app renders (generator/builders/cdk.py, `embedded`): a chart and a to_json() per
-template cost two more calls to Node each and a validation of the whole app
-(docs/design.md). The dict returned is filled in then; put it in a body, do not read it."""
+Each distinct template is one object in a scratch chart, and all of them are rendered
+together when the app renders (generator/builders/cdk.py, `embedded`): a chart and a
+to_json() per template cost two more calls to Node each and a validation of the whole app
+(docs/design.md); equal templates (a team's copies of a workload) share one rendering. The
+dict returned is filled in then; put it in a body, do not read it."""
 from __future__ import annotations
 
 from . import cdk, k8s
