@@ -10,6 +10,10 @@ to_json() per template cost two more calls to Node each and a validation of the 
 dict returned is filled in then; put it in a body, do not read it."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import constructs
+
 from . import cdk, k8s
 
 _META = k8s.ObjectMeta(name="t")
@@ -23,15 +27,17 @@ def _job(hole: dict, rendered: dict) -> None:
     hole["spec"] = rendered["spec"]
 
 
+def _pod_template(template: k8s.PodTemplateSpec) -> Callable[[constructs.Construct, str], k8s.KubePodTemplate]:
+    return lambda scope, id_: cdk.typed(k8s.KubePodTemplate, scope, id_, metadata=_META, template=template)
+
+
 def pod_template(template: k8s.PodTemplateSpec) -> dict:
-    return cdk.embedded(lambda scope, id_: cdk.typed(k8s.KubePodTemplate, scope, id_, metadata=_META, template=template),
-                        _template, ("PodTemplate", cdk.props_key(template)))
+    return cdk.embedded(_pod_template(template), _template, ("PodTemplate", cdk.props_key(template)))
 
 
 def pod_template_now(template: k8s.PodTemplateSpec) -> dict:
     """A pod template's JSON at once, to merge into a dict the builder edits (cdk.rendered_now)."""
-    return dict(cdk.rendered_now(lambda scope, id_: cdk.typed(k8s.KubePodTemplate, scope, id_, metadata=_META,
-                                                                         template=template))["template"])
+    return dict(cdk.rendered_now(_pod_template(template))["template"])
 
 
 def job_template(spec: k8s.JobSpec) -> dict:
