@@ -153,3 +153,16 @@ def test_an_overlay_is_checked_with_base_as_one_set():
     job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "nowhere"
     tree = {**_tree("base", [lq]), **_tree("overlays/p", [cq, job])}
     assert [p.message[:5] for p in guard.problems(tree)] == ["KQ001"]
+
+
+def test_each_object_with_a_refused_template_is_named_when_templates_repeat():
+    """Pod templates are checked once per distinct template (and place in the object); every
+    object holding a refused one is still named, each at its own path. The API server requires
+    a container image (validateContainerCommon, Kubernetes v1.31 pkg/apis/core/validation)."""
+    objs = [_deployment(n, ns, "same") for n, ns in (("a", "t1"), ("b", "t2"), ("c", "t3"))]
+    for o in objs:
+        del o["spec"]["template"]["spec"]["containers"][0]["image"]
+    objs[2]["spec"]["template"]["spec"]["containers"][0]["image"] = "i:1"   # this one is fine
+    found = [p for p in guard.problems(_tree("overlays/p", objs), {"overlays/p": objs}) if p.message.startswith("AS110")]
+    assert sorted(p.path for p in found) == ["overlays/p/Deployment/a", "overlays/p/Deployment/b"]
+    assert {p.message for p in found} == {"AS110: Required value (a generator bug, or a spec value the checks missed)"}

@@ -36,14 +36,21 @@ def test_the_builders_classes_are_cdk8s_plus_33s():
     assert isinstance(cdk.chart(cdk.new_app(), "t"), cdk8s.Chart)
 
 
-def test_typed_objects_are_cdk8s_json():
+def _constructor(cls, *args, **props):
+    return cls(*args, **props)
+
+
+@pytest.mark.parametrize("make", [_constructor, cdk.typed], ids=["jsii-constructor", "cdk.typed"])
+def test_typed_objects_are_cdk8s_json(make):
+    """The same JSON whether jsii's constructor sends the props (every struct field, unset ones
+    as null) or cdk.typed does (set fields only)."""
     def build(chart):
-        k8s.KubeConfigMap(chart, "a", metadata=core.meta("a", "n", annotations={"z": "1", "a": "2"}),
-                          data={"b": "x", "a": "w"})
-        k8s.KubeService(chart, "b", metadata=k8s.ObjectMeta(name="b"), spec=k8s.ServiceSpec(
+        make(k8s.KubeConfigMap, chart, "a", metadata=core.meta("a", "n", annotations={"z": "1", "a": "2"}),
+             data={"b": "x", "a": "w"})
+        make(k8s.KubeService, chart, "b", metadata=k8s.ObjectMeta(name="b"), spec=k8s.ServiceSpec(
             cluster_ip="None", selector={"app": "b"},
             ports=[k8s.ServicePort(port=80, target_port=core.int_or_string("http"))]))
-        k8s.KubeDeployment(chart, "c", metadata=k8s.ObjectMeta(name="c", labels={}), spec=k8s.DeploymentSpec(
+        make(k8s.KubeDeployment, chart, "c", metadata=k8s.ObjectMeta(name="c", labels={}), spec=k8s.DeploymentSpec(
             replicas=2, selector=k8s.LabelSelector(match_labels={"app": "c"}),
             template=k8s.PodTemplateSpec(spec=k8s.PodSpec(containers=[k8s.Container(
                 name="c", resources=k8s.ResourceRequirements(
@@ -59,6 +66,60 @@ def test_typed_objects_are_cdk8s_json():
                   "template": {"spec": {"containers": [{"name": "c", "resources": {
                       "limits": {"cpu": 2}, "requests": {"cpu": 1.5, "memory": "1Gi"}}}]}}}},
     ])
+
+
+def test_typed_sends_only_the_fields_set():
+    """What cdk.typed hands jsii: jsii names (camelCase), set fields only, a Quantity as the
+    object itself (jsii sends a reference to it)."""
+    q = core.qty("1Gi")
+    c = k8s.Container(name="c", resources=k8s.ResourceRequirements(requests={"memory": q}), image_pull_policy="Never")
+    assert cdk.wire(c) == {"name": "c", "imagePullPolicy": "Never", "resources": {"requests": {"memory": q}}}
+    assert cdk.wire([k8s.EnvVar(name="A", value="1"), {"k": k8s.ObjectMeta()}]) == [{"name": "A", "value": "1"},
+                                                                                  {"k": {}}]
+
+
+def test_typed_makes_the_class_asked_for():
+    chart = cdk.chart(cdk.new_app(), "t")
+    made = cdk.typed(k8s.KubeNamespace, chart, "Namespace._.a", metadata=k8s.ObjectMeta(name="a"))
+    assert type(made) is k8s.KubeNamespace
+    assert (made.kind, made.name, made.node.id) == ("Namespace", "a", "Namespace._.a")
+
+
+def test_props_key_tells_props_apart():
+    one, two = core.qty(1), core.qty(2)
+    key = cdk.props_key
+    assert key(k8s.Container(name="c")) == key(k8s.Container(name="c"))
+    assert key(k8s.Container(name="c")) != key(k8s.Container(name="c", image="i"))
+    assert key(k8s.Container(name="c", resources=k8s.ResourceRequirements(limits={"cpu": one}))) != \
+        key(k8s.Container(name="c", resources=k8s.ResourceRequirements(limits={"cpu": two})))
+    assert key({"a": 1}) != key({"a": True}) != key({"a": 1.0})
+
+
+def test_identical_embedded_templates_are_rendered_once():
+    """Two equal pod templates make one object in the scratch chart; both holes get its JSON.
+    A template that differs in one field is made on its own."""
+    cdk.new_app()
+    same = [embed.pod_template(k8s.PodTemplateSpec(spec=k8s.PodSpec(containers=[k8s.Container(name="c")])))
+            for _ in range(2)]
+    other = embed.pod_template(k8s.PodTemplateSpec(spec=k8s.PodSpec(containers=[k8s.Container(name="c")],
+                                                                     restart_policy="Never")))
+    assert len(cdk._pending.holes) == 2 and len(cdk._pending.copies) == 1
+    cdk.flush()
+    assert same[0] == same[1] == {"spec": {"containers": [{"name": "c"}]}}
+    assert other == {"spec": {"containers": [{"name": "c"}], "restartPolicy": "Never"}}
+
+
+def test_equal_custom_resource_bodies_share_one_patch():
+    def build(chart):
+        for ns in ("a", "b"):
+            cdk.custom(chart, {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+                               "metadata": {"name": "lq", "namespace": ns}, "spec": {"clusterQueue": "cq"}})
+        cdk.custom(chart, {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+                           "metadata": {"name": "lq", "namespace": "c"}, "spec": {"clusterQueue": "other"}})
+    objs = _render(build)
+    assert len(cdk._pending.patches) == 2
+    assert [(o["metadata"]["namespace"], o["spec"]) for o in objs] == [
+        ("a", {"clusterQueue": "cq"}), ("b", {"clusterQueue": "cq"}), ("c", {"clusterQueue": "other"})]
 
 
 def test_custom_objects_keep_the_builders_order():

@@ -243,3 +243,25 @@ def test_folder_context_filtered_once_keeps_the_folder_order_without_the_own_fil
         model = Model([o for o in objs if o.source == own], folder=folder, own=own)
         assert model.context_where("test", keep) == want
         assert [o for o in model.context if keep(o)] == want
+
+
+def test_model_lookup_by_name_and_namespace():
+    """Model.get: the first object of the kind with that name (in that namespace when one is
+    given), in input order; a namespaced object without one is in the model's namespace."""
+    from generator.validate.objects import Model, Obj
+
+    def lq(name, ns=None, queue="cq"):
+        meta = {"name": name, **({"namespace": ns} if ns else {})}
+        return {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": meta,
+                "spec": {"clusterQueue": queue}}
+    bodies = [lq("lq", "a", "first"), lq("lq", "b"), lq("lq", "a", "second"), lq("other"), lq({"odd": 1}, "a")]
+    model = Model([Obj(i, b) for i, b in enumerate(bodies)], namespace="team")
+    get = model.get
+    assert get("kueue.x-k8s.io", "LocalQueue", "lq", "a").body is bodies[0]
+    assert get("kueue.x-k8s.io", "LocalQueue", "lq", "b").body is bodies[1]
+    assert get("kueue.x-k8s.io", "LocalQueue", "lq").body is bodies[0]
+    assert get("kueue.x-k8s.io", "LocalQueue", "other", "team").body is bodies[3]
+    assert get("kueue.x-k8s.io", "LocalQueue", "other", "default") is None
+    assert get("kueue.x-k8s.io", "LocalQueue", "lq", "c") is None
+    assert get("kueue.x-k8s.io", "ClusterQueue", "lq") is None
+    assert get("kueue.x-k8s.io", "LocalQueue", {"odd": 1}, "a").body is bodies[4]   # not a string: looked through

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..kernel import gke, kueue_api, versions, yamlio
 from ..model import Profile
-from . import core, k8s
+from . import cdk, core, k8s
 
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_CONFIGMAP = kueue_api.CONFIG_MAP
@@ -61,7 +61,7 @@ def kueue_configuration(profile: Profile, frameworks: list[str], fair_sharing=No
 
 def kueue_config_map(chart, profile: Profile, frameworks: list[str], fair_sharing=None,
                      dispatcher: str | None = None, wait_for_pods_ready=None) -> None:
-    k8s.KubeConfigMap(
+    cdk.typed(k8s.KubeConfigMap,
         chart, f"ConfigMap.{KUEUE_NAMESPACE}.{KUEUE_CONFIGMAP}",
         metadata=core.meta(KUEUE_CONFIGMAP, KUEUE_NAMESPACE),
         data={KUEUE_CONFIG_KEY: yamlio.dump(kueue_configuration(profile, frameworks, fair_sharing, dispatcher,

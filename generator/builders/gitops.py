@@ -482,7 +482,7 @@ def _install(app, tree: dict[str, str], s: Settings, header: str) -> None:
     from . import core, k8s
 
     chart = cdk.chart(app, "argocd/install")
-    k8s.KubeConfigMap(chart, f"ConfigMap.{s.namespace}.argocd-cm",
+    cdk.typed(k8s.KubeConfigMap, chart, f"ConfigMap.{s.namespace}.argocd-cm",
                       metadata=core.meta("argocd-cm", s.namespace),
                       data={HEALTH_KEY: APPLICATION_HEALTH_LUA})
     (patch,) = cdk.manifests(chart)

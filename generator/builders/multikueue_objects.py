@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..kernel import kueue_api
 from ..model.multikueue import MultiKueueGroup
-from . import core, k8s
+from . import cdk, core, k8s
 
 KUEUE_NAMESPACE = "kueue-system"
 # Names as Kueue's create-multikueue-kubeconfig.sh creates them.
@@ -62,17 +62,17 @@ def worker_objects(ctx, groups: list[MultiKueueGroup]) -> None:
                 have.add((lq.namespace, lq.name))
     kinds = sorted({kind for group in groups for kind in group.job_kinds})
     rules = [rule for kind in kinds for rule in _KIND_RULES[kind]] + _COMMON_RULES
-    k8s.KubeServiceAccount(ctx.chart, f"ServiceAccount.{KUEUE_NAMESPACE}.{SERVICE_ACCOUNT}",
+    cdk.typed(k8s.KubeServiceAccount, ctx.chart, f"ServiceAccount.{KUEUE_NAMESPACE}.{SERVICE_ACCOUNT}",
                            metadata=core.meta(SERVICE_ACCOUNT, KUEUE_NAMESPACE))
-    k8s.KubeClusterRole(ctx.chart, f"ClusterRole._.{ROLE}", metadata=core.meta(ROLE), rules=[
+    cdk.typed(k8s.KubeClusterRole, ctx.chart, f"ClusterRole._.{ROLE}", metadata=core.meta(ROLE), rules=[
         k8s.PolicyRule(api_groups=[group_], resources=[resource], verbs=list(verbs))
         for group_, resource, verbs in rules])
-    k8s.KubeClusterRoleBinding(
+    cdk.typed(k8s.KubeClusterRoleBinding,
         ctx.chart, f"ClusterRoleBinding._.{BINDING}", metadata=core.meta(BINDING),
         role_ref=k8s.RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=ROLE),
         subjects=[k8s.Subject(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=KUEUE_NAMESPACE)])
     # Kubernetes fills in the token; the kubeconfig built from it stays out of Git.
-    k8s.KubeSecret(ctx.chart, f"Secret.{KUEUE_NAMESPACE}.{SERVICE_ACCOUNT}",
+    cdk.typed(k8s.KubeSecret, ctx.chart, f"Secret.{KUEUE_NAMESPACE}.{SERVICE_ACCOUNT}",
                    metadata=core.meta(SERVICE_ACCOUNT, KUEUE_NAMESPACE,
                                       annotations={"kubernetes.io/service-account.name": SERVICE_ACCOUNT}),
                    type="kubernetes.io/service-account-token")

@@ -32,12 +32,12 @@ HEADER = writer.HEADER   # one line, the same in every file synth writes
 
 def build_base(spec: Platform, chart) -> None:
     for ns in spec.namespaces:
-        k8s.KubeNamespace(chart, f"Namespace._.{ns.name}", metadata=core.meta(ns.name, labels=ns.labels))
+        cdk.typed(k8s.KubeNamespace, chart, f"Namespace._.{ns.name}", metadata=core.meta(ns.name, labels=ns.labels))
     for _, t in sorted(spec.priority_tiers.items()):
         pc = t.priority_class
         if not pc:
             continue
-        k8s.KubePriorityClass(
+        cdk.typed(k8s.KubePriorityClass,
             chart, f"PriorityClass._.{pc.name}",
             metadata=core.meta(pc.name),
             value=pc.value,

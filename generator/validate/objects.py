@@ -100,6 +100,7 @@ class Model:
         # The other files of a plain folder (indexed once for all its files), without this file's `own`.
         self.folder, self._own = folder, own
         self._known_cache: dict[tuple[str, str], list[Obj]] = {}
+        self._name_index: dict[tuple[str, str], dict[tuple[str, str | None], list[Obj]]] = {}
         self.schemas = schemas
         self.autopilot = autopilot
         self.closed = closed
@@ -158,12 +159,28 @@ class Model:
         return mine if self.folder is None else mine + self.folder.others_where(key, keep, self._own)
 
     def get(self, group: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
-        for o in self._known.get((group, kind), []) if self.folder is not None else self.known(group, kind):
+        if self.folder is None and isinstance(name, str):
+            candidates = self._named(group, kind).get((name, namespace), ())
+        else:
+            candidates = self._known.get((group, kind), []) if self.folder is not None else self.known(group, kind)
+        for o in candidates:
             if o.name == name and (namespace is None or o.namespace == namespace):
                 return o
         if self.folder is not None:
             return self.folder.get((group, kind), name, namespace, self._own)
         return None
+
+    def _named(self, group: str, kind: str) -> dict[tuple[str, str | None], list[Obj]]:
+        """known(group, kind) by (name, namespace) and by (name, None), in the same order: a
+        lookup per queue label of a 1,000-workload overlay went through every LocalQueue."""
+        index = self._name_index.get((group, kind))
+        if index is None:
+            index = self._name_index[(group, kind)] = {}
+            for o in self.known(group, kind):
+                if isinstance(o.name, str):
+                    index.setdefault((o.name, None), []).append(o)
+                    index.setdefault((o.name, o.namespace), []).append(o)
+        return index
 
     def names(self, group: str, kind: str, namespace: str | None = None) -> list[str]:
         return sorted({o.name for o in self.known(group, kind) if namespace is None or o.namespace == namespace})

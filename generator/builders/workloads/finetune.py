@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...kernel import kueue_api
 from ...model.kinds import Finetune
 from ...model.kinds.finetune import MOUNT
-from .. import core, k8s
+from .. import cdk, core, k8s
 from .common import BuildContext
 
 MASTER_PORT = 29500
@@ -42,7 +42,7 @@ def build(ctx: BuildContext, w: Finetune) -> None:
         "--num_processes", str(nodes * gpus), "--num_machines", str(nodes),
         "fine_tune.py",
     ]
-    k8s.KubeService(
+    cdk.typed(k8s.KubeService,
         ctx.chart, f"Service.{ns}.{svc}",
         metadata=core.meta(svc, ns),
         spec=k8s.ServiceSpec(cluster_ip="None", selector={"job-name": name}),
@@ -58,7 +58,7 @@ def build(ctx: BuildContext, w: Finetune) -> None:
         volume_mounts=[core.shm_mount(),
                        k8s.VolumeMount(name=VOLUME, mount_path=MOUNT, read_only=False)],
     )
-    k8s.KubeJob(
+    cdk.typed(k8s.KubeJob,
         ctx.chart, f"Job.{ns}.{name}",
         metadata=core.meta(name, ns, labels={kueue_api.QUEUE_LABEL: w.queue}),
         spec=k8s.JobSpec(

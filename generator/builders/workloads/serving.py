@@ -17,7 +17,7 @@ from ...kernel.catalog import node_labels
 from ...kernel.catalog.engines import Engine, Metric, Probe
 from ...model.kinds.serving import HF_TOKEN_KEY, Serving
 from ...model.kinds.tpu_common import slice_of
-from .. import core, embed, gpudirect_objects, inference_gateway, k8s
+from .. import cdk, core, embed, gpudirect_objects, inference_gateway, k8s
 from .common import BuildContext
 from .t5_autoscaling import PodMonitoring, pods_metric_hpa
 
@@ -137,7 +137,7 @@ def _deployment(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) ->
         containers.append(k8s.Container(name="jetstream-http", image=ctx.image(w.http_image),
                                         ports=[k8s.ContainerPort(container_port=w.serving_port, name="http")]))
     labels = _pod_labels(w, e)
-    k8s.KubeDeployment(
+    cdk.typed(k8s.KubeDeployment,
         ctx.chart, f"Deployment.{ns}.{name}",
         metadata=core.meta(name, ns, labels={"app": w.app, kueue_api.QUEUE_LABEL: w.queue}),
         spec=k8s.DeploymentSpec(
@@ -212,7 +212,7 @@ def _lws(ctx: BuildContext, w: Serving, e: Engine, accel: str, n: int) -> dict:
 def _service(ctx: BuildContext, w: Serving, e: Engine, selector: dict) -> None:
     # Behind an HTTP front end the engine's own port stays inside the pod.
     ports = [("http", w.serving_port)] + ([] if w.http_image else list(e.extra_ports))
-    k8s.KubeService(
+    cdk.typed(k8s.KubeService,
         ctx.chart, f"Service.{w.namespace}.{w.service}",
         metadata=core.meta(w.service, w.namespace),
         spec=k8s.ServiceSpec(
@@ -225,7 +225,7 @@ def _service(ctx: BuildContext, w: Serving, e: Engine, selector: dict) -> None:
 
 def _launch_config(ctx: BuildContext, w: Serving, e: Engine, n: int) -> None:
     assert e.script is not None
-    k8s.KubeConfigMap(ctx.chart, f"ConfigMap.{w.namespace}.{w.launch_config}",
+    cdk.typed(k8s.KubeConfigMap, ctx.chart, f"ConfigMap.{w.namespace}.{w.launch_config}",
                       metadata=core.meta(w.launch_config, w.namespace),
                       data={"entrypoint.sh": _fmt(e.script, n=n, model=w.model)})
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...kernel import kueue_api
 from ...model.kinds import T5Inference
-from .. import core, k8s
+from .. import cdk, core, k8s
 from .common import BuildContext
 from .t5_autoscaling import PodMonitoring, queue_latency_hpa
 from .t5_clients import client, load_generator
@@ -62,7 +62,7 @@ def build(ctx: BuildContext, w: T5Inference) -> None:
         readiness_probe=_probe("/ping", "http", failure_threshold=10),
         liveness_probe=_probe(f"/models/{w.model.name}", "management", period_seconds=5),
     )
-    k8s.KubeDeployment(
+    cdk.typed(k8s.KubeDeployment,
         ctx.chart, f"Deployment.{ns}.{name}",
         metadata=core.meta(name, ns, labels=queued),
         spec=k8s.DeploymentSpec(
@@ -77,7 +77,7 @@ def build(ctx: BuildContext, w: T5Inference) -> None:
             ),
         ),
     )
-    k8s.KubeService(
+    cdk.typed(k8s.KubeService,
         ctx.chart, f"Service.{ns}.{svc}",
         metadata=core.meta(svc, ns, labels=labels),
         spec=k8s.ServiceSpec(

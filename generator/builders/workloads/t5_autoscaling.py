@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ...kernel import versions
 from ...model.kinds.t5 import duration_ms
-from .. import core, k8s
+from .. import cdk, core, k8s
 
 # TorchServe's queue-latency counter (metrics_mode=prometheus in the image's
 # config.properties). Managed Prometheus exports it to Cloud Monitoring as
@@ -67,7 +67,7 @@ def pods_metric_hpa(chart, name: str, namespace: str, scale_target: tuple[str, s
     """HPA on the per-pod average (AverageValue) of a metric the Custom Metrics Stackdriver
     Adapter serves; scale_target is (apiVersion, kind, name), whose replicas the HPA owns."""
     api_version, kind, target_name = scale_target
-    return k8s.KubeHorizontalPodAutoscalerV2(
+    return cdk.typed(k8s.KubeHorizontalPodAutoscalerV2,
         chart, f"HorizontalPodAutoscaler.{namespace}.{name}",
         metadata=core.meta(name, namespace),
         spec=k8s.HorizontalPodAutoscalerSpecV2(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...kernel import paths
 from ...model.kinds.t5 import Client, LoadGenerator, T5Model
-from .. import core, k8s
+from .. import cdk, core, k8s
 
 CLIENT_PORT = 8050          # fastdash listens here (client-app image)
 LOADGEN_PORT = 8080         # Locust web UI
@@ -29,7 +29,7 @@ def content_name(base: str, data: dict) -> str:
 
 
 def _http_service(chart, name: str, ns: str, labels: dict, port: int) -> None:
-    k8s.KubeService(
+    cdk.typed(k8s.KubeService,
         chart, f"Service.{ns}.{name}",
         metadata=core.meta(name, ns, labels=labels),
         spec=k8s.ServiceSpec(
@@ -42,7 +42,7 @@ def _http_service(chart, name: str, ns: str, labels: dict, port: int) -> None:
 
 def _deployment(chart, name: str, ns: str, labels: dict, container: k8s.Container,
                 volumes: list | None = None) -> None:
-    k8s.KubeDeployment(
+    cdk.typed(k8s.KubeDeployment,
         chart, f"Deployment.{ns}.{name}",
         metadata=core.meta(name, ns, labels=labels),
         spec=k8s.DeploymentSpec(
@@ -81,7 +81,7 @@ def load_generator(ctx, ns: str, g: LoadGenerator, host: str, model: T5Model) ->
     labels = {"app": name}
     files = locust_files()
     cm = content_name(f"{name}-files", files)
-    k8s.KubeConfigMap(ctx.chart, f"ConfigMap.{ns}.{cm}", metadata=core.meta(cm, ns, labels=labels), data=files)
+    cdk.typed(k8s.KubeConfigMap, ctx.chart, f"ConfigMap.{ns}.{cm}", metadata=core.meta(cm, ns, labels=labels), data=files)
     # Settings as plain env (not a second ConfigMap): a change rolls the pod.
     env = {
         "LOCUST_HOST": host,

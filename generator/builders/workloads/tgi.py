@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...kernel import kueue_api
 from ...model.kinds import Tgi
-from .. import core, k8s
+from .. import cdk, core, k8s
 from .common import BuildContext
 
 
@@ -41,7 +41,7 @@ def build(ctx: BuildContext, w: Tgi) -> None:
                                 period_seconds=10, failure_threshold=180),  # model download + load: up to 30 min
         volume_mounts=[core.shm_mount()],
     )
-    k8s.KubeDeployment(
+    cdk.typed(k8s.KubeDeployment,
         ctx.chart, f"Deployment.{ns}.{name}",
         metadata=core.meta(name, ns, labels={"app": app, kueue_api.QUEUE_LABEL: w.queue}),
         spec=k8s.DeploymentSpec(
@@ -59,7 +59,7 @@ def build(ctx: BuildContext, w: Tgi) -> None:
         ),
     )
     svc = w.service
-    k8s.KubeService(
+    cdk.typed(k8s.KubeService,
         ctx.chart, f"Service.{ns}.{svc}",
         metadata=core.meta(svc, ns),
         spec=k8s.ServiceSpec(

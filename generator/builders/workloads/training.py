@@ -31,7 +31,7 @@ from __future__ import annotations
 from ...kernel import demand, kueue_api, versions
 from ...model.kinds.tpu_common import slice_of
 from ...model.kinds.training import Training
-from .. import core, embed, gpudirect_objects, k8s
+from .. import cdk, core, embed, gpudirect_objects, k8s
 from .common import BuildContext
 from .finetune import MASTER_PORT
 from .tpu_jobset import failure_policy, jobset_metadata, pod_failure_policy, slice_placement
@@ -167,7 +167,7 @@ def build(ctx: BuildContext, w: Training) -> None:
                                          "template": embed.job_template(job)}]},
         })
         return
-    k8s.KubeService(ctx.chart, f"Service.{ns}.{w.service}", metadata=core.meta(w.service, ns),
+    cdk.typed(k8s.KubeService, ctx.chart, f"Service.{ns}.{w.service}", metadata=core.meta(w.service, ns),
                     spec=k8s.ServiceSpec(cluster_ip="None", selector={"job-name": name}))
-    k8s.KubeJob(ctx.chart, f"Job.{ns}.{name}", metadata=core.meta(name, ns, labels={kueue_api.QUEUE_LABEL: w.queue}),
+    cdk.typed(k8s.KubeJob, ctx.chart, f"Job.{ns}.{name}", metadata=core.meta(name, ns, labels={kueue_api.QUEUE_LABEL: w.queue}),
                 spec=job)

@@ -63,6 +63,12 @@ def resource_groups(cq):
     return [g for g in _list(cq.spec.get("resourceGroups")) if isinstance(g, dict)]
 
 
+def _covered_once(have_of: dict[int, set], cq) -> set:
+    if id(cq) not in have_of:
+        have_of[id(cq)] = covered(cq)
+    return have_of[id(cq)]
+
+
 def covered(cq) -> set:
     """The resources a ClusterQueue covers, as the supply model reads them."""
     return {r for g in supply.read_groups(cq.spec) for r in g.covered}
@@ -155,8 +161,9 @@ def priority_label_resolves(model):
       "included; on Autopilot the injected cpu/memory/ephemeral-storage defaults count)",
       "add the resource to coveredResources and to every flavor of that resource group")
 def resources_covered(model):
+    have_of: dict[int, set] = {}   # per ClusterQueue: a thousand workloads share a few
     for o, cq in queued(model):
-        have = covered(cq)
+        have = _covered_once(have_of, cq)
         for ps in o.podsets:
             for cpath, c in ps.containers():
                 res = c.get("resources") or {}
