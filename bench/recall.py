@@ -2,8 +2,9 @@
 
     python -m bench.recall [--list LIST ...] [--shared ../shared] [--out FILE] [--verbose]
 
-Two lists: bench/recall.yaml (the first corpus) and bench/recall-fresh.yaml (a second one,
-written later and independently, over every class of issue 36's table). Each variant names
+Three lists: bench/recall.yaml (the first corpus), bench/recall-fresh.yaml (a second one,
+written later and independently, over every class of issue 36's table) and bench/recall-third.yaml
+(a third, on upstream files and fields the other two leave out). Each variant names
 an upstream file under ../shared/reference (read at run time, never copied into the project)
 or carries a small upstream object inline (`inline:`, with `source:` naming its repository
 and path, for kinds no reference file holds), one object in it, and one edit that puts
@@ -31,7 +32,8 @@ from generator.kernel import paths, yamlio
 
 LIST = paths.ROOT / "bench" / "recall.yaml"
 FRESH = paths.ROOT / "bench" / "recall-fresh.yaml"
-LISTS = (LIST, FRESH)
+THIRD = paths.ROOT / "bench" / "recall-third.yaml"
+LISTS = (LIST, FRESH, THIRD)
 
 
 def _key(f) -> tuple:
@@ -149,7 +151,7 @@ def run_variant(v: dict, reference: Path, crd_dir: Path, work: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--list", action="append", help="a variant list (default: both lists, bench/recall*.yaml)")
+    ap.add_argument("--list", action="append", help="a variant list (default: the three lists, bench/recall*.yaml)")
     ap.add_argument("--shared", default=str(paths.ROOT.parent / "shared"), help="the shared folder (reference/, crds/)")
     ap.add_argument("--out", help="write the Markdown report here (default: stdout)")
     ap.add_argument("--verbose", action="store_true", help="print every finding a variant adds")

@@ -658,7 +658,7 @@ for _id, _summary, _hint in (
               f"without DoNotSchedule, an unknown whenUnsatisfiable or node policy, a repeated (topologyKey, "
               f"whenUnsatisfiable), matchLabelKeys overlapping the selector ({_US}: validateTopologySpreadConstraints)",
      "maxSkew >= 1; whenUnsatisfiable DoNotSchedule or ScheduleAnyway; one constraint per topologyKey and action"),
-    ("AS170", f"a security context the API server refuses: user or group ids outside 0-4294967295, sysctl names, "
+    ("AS170", f"a security context the API server refuses: user or group ids outside 0-2147483647, sysctl names, "
               f"seccomp or AppArmor profiles, procMount, allowPrivilegeEscalation false with privileged or "
               f"CAP_SYS_ADMIN, fsGroupChangePolicy, windowsOptions on a linux pod ({_US}: "
               f"validatePodSpecSecurityContext, ValidateSecurityContext, validateSysctls, "

@@ -14,7 +14,9 @@ from .corespec import validate_tolerations
 
 SECURITY, ANNOTATION = "AS170", "AS190"
 
-MAX_ID = 0xFFFFFFFF   # IsValidUserID / IsValidGroupID: uint32
+# IsValidUserID / IsValidGroupID: apimachinery v0.31.1 pkg/util/validation/validation.go, maxUserID =
+# maxGroupID = math.MaxInt32 (not uint32: TestValidatePodSpec refuses 2147483648).
+MAX_ID = 2**31 - 1
 SYSCTL_FMT = "^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"
 _SYSCTL = re.compile(SYSCTL_FMT)
 # apimachinery ValidateAnnotations: TotalAnnotationSizeLimitB.
