@@ -33,7 +33,7 @@ import jsonschema
 import re2
 from referencing import Registry, Resource
 
-from . import diskcache, quantity, yamlio
+from . import diskcache, durationfmt, quantity, yamlio
 from .errors import Problem, problem
 
 _RE2_OPTIONS = re2.Options()
@@ -73,7 +73,17 @@ def _quantity(validator, enabled, instance, schema):
 
 _CoreValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
                                               {"pattern": _pattern, QUANTITY_KEYWORD: _quantity})
-_CrdValidator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
+
+
+def _format(validator, fmt, instance, schema):
+    """The CRD string formats the API server checks (apiextensions formats.go, kube-openapi strfmt): only
+    `duration` is ported, the one a pinned CRD uses on a field a manifest sets (kernel/durationfmt.py)."""
+    if fmt == "duration" and isinstance(instance, str) and not durationfmt.is_duration(instance):
+        yield jsonschema.ValidationError(f"{instance!r} in body must be of type duration (a Go duration such as "
+                                         f"30s or 1m30s)")
+
+
+_CrdValidator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern, "format": _format})
 
 
 def _core_dir(k8s_minor: str) -> Path:
