@@ -53,6 +53,20 @@ WELL_KNOWN_NAMESPACED = frozenset({
 })
 
 
+# API groups of Kubernetes itself whose kinds the API server validates with pkg/apis/<group>/validation
+# (core's ValidateObjectMeta among it), beside the dot-less groups ("", apps, batch, policy, autoscaling):
+# the groups of the in-tree kinds above and the namespaced-only ones. A CRD's group always has a dot.
+# apiextensions.k8s.io and apiregistration.k8s.io use apimachinery's ValidateObjectMeta, not core's.
+IN_TREE_GROUPS = frozenset({g for g, _ in CORE_CLUSTER_SCOPED if "." in g} - {"apiextensions.k8s.io",
+                                                                          "apiregistration.k8s.io"}
+                           | {"networking.k8s.io", "discovery.k8s.io", "coordination.k8s.io", "events.k8s.io"})
+
+
+def is_in_tree_group(group: str) -> bool:
+    """Does the API server check this group's objects with core's ValidateObjectMeta?"""
+    return "." not in group or group in IN_TREE_GROUPS
+
+
 def is_cluster_scoped(api_version: str, kind: str) -> bool:
     """For objects the generator emits (no CRDs at hand)."""
     group = api_version.rpartition("/")[0]

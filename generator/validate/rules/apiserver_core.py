@@ -14,6 +14,7 @@ import base64
 import json
 import weakref
 
+from ...kernel import apiscope
 from .. import apierrors as E
 from ..findings import ERROR, WARNING
 from . import hit, rule
@@ -162,11 +163,8 @@ def _object(o, out) -> None:
     check = _CORE_OBJECTS.get(o.kind) if o.group == "" else None
     if check:
         check(o, out)
-    if o.group == "":   # core ValidateObjectMeta: validateKubeFinalizerName on metadata.finalizers
-        for i, f in enumerate(_list(_dict(o.body.get("metadata")).get("finalizers"))):
-            if isinstance(f, str) and "/" not in f and f not in _STANDARD_FINALIZERS:
-                out.append((OBJECTS, ("metadata", "finalizers", i), E.invalid(
-                    f, "name is neither a standard finalizer name nor is it fully qualified")))
+    validate_metadata_finalizers(_list(_dict(o.body.get("metadata")).get("finalizers")),
+                                 apiscope.is_in_tree_group(o.group), out)
     # ValidateObjectMeta's annotations, every object (a Pod's included: its template walk checks only the
     # pod-specific annotations)
     validate_annotations(_dict(_dict(o.body.get("metadata")).get("annotations")), ("metadata", "annotations"), out)
@@ -565,6 +563,23 @@ def validate_finalizer_name(name: str, at: tuple, out: list) -> None:
                                                  "qualified")))
 
 
+def validate_metadata_finalizers(finalizers: list, in_tree: bool, out: list) -> None:
+    """apimachinery v0.31.1 pkg/api/validation/objectmeta.go ValidateFinalizers (every object, custom
+    resources too: each name a qualified name, reported at metadata.finalizers; orphan and
+    foregroundDeletion not both), and for Kubernetes' own kinds core ValidateObjectMeta's
+    validateKubeFinalizerName at metadata.finalizers[i] (the qualified-name check again, then a
+    name without '/' must be a standard finalizer)."""
+    at = ("metadata", "finalizers")
+    for i, f in enumerate(finalizers):
+        if isinstance(f, str):
+            out.extend((OBJECTS, at, E.invalid(f, m)) for m in E.is_qualified_name(f))
+            if in_tree:
+                validate_finalizer_name(f, at + (i,), out)
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        out.append((OBJECTS, at, E.invalid([f for f in finalizers if isinstance(f, str)],
+                                           "finalizer orphan and foregroundDeletion cannot be both set")))
+
+
 def validate_rc_spec(spec: dict, out: list) -> None:
     """ValidateReplicationControllerSpec and ValidatePodTemplateSpecForRC (the template's pod spec is
     checked with every pod template). An empty selector defaults to the template's labels
@@ -681,11 +696,14 @@ for _id, _summary, _hint in (
               f"not a JSON object, basic-auth or ssh-auth Secrets without their keys ({_US}: ValidateSecret, "
               f"ValidateConfigMap, and the decoding before them)",
      "put plain text under stringData (the server encodes it), or base64-encode values under data"),
-    ("AS220", f"a Namespace finalizer, or a ReplicationController spec, the API server refuses: negative replicas "
+    ("AS220", f"a finalizer name (any object's metadata.finalizers, or a Namespace's spec), or a ReplicationController "
+              f"spec, the API server refuses: a finalizer that is not a qualified name, or without '/' and not a "
+              f"standard one, orphan with foregroundDeletion; negative replicas "
               f"or minReadySeconds, a selector that misses the template's labels, a restartPolicy other than Always, "
-              f"activeDeadlineSeconds ({_US}: ValidateNamespace, validateFinalizerName, "
-              f"ValidateReplicationControllerSpec, ValidatePodTemplateSpecForRC)",
-     "a ReplicationController's pods restart Always and carry the selector's labels"),
+              f"activeDeadlineSeconds ({_US}: ValidateNamespace, validateFinalizerName, validateKubeFinalizerName, "
+              f"apimachinery ValidateFinalizers, ValidateReplicationControllerSpec, ValidatePodTemplateSpecForRC)",
+     "finalizers are standard names (kubernetes, orphan, foregroundDeletion) or domain/name; a "
+     "ReplicationController's pods restart Always and carry the selector's labels"),
     ("AS230", f"a PersistentVolumeClaim the API server refuses: no access mode or an unknown one, "
               f"ReadWriteOncePod with another mode, no or a non-positive storage request, an unknown volumeMode, a "
               f"storageClassName that is not a DNS subdomain, a bad selector or data source ({_US}: "
