@@ -67,7 +67,8 @@ def measure(run_timed, series_cls, synth_out: Path, work: Path, reps: int, spec:
 
 
 def recall_lines() -> list[str]:
-    """The recall corpora (bench/recall.py: recall.yaml and recall-fresh.yaml) on ../shared/reference, when it is there."""
+    """The recall corpora (bench/recall.py: recall.yaml, recall-fresh.yaml, recall-third.yaml) on
+    ../shared/reference, when it is there."""
     from . import recall
 
     shared = paths.ROOT.parent / "shared"
