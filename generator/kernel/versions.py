@@ -74,6 +74,14 @@ def kueue_release(version: str) -> KueueRelease:
                         r["frameworksDefaultedWhen"] == "empty")
 
 
+def number(version: str) -> tuple[int, ...]:
+    """'v0.17.4' -> (0, 17, 4), for ordering releases; () when the text is not dotted numbers."""
+    try:
+        return tuple(int(p) for p in version.lstrip("v").split("."))
+    except ValueError:
+        return ()
+
+
 def kueue_downgrade(old: str, new: str) -> str | None:
     """Why the API server refuses Kueue `new`'s CRDs over `old`'s, or None. Once a release whose
     CRDs store v1beta2 has run, each Kueue CRD's status.storedVersions lists v1beta2, and a CRD

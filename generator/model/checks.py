@@ -284,14 +284,6 @@ def _tpu_profile(prof: Profile) -> list[Problem]:
     return out
 
 
-# xpk scheduling.py _SUB_SLICING_MINIMUM_KUEUE_VERSION = Version('0.13.0').
-SUB_SLICING_MIN_KUEUE = (0, 13, 0)
-
-
-def _kueue_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.lstrip("v").split(".")[:3])
-
-
 def _tpu_slicing(prof: Profile, gen: catalog.TpuGeneration) -> list[Problem]:
     """The slicing mode offers the profile's slicing, and the profile's Kueue serves it."""
     out = []
@@ -313,10 +305,11 @@ def _tpu_kueue(prof: Profile, gen: catalog.TpuGeneration, mode: catalog.DynamicS
         usable = [v for v in versions.known("kueue") if versions.kueue_release(v).is_v1beta2]
         return [Problem(field, f"TPU profile {prof.name!r} needs a Kueue serving kueue.x-k8s.io/v1beta2 (the "
                                f"slice controller's API), {prof.kueue.version} does not; use {', '.join(usable)}")]
-    if not mode.admission_check_controller and _kueue_tuple(prof.kueue.version) < SUB_SLICING_MIN_KUEUE:
-        usable = [v for v in versions.known("kueue") if _kueue_tuple(v) >= SUB_SLICING_MIN_KUEUE]
-        return [Problem(field, f"{gen.accelerator} sub-slicing needs Kueue 0.13.0 or later (xpk's minimum), "
-                               f"{prof.kueue.version} is older; use {', '.join(usable)}")]
+    least = mode.min_kueue
+    if least and versions.number(prof.kueue.version) < versions.number(least):
+        usable = [v for v in versions.known("kueue") if versions.number(v) >= versions.number(least)]
+        return [Problem(field, f"{gen.accelerator} sub-slicing needs Kueue {least.lstrip('v')} or later (xpk's "
+                               f"minimum), {prof.kueue.version} is older; use {', '.join(usable)}")]
     return []
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..kernel import versions
+
 DEFAULT = "v0.17.4"
 
 
@@ -43,7 +45,4 @@ def rules(release: str) -> Rules:
 
 
 def _key(release: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(p) for p in release.lstrip("v").split("."))
-    except ValueError:
-        return _key(DEFAULT)
+    return versions.number(release) or versions.number(DEFAULT)

@@ -91,6 +91,8 @@ V6E_SUBSLICING = DynamicSlicing(
     superslicing=False,
     cube_topology_label=True,
     required_topology_annotation=True,
+    # xpk scheduling.py _SUB_SLICING_MINIMUM_KUEUE_VERSION = Version('0.13.0').
+    min_kueue="v0.13.0",
 )
 
 

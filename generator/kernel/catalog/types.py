@@ -106,6 +106,7 @@ class DynamicSlicing:
     cube_topology_label: bool = False   # nodes (and the flavor) carry the pool's topology label = cube
     # Pods carry kueue.x-k8s.io/podset-required-topology: <partition label of their shape>.
     required_topology_annotation: bool = False
+    min_kueue: str | None = None        # the oldest Kueue release that can admit these slices
 
     def partition_label(self, shape: TpuShape) -> str:
         return self.partition_label_template.format(shape=shape.text)

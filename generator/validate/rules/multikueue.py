@@ -24,14 +24,6 @@ from .kueue import KUEUE, QUEUE_LABEL, _labelled, admission_checks, queued
 KUBECONFIG_KEY = "kubeconfig"
 
 
-def release(version: str) -> tuple[int, ...]:
-    """'v0.17.4' -> (0, 17, 4); () when unknown."""
-    try:
-        return tuple(int(p) for p in version.lstrip("v").split("."))
-    except ValueError:
-        return ()
-
-
 def controller_of(model: Model, check: str) -> str | None:
     ac = model.get(KUEUE, "AdmissionCheck", check)
     name = ac.spec.get("controllerName") if ac else None
@@ -119,8 +111,8 @@ def _maybe_config(o: Obj) -> bool:
 
 def dispatcher_hits(config: KueueConfig, kueue_version: str) -> Iterable[Problem]:
     mk = config.doc.get("multiKueue")
-    if isinstance(mk, dict) and "dispatcherName" in mk and release(kueue_version) and \
-            release(kueue_version) < (0, 13):
+    if isinstance(mk, dict) and "dispatcherName" in mk and versions.number(kueue_version) and \
+            versions.number(kueue_version) < (0, 13):
         yield hit(config.obj, config.path, f"multiKueue.dispatcherName is set, but Kueue {kueue_version} has no "
                   f"dispatcher choice (it nominates every worker at once); its strict config loader refuses the "
                   f"field and the controller does not start")
@@ -212,7 +204,7 @@ def multikueue_check_shape(model):
     # Kueue's ClusterQueue soft validation (pkg/cache/scheduler/clusterqueue.go at v0.17.4, pkg/cache/
     # clusterqueue.go at v0.12.3): MultipleMultiKueueAdmissionChecks, MultiKueueAdmissionCheckAppliedPerFlavor,
     # and MultiKueueWithProvisioningRequest (added in v0.16.0).
-    with_provisioning = release(model.kueue_version) >= (0, 16)
+    with_provisioning = versions.number(model.kueue_version) >= (0, 16)
     for cq in model.kueue("ClusterQueue"):
         checks = list(admission_checks(cq))
         mk = [(p, n) for p, n in checks if controller_of(model, n) == kueue_api.MULTIKUEUE_CONTROLLER]
